@@ -1,0 +1,30 @@
+//! The webhooks' rules, pure: an AdmissionReview in, an AdmissionReview out.
+
+pub mod status;
+pub mod webhook;
+
+pub use webhook::{Kind, Webhook};
+
+use crate::field::FieldErrors;
+
+/// What a webhook's rules decided about one object: field errors deny, warnings are shown either way.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// Errors that deny the request; empty when it may pass.
+    pub errors: FieldErrors,
+    /// Warnings returned to the client (kubectl prints them) whether or not the request passes.
+    pub warnings: Vec<String>,
+}
+
+impl Outcome {
+    /// An outcome with these errors and no warnings.
+    pub fn from_errors(errors: FieldErrors) -> Self {
+        Self { errors, warnings: Vec::new() }
+    }
+
+    /// Adds the errors and warnings of `other`.
+    pub fn merge(&mut self, other: Outcome) {
+        self.errors.extend(other.errors);
+        self.warnings.extend(other.warnings);
+    }
+}

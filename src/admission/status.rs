@@ -1,0 +1,62 @@
+//! Field errors rendered as the API server renders an invalid object: a 422 `Status` with one
+//! cause per field error.
+
+use kube::core::response::{Status, StatusCause, StatusDetails};
+
+use crate::field::FieldErrors;
+
+/// The API group of every kind our webhooks admit.
+pub const GROUP: &str = "cluster.x-k8s.io";
+
+/// The `Status` the API server returns for an invalid object, e.g.
+/// `Cluster.cluster.x-k8s.io "c1" is invalid: spec.topology.version: Invalid value: ...`.
+pub fn invalid(kind: &str, name: &str, errors: &FieldErrors) -> Status {
+    let message = format!("{kind}.{GROUP} {name:?} is invalid: {errors}");
+    let causes = errors
+        .iter()
+        .map(|error| StatusCause {
+            reason: error.kind.cause_type().to_owned(),
+            message: error.body(),
+            field: error.path.to_string(),
+        })
+        .collect();
+    Status::failure(&message, "Invalid").with_code(422).with_details(StatusDetails {
+        name: name.to_owned(),
+        group: GROUP.to_owned(),
+        kind: kind.to_owned(),
+        uid: String::new(),
+        causes,
+        retry_after_seconds: 0,
+    })
+}
+
+/// The `Status` for a request we cannot read: code 400, reason BadRequest.
+pub fn bad_request(message: &str) -> Status {
+    Status::failure(message, "BadRequest").with_code(400)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::field::{FieldError, FieldPath};
+
+    #[test]
+    fn invalid_carries_message_code_and_causes() {
+        let path = FieldPath::new("spec").children(&["topology", "version"]);
+        let errors = FieldErrors::from(FieldError::invalid(&path, "1.x", "must be a valid semantic version"));
+        let status = invalid("Cluster", "c1", &errors);
+        assert_eq!(
+            status.message,
+            r#"Cluster.cluster.x-k8s.io "c1" is invalid: spec.topology.version: Invalid value: "1.x": must be a valid semantic version"#
+        );
+        assert_eq!(status.code, 422);
+        assert_eq!(status.reason, "Invalid");
+        let details = status.details.expect("details");
+        assert_eq!(details.kind, "Cluster");
+        assert_eq!(details.group, "cluster.x-k8s.io");
+        assert_eq!(details.causes.len(), 1);
+        assert_eq!(details.causes[0].field, "spec.topology.version");
+        assert_eq!(details.causes[0].reason, "FieldValueInvalid");
+        assert_eq!(details.causes[0].message, r#"Invalid value: "1.x": must be a valid semantic version"#);
+    }
+}

@@ -1,0 +1,406 @@
+//! Field paths and field errors: the engine's one error vocabulary, rendered the way the
+//! Kubernetes API server renders its own validation errors.
+
+use std::fmt;
+
+use serde_json::Value;
+
+/// One step of a [`FieldPath`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Segment {
+    /// A struct field: `.name`.
+    Child(String),
+    /// A list position: `[3]`.
+    Index(usize),
+    /// A map key or list entry addressed by name: `[cpu]`.
+    Key(String),
+}
+
+/// A path to a field of an object, e.g. `spec.topology.variables[cpu].value`.
+///
+/// Cheap to clone and extend: every builder returns a new path and leaves `self` alone.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct FieldPath {
+    segments: Vec<Segment>,
+}
+
+impl FieldPath {
+    /// A path starting at the given top-level field (`FieldPath::new("spec")`).
+    pub fn new(root: &str) -> Self {
+        Self { segments: vec![Segment::Child(root.to_owned())] }
+    }
+
+    /// The empty path (the object itself).
+    pub fn root() -> Self {
+        Self::default()
+    }
+
+    /// Parses a dotted path such as `spec.topology.version` (no indexes or keys).
+    pub fn parse_dotted(path: &str) -> Self {
+        Self { segments: path.split('.').filter(|s| !s.is_empty()).map(|s| Segment::Child(s.to_owned())).collect() }
+    }
+
+    /// This path followed by a struct field.
+    pub fn child(&self, name: &str) -> Self {
+        self.with(Segment::Child(name.to_owned()))
+    }
+
+    /// This path followed by several struct fields (`p.children(&["a", "b"])` is `p.a.b`).
+    pub fn children(&self, names: &[&str]) -> Self {
+        names.iter().fold(self.clone(), |p, n| p.child(n))
+    }
+
+    /// This path followed by a list index.
+    pub fn index(&self, index: usize) -> Self {
+        self.with(Segment::Index(index))
+    }
+
+    /// This path followed by a map key or a named list entry.
+    pub fn key(&self, key: &str) -> Self {
+        self.with(Segment::Key(key.to_owned()))
+    }
+
+    /// True for the empty path.
+    pub fn is_root(&self) -> bool {
+        self.segments.is_empty()
+    }
+
+    fn with(&self, segment: Segment) -> Self {
+        let mut segments = Vec::with_capacity(self.segments.len() + 1);
+        segments.extend_from_slice(&self.segments);
+        segments.push(segment);
+        Self { segments }
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, segment) in self.segments.iter().enumerate() {
+            match segment {
+                Segment::Child(name) if i == 0 => f.write_str(name)?,
+                Segment::Child(name) => write!(f, ".{name}")?,
+                Segment::Index(index) => write!(f, "[{index}]")?,
+                Segment::Key(key) => write!(f, "[{key}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The kind of a field error, as the API server names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorType {
+    /// A required field is missing.
+    Required,
+    /// A value is malformed or fails a rule.
+    Invalid,
+    /// A value is not allowed in this context.
+    Forbidden,
+    /// A value repeats one that must be unique.
+    Duplicate,
+    /// A referenced thing does not exist.
+    NotFound,
+    /// A value is not one of the supported values.
+    NotSupported,
+    /// A value is too long.
+    TooLong,
+    /// A list has too many items.
+    TooMany,
+    /// Something failed that is not the user's fault.
+    Internal,
+}
+
+impl ErrorType {
+    /// The machine-readable cause type of a `Status` (`FieldValueInvalid`, ...).
+    pub fn cause_type(self) -> &'static str {
+        match self {
+            Self::Required => "FieldValueRequired",
+            Self::Invalid => "FieldValueInvalid",
+            Self::Forbidden => "FieldValueForbidden",
+            Self::Duplicate => "FieldValueDuplicate",
+            Self::NotFound => "FieldValueNotFound",
+            Self::NotSupported => "FieldValueNotSupported",
+            Self::TooLong => "FieldValueTooLong",
+            Self::TooMany => "FieldValueTooMany",
+            Self::Internal => "InternalError",
+        }
+    }
+
+    /// The human-readable phrase the API server prints (`Invalid value`, ...).
+    pub fn phrase(self) -> &'static str {
+        match self {
+            Self::Required => "Required value",
+            Self::Invalid => "Invalid value",
+            Self::Forbidden => "Forbidden",
+            Self::Duplicate => "Duplicate value",
+            Self::NotFound => "Not found",
+            Self::NotSupported => "Unsupported value",
+            Self::TooLong => "Too long",
+            Self::TooMany => "Too many",
+            Self::Internal => "Internal error",
+        }
+    }
+
+    /// Whether the API server prints the offending value for this kind of error.
+    fn shows_value(self) -> bool {
+        matches!(self, Self::Invalid | Self::Duplicate | Self::NotFound | Self::NotSupported)
+    }
+}
+
+/// One validation error on one field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldError {
+    /// What went wrong.
+    pub kind: ErrorType,
+    /// Where.
+    pub path: FieldPath,
+    /// The offending value, for the kinds that show it.
+    pub value: Option<Value>,
+    /// Why, in words.
+    pub detail: String,
+}
+
+impl FieldError {
+    fn new(kind: ErrorType, path: &FieldPath, value: Option<Value>, detail: impl Into<String>) -> Self {
+        Self { kind, path: path.clone(), value, detail: detail.into() }
+    }
+
+    /// A required field is missing.
+    pub fn required(path: &FieldPath, detail: impl Into<String>) -> Self {
+        Self::new(ErrorType::Required, path, None, detail)
+    }
+
+    /// A value is malformed or fails a rule.
+    pub fn invalid(path: &FieldPath, value: impl Into<Value>, detail: impl Into<String>) -> Self {
+        Self::new(ErrorType::Invalid, path, Some(value.into()), detail)
+    }
+
+    /// A value is not allowed here.
+    pub fn forbidden(path: &FieldPath, detail: impl Into<String>) -> Self {
+        Self::new(ErrorType::Forbidden, path, None, detail)
+    }
+
+    /// A value repeats one that must be unique.
+    pub fn duplicate(path: &FieldPath, value: impl Into<Value>) -> Self {
+        Self::new(ErrorType::Duplicate, path, Some(value.into()), "")
+    }
+
+    /// A referenced thing does not exist.
+    pub fn not_found(path: &FieldPath, value: impl Into<Value>) -> Self {
+        Self::new(ErrorType::NotFound, path, Some(value.into()), "")
+    }
+
+    /// A value is not one of `supported`.
+    pub fn not_supported(path: &FieldPath, value: impl Into<Value>, supported: &[&str]) -> Self {
+        let detail = if supported.is_empty() {
+            String::new()
+        } else {
+            let quoted: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
+            format!("supported values: {}", quoted.join(", "))
+        };
+        Self::new(ErrorType::NotSupported, path, Some(value.into()), detail)
+    }
+
+    /// A value is longer than `max` characters.
+    pub fn too_long(path: &FieldPath, max: usize) -> Self {
+        Self::new(ErrorType::TooLong, path, None, format!("may not be more than {max} bytes"))
+    }
+
+    /// A list has more than `max` items.
+    pub fn too_many(path: &FieldPath, actual: usize, max: usize) -> Self {
+        Self::new(ErrorType::TooMany, path, Some(actual.into()), format!("must have at most {max} items"))
+    }
+
+    /// Something failed that is not the user's fault.
+    pub fn internal(path: &FieldPath, detail: impl Into<String>) -> Self {
+        Self::new(ErrorType::Internal, path, None, detail)
+    }
+
+    /// The error without its path, as a `Status` cause message carries it
+    /// (`Invalid value: "1.x": must be a valid semantic version`).
+    pub fn body(&self) -> String {
+        let mut out = self.kind.phrase().to_owned();
+        if self.kind.shows_value() {
+            if let Some(value) = &self.value {
+                out.push_str(": ");
+                out.push_str(&render_value(value));
+            }
+        }
+        if !self.detail.is_empty() {
+            out.push_str(": ");
+            out.push_str(&self.detail);
+        }
+        out
+    }
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_root() {
+            f.write_str(&self.body())
+        } else {
+            write!(f, "{}: {}", self.path, self.body())
+        }
+    }
+}
+
+impl std::error::Error for FieldError {}
+
+/// Renders a bad value as the API server does: strings quoted, scalars bare, the rest as JSON.
+fn render_value(value: &Value) -> String {
+    match value {
+        Value::String(s) => format!("{s:?}"),
+        Value::Null => "null".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// A list of field errors; empty means valid.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FieldErrors(Vec<FieldError>);
+
+impl FieldErrors {
+    /// No errors.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds one error.
+    pub fn push(&mut self, error: FieldError) {
+        self.0.push(error);
+    }
+
+    /// Adds all errors of `other`.
+    pub fn extend(&mut self, other: impl IntoIterator<Item = FieldError>) {
+        self.0.extend(other);
+    }
+
+    /// True when there is no error.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The number of errors.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The errors, in the order they were found.
+    pub fn iter(&self) -> std::slice::Iter<'_, FieldError> {
+        self.0.iter()
+    }
+
+    /// `Ok(())` when empty, the errors otherwise.
+    pub fn into_result(self) -> Result<(), FieldErrors> {
+        if self.is_empty() {
+            Ok(())
+        } else {
+            Err(self)
+        }
+    }
+}
+
+impl From<FieldError> for FieldErrors {
+    fn from(error: FieldError) -> Self {
+        Self(vec![error])
+    }
+}
+
+impl From<Vec<FieldError>> for FieldErrors {
+    fn from(errors: Vec<FieldError>) -> Self {
+        Self(errors)
+    }
+}
+
+impl FromIterator<FieldError> for FieldErrors {
+    fn from_iter<I: IntoIterator<Item = FieldError>>(iter: I) -> Self {
+        Self(iter.into_iter().collect())
+    }
+}
+
+impl IntoIterator for FieldErrors {
+    type Item = FieldError;
+    type IntoIter = std::vec::IntoIter<FieldError>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a FieldErrors {
+    type Item = &'a FieldError;
+    type IntoIter = std::slice::Iter<'a, FieldError>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl fmt::Display for FieldErrors {
+    /// Like the API server's aggregate: one message alone, several in `[a, b]`, repeats dropped.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut messages: Vec<String> = Vec::with_capacity(self.0.len());
+        for error in &self.0 {
+            let message = error.to_string();
+            if !messages.contains(&message) {
+                messages.push(message);
+            }
+        }
+        match messages.as_slice() {
+            [] => Ok(()),
+            [one] => f.write_str(one),
+            many => write!(f, "[{}]", many.join(", ")),
+        }
+    }
+}
+
+impl std::error::Error for FieldErrors {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn paths_render_fields_indexes_and_keys() {
+        let path = FieldPath::new("spec").child("topology").child("variables").key("cpu").child("value");
+        assert_eq!(path.to_string(), "spec.topology.variables[cpu].value");
+        let path = FieldPath::new("spec").children(&["workers", "machineDeployments"]).index(1).child("name");
+        assert_eq!(path.to_string(), "spec.workers.machineDeployments[1].name");
+    }
+
+    #[test]
+    fn invalid_quotes_strings_and_keeps_numbers_bare() {
+        let path = FieldPath::parse_dotted("spec.topology.version");
+        let err = FieldError::invalid(&path, "1.x", "must be a valid semantic version");
+        assert_eq!(err.to_string(), r#"spec.topology.version: Invalid value: "1.x": must be a valid semantic version"#);
+        let err = FieldError::invalid(&FieldPath::new("replicas"), 3, "too many");
+        assert_eq!(err.body(), "Invalid value: 3: too many");
+        let err = FieldError::invalid(&FieldPath::new("v"), json!({"a": 1}), "bad");
+        assert_eq!(err.body(), r#"Invalid value: {"a":1}: bad"#);
+    }
+
+    #[test]
+    fn required_and_forbidden_hide_the_value() {
+        let path = FieldPath::new("spec").child("topology").child("class");
+        assert_eq!(FieldError::required(&path, "").to_string(), "spec.topology.class: Required value");
+        assert_eq!(
+            FieldError::forbidden(&path, "cannot be set").to_string(),
+            "spec.topology.class: Forbidden: cannot be set"
+        );
+    }
+
+    #[test]
+    fn aggregate_brackets_several_and_drops_repeats() {
+        let a = FieldError::required(&FieldPath::new("a"), "");
+        let b = FieldError::duplicate(&FieldPath::new("b"), "x");
+        let one: FieldErrors = vec![a.clone()].into();
+        assert_eq!(one.to_string(), "a: Required value");
+        let many: FieldErrors = vec![a.clone(), b, a].into();
+        assert_eq!(many.to_string(), r#"[a: Required value, b: Duplicate value: "x"]"#);
+    }
+
+    #[test]
+    fn not_supported_lists_the_choices() {
+        let err = FieldError::not_supported(&FieldPath::new("op"), "move", &["add", "replace", "remove"]);
+        assert_eq!(err.to_string(), r#"op: Unsupported value: "move": supported values: "add", "replace", "remove""#);
+    }
+}

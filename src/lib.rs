@@ -1,0 +1,15 @@
+//! capi-topology: Cluster API's ClusterClass and managed topology, in Rust.
+//!
+//! The engine (`api`, `field`, `variables`, `patches`, `topology`, `admission`) is pure: values in,
+//! values out, no I/O. `store` is the object-source trait beside it; `cli` is the adapter the binary
+//! runs.
+
+pub mod admission;
+pub mod api;
+pub mod cli;
+pub mod decode;
+pub mod field;
+pub mod patches;
+pub mod store;
+pub mod topology;
+pub mod variables;
