@@ -1,0 +1,125 @@
+//! ClusterClass patches: inline JSON patches with selectors, and external patches.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A named patch (`spec.patches[]`): inline definitions or an external extension.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterClassPatch {
+    /// The patch's name, unique in the class.
+    pub name: String,
+    /// What the patch does.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// A Go template; the patch applies only when it renders `true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled_if: Option<String>,
+    /// Inline patch definitions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub definitions: Vec<PatchDefinition>,
+    /// A patch computed by a runtime extension.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<ExternalPatchDefinition>,
+}
+
+/// Which templates to patch, and how.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PatchDefinition {
+    /// The templates this definition applies to.
+    pub selector: PatchSelector,
+    /// The JSON patch operations, applied in order.
+    #[serde(default)]
+    pub json_patches: Vec<JSONPatch>,
+}
+
+/// Selects templates by apiVersion, kind and role.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PatchSelector {
+    /// The template's apiVersion.
+    pub api_version: String,
+    /// The template's kind.
+    pub kind: String,
+    /// The roles of the templates to patch.
+    #[serde(default)]
+    pub match_resources: PatchSelectorMatch,
+}
+
+/// The template roles a selector matches.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PatchSelectorMatch {
+    /// The control plane template (and its machine infrastructure template).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub control_plane: bool,
+    /// The infrastructure cluster template.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub infrastructure_cluster: bool,
+    /// Templates of these MachineDeployment classes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_deployment_class: Option<PatchSelectorMatchNames>,
+    /// Templates of these MachinePool classes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_pool_class: Option<PatchSelectorMatchNames>,
+}
+
+/// Class names a selector matches: exact, `*`, `prefix*` or `*suffix`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PatchSelectorMatchNames {
+    /// The names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<String>,
+}
+
+/// One JSON patch operation.
+#[allow(clippy::upper_case_acronyms)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JSONPatch {
+    /// `add`, `replace` or `remove`.
+    pub op: String,
+    /// A JSON pointer below `/spec`.
+    pub path: String,
+    /// A literal value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+    /// Where to take the value from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_from: Option<JSONPatchValue>,
+}
+
+/// The source of a patch value: a variable or a Go template.
+#[allow(clippy::upper_case_acronyms)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JSONPatchValue {
+    /// A variable path (`name`, `obj.field`, `list[0]`, `builtin.cluster.name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variable: Option<String>,
+    /// A Go template rendering YAML.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<String>,
+}
+
+/// A patch computed by runtime extensions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExternalPatchDefinition {
+    /// The extension that generates patches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generate_extension: Option<String>,
+    /// The extension that validates the topology.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validate_extension: Option<String>,
+    /// The extension that declares variables.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discover_variables_extension: Option<String>,
+    /// Settings passed to the extensions.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, String>,
+}
