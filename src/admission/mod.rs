@@ -1,8 +1,14 @@
 //! The webhooks' rules, pure: an AdmissionReview in, an AdmissionReview out.
 
+pub mod cluster;
+pub mod cluster_class;
+pub mod request;
+mod review;
 pub mod status;
 pub mod webhook;
 
+pub use request::admit_value;
+pub use review::{admit, review, MAX_BODY_BYTES};
 pub use webhook::{Kind, Webhook};
 
 use crate::field::FieldErrors;
@@ -19,7 +25,10 @@ pub struct Outcome {
 impl Outcome {
     /// An outcome with these errors and no warnings.
     pub fn from_errors(errors: FieldErrors) -> Self {
-        Self { errors, warnings: Vec::new() }
+        Self {
+            errors,
+            warnings: Vec::new(),
+        }
     }
 
     /// Adds the errors and warnings of `other`.

@@ -20,14 +20,16 @@ pub fn invalid(kind: &str, name: &str, errors: &FieldErrors) -> Status {
             field: error.path.to_string(),
         })
         .collect();
-    Status::failure(&message, "Invalid").with_code(422).with_details(StatusDetails {
-        name: name.to_owned(),
-        group: GROUP.to_owned(),
-        kind: kind.to_owned(),
-        uid: String::new(),
-        causes,
-        retry_after_seconds: 0,
-    })
+    Status::failure(&message, "Invalid")
+        .with_code(422)
+        .with_details(StatusDetails {
+            name: name.to_owned(),
+            group: GROUP.to_owned(),
+            kind: kind.to_owned(),
+            uid: String::new(),
+            causes,
+            retry_after_seconds: 0,
+        })
 }
 
 /// The `Status` for a request we cannot read: code 400, reason BadRequest.
@@ -43,7 +45,11 @@ mod tests {
     #[test]
     fn invalid_carries_message_code_and_causes() {
         let path = FieldPath::new("spec").children(&["topology", "version"]);
-        let errors = FieldErrors::from(FieldError::invalid(&path, "1.x", "must be a valid semantic version"));
+        let errors = FieldErrors::from(FieldError::invalid(
+            &path,
+            "1.x",
+            "must be a valid semantic version",
+        ));
         let status = invalid("Cluster", "c1", &errors);
         assert_eq!(
             status.message,
@@ -57,6 +63,9 @@ mod tests {
         assert_eq!(details.causes.len(), 1);
         assert_eq!(details.causes[0].field, "spec.topology.version");
         assert_eq!(details.causes[0].reason, "FieldValueInvalid");
-        assert_eq!(details.causes[0].message, r#"Invalid value: "1.x": must be a valid semantic version"#);
+        assert_eq!(
+            details.causes[0].message,
+            r#"Invalid value: "1.x": must be a valid semantic version"#
+        );
     }
 }

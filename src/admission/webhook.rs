@@ -34,10 +34,22 @@ pub struct Webhook {
 impl Webhook {
     /// Every endpoint, mutating ones first.
     pub const ALL: [Webhook; 4] = [
-        Webhook { kind: Kind::Cluster, mutating: true },
-        Webhook { kind: Kind::ClusterClass, mutating: true },
-        Webhook { kind: Kind::Cluster, mutating: false },
-        Webhook { kind: Kind::ClusterClass, mutating: false },
+        Webhook {
+            kind: Kind::Cluster,
+            mutating: true,
+        },
+        Webhook {
+            kind: Kind::ClusterClass,
+            mutating: true,
+        },
+        Webhook {
+            kind: Kind::Cluster,
+            mutating: false,
+        },
+        Webhook {
+            kind: Kind::ClusterClass,
+            mutating: false,
+        },
     ];
 
     /// The URL path, as in Cluster API's webhook configuration.
@@ -47,6 +59,17 @@ impl Webhook {
             (Kind::Cluster, false) => "/validate-cluster-x-k8s-io-v1beta1-cluster",
             (Kind::ClusterClass, true) => "/mutate-cluster-x-k8s-io-v1beta1-clusterclass",
             (Kind::ClusterClass, false) => "/validate-cluster-x-k8s-io-v1beta1-clusterclass",
+        }
+    }
+
+    /// The webhook's name in the webhook configuration, as the API server quotes it in a denial
+    /// (`admission webhook "validation.cluster.cluster.x-k8s.io" denied the request: ...`).
+    pub fn configuration_name(self) -> &'static str {
+        match (self.kind, self.mutating) {
+            (Kind::Cluster, true) => "default.cluster.cluster.x-k8s.io",
+            (Kind::Cluster, false) => "validation.cluster.cluster.x-k8s.io",
+            (Kind::ClusterClass, true) => "default.clusterclass.cluster.x-k8s.io",
+            (Kind::ClusterClass, false) => "validation.clusterclass.cluster.x-k8s.io",
         }
     }
 
@@ -84,6 +107,8 @@ mod tests {
             assert_eq!(webhook.path().parse::<Webhook>(), Ok(webhook));
         }
         let err = "/mutate-pods".parse::<Webhook>().unwrap_err();
-        assert!(err.to_string().starts_with(r#"unknown webhook path "/mutate-pods"; expected one of: /mutate-cluster"#));
+        assert!(err
+            .to_string()
+            .starts_with(r#"unknown webhook path "/mutate-pods"; expected one of: /mutate-cluster"#));
     }
 }

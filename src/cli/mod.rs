@@ -1,1 +1,60 @@
-//! (being written)
+//! The command line: one file per subcommand, each a thin adapter over the engine.
+
+mod admit;
+mod check;
+mod files;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// capi-topology: Cluster API ClusterClass and managed topology, as webhooks, controllers and an
+/// offline CLI.
+#[derive(Debug, Parser)]
+#[command(name = "capi-topology", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Answer one AdmissionReview (stdin) as the webhook server would, against objects from files.
+    Admit(admit::AdmitArgs),
+    /// Apply manifests to an empty in-memory cluster through the webhooks, as `kubectl apply`
+    /// would, and report what the API server would say.
+    Check(check::CheckArgs),
+}
+
+/// Exit code when a command ran but found problems (a denied object).
+pub const EXIT_FINDINGS: u8 = 1;
+/// Exit code when a command could not do its job (unreadable input, bad arguments).
+pub const EXIT_FAILURE: u8 = 2;
+
+/// Writes `text` to stdout; a closed pipe (`capi-topology ... | head`) is not an error.
+fn print_stdout(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// Parses the command line and runs the command; the process exit code is the result.
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Admit(args) => admit::run(&args),
+        Command::Check(args) => check::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}

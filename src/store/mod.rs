@@ -1,1 +1,39 @@
-//! (being written)
+//! Where objects come from: the [`ObjectSource`] trait the engine reads through, and its
+//! in-memory implementation for files and tests.
+
+pub mod apply;
+mod class_entry;
+mod manifest;
+mod memory;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::api::Cluster;
+
+pub use class_entry::ClassEntry;
+pub use manifest::{parse_manifests, ManifestError};
+pub use memory::{MemoryStore, StoreError};
+
+/// Read access to the objects admission and the topology engine need. Implementations answer
+/// from memory (a watch cache, parsed files): no call may block on the network.
+pub trait ObjectSource: Send + Sync {
+    /// Any object by API group (`""` for the core group), kind, namespace and name.
+    fn get(&self, group: &str, kind: &str, namespace: &str, name: &str) -> Option<Arc<Value>>;
+
+    /// All objects of a group and kind in a namespace, in name order.
+    fn list(&self, group: &str, kind: &str, namespace: &str) -> Vec<Arc<Value>>;
+
+    /// A ClusterClass, typed, with its compiled variable schemas cached.
+    fn cluster_class(&self, namespace: &str, name: &str) -> Option<Arc<ClassEntry>>;
+
+    /// Clusters of any namespace whose `spec.topology` names this class (an empty
+    /// `classNamespace` means the Cluster's own namespace), in namespace/name order.
+    fn clusters_using_class(&self, class_namespace: &str, class_name: &str) -> Vec<Arc<Cluster>>;
+}
+
+/// The API group of an `apiVersion` (`cluster.x-k8s.io/v1beta1` -> `cluster.x-k8s.io`, `v1` -> ``).
+pub fn group_of(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(group, _)| group)
+}

@@ -1,0 +1,71 @@
+//! Building an AdmissionRequest from plain objects, as the API server would send it: for the
+//! offline CLI and for tests.
+
+use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
+use kube::core::DynamicObject;
+use serde_json::{json, Value};
+
+use super::webhook::{Kind, Webhook};
+use super::{admit, status};
+use crate::store::ObjectSource;
+
+/// The resource (plural) name of a kind, as in the request's `resource` field.
+fn resource_of(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Cluster => "clusters",
+        Kind::ClusterClass => "clusterclasses",
+    }
+}
+
+/// The AdmissionReview JSON the API server would send for `operation` on `object` (`old` for
+/// UPDATE and DELETE).
+pub fn review_json(kind: Kind, operation: &Operation, object: Option<&Value>, old: Option<&Value>) -> Value {
+    let named = object.or(old);
+    let name = named
+        .and_then(|o| o.pointer("/metadata/name"))
+        .cloned()
+        .unwrap_or(json!(""));
+    let namespace = named
+        .and_then(|o| o.pointer("/metadata/namespace"))
+        .cloned()
+        .unwrap_or(json!("default"));
+    let gvk = json!({"group": status::GROUP, "version": "v1beta1", "kind": kind.name()});
+    let gvr = json!({"group": status::GROUP, "version": "v1beta1", "resource": resource_of(kind)});
+    json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": format!("{}-{}", kind.name().to_lowercase(), name.as_str().unwrap_or_default()),
+            "kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
+            "name": name, "namespace": namespace, "operation": operation,
+            "userInfo": {"username": "capi-topology"},
+            "object": object, "oldObject": old, "dryRun": false,
+        }
+    })
+}
+
+/// Runs `webhook` on `operation` of `object` (`old` for UPDATE and DELETE), as if the API server
+/// had sent the request.
+pub fn admit_value(
+    webhook: Webhook,
+    operation: &Operation,
+    object: Option<&Value>,
+    old: Option<&Value>,
+    source: &dyn ObjectSource,
+) -> AdmissionResponse {
+    let review = review_json(webhook.kind, operation, object, old);
+    let request = serde_json::from_value::<AdmissionReview<DynamicObject>>(review)
+        .map_err(|err| err.to_string())
+        .and_then(|review| {
+            let request: Result<AdmissionRequest<DynamicObject>, _> = review.try_into();
+            request.map_err(|err| err.to_string())
+        });
+    match request {
+        Ok(request) => admit(webhook, &request, source),
+        Err(err) => {
+            let mut response = AdmissionResponse::invalid(&err);
+            response.result = status::bad_request(&format!("cannot build the request: {err}"));
+            response
+        }
+    }
+}

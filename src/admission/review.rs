@@ -1,0 +1,238 @@
+//! AdmissionReview in, AdmissionReview out: decode the request, run the kind's rules, and answer
+//! with a minimal JSONPatch, a 422 `Status`, or a 400 for a request we cannot read.
+
+use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
+use kube::core::DynamicObject;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::webhook::{Kind, Webhook};
+use super::{cluster, cluster_class, status, Outcome};
+use crate::api::{Cluster, ClusterClass};
+use crate::decode::decode_value;
+use crate::store::ObjectSource;
+
+/// The API version of every kind our webhooks admit.
+const VERSION: &str = "v1beta1";
+
+/// The largest AdmissionReview body we read: the API server caps a request at 3 MiB, and a
+/// review carries the object twice (object and oldObject).
+pub const MAX_BODY_BYTES: usize = 7 * 1024 * 1024;
+
+/// The rules of one admitted kind, as the webhooks run them.
+trait Admitted: Serialize + DeserializeOwned + Clone {
+    const KIND: Kind;
+    fn name(&self) -> &str;
+    fn default(&mut self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome;
+    fn validate(&self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome;
+    fn validate_delete(old: &Self, source: &dyn ObjectSource) -> Outcome;
+}
+
+impl Admitted for Cluster {
+    const KIND: Kind = Kind::Cluster;
+    fn name(&self) -> &str {
+        self.metadata.name.as_deref().unwrap_or_default()
+    }
+    fn default(&mut self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome {
+        cluster::default(self, old, source)
+    }
+    fn validate(&self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome {
+        cluster::validate(self, old, source)
+    }
+    fn validate_delete(_old: &Self, _source: &dyn ObjectSource) -> Outcome {
+        Outcome::default()
+    }
+}
+
+impl Admitted for ClusterClass {
+    const KIND: Kind = Kind::ClusterClass;
+    fn name(&self) -> &str {
+        self.metadata.name.as_deref().unwrap_or_default()
+    }
+    fn default(&mut self, _old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
+        cluster_class::default(self);
+        Outcome::default()
+    }
+    fn validate(&self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome {
+        cluster_class::validate(self, old, source)
+    }
+    fn validate_delete(old: &Self, source: &dyn ObjectSource) -> Outcome {
+        cluster_class::validate_delete(old, source)
+    }
+}
+
+/// Answers one AdmissionReview sent to `path`, whatever the bytes are: an unknown path, a body
+/// that is not an AdmissionReview, or an object that does not decode get `allowed: false`, code 400.
+pub fn review(path: &str, body: &[u8], source: &dyn ObjectSource) -> AdmissionReview<DynamicObject> {
+    if body.len() > MAX_BODY_BYTES {
+        return bad_request(
+            None,
+            &format!("request body of {} bytes exceeds {MAX_BODY_BYTES}", body.len()),
+        );
+    }
+    let webhook = match path.parse::<Webhook>() {
+        Ok(webhook) => webhook,
+        Err(err) => return bad_request(uid_of(body).as_deref(), &err.to_string()),
+    };
+    let review: AdmissionReview<DynamicObject> = match serde_json::from_slice(body) {
+        Ok(review) => review,
+        Err(err) => {
+            return bad_request(
+                uid_of(body).as_deref(),
+                &format!("cannot decode AdmissionReview: {err}"),
+            )
+        }
+    };
+    let request: Result<AdmissionRequest<DynamicObject>, _> = review.try_into();
+    match request {
+        Ok(request) => admit(webhook, &request, source).into_review(),
+        Err(err) => bad_request(None, &format!("invalid AdmissionReview: {err}")),
+    }
+}
+
+/// The request uid of a body that is JSON but not a well-formed review, so the answer can echo it.
+fn uid_of(body: &[u8]) -> Option<String> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    value.pointer("/request/uid")?.as_str().map(str::to_owned)
+}
+
+/// Runs `webhook` on one request.
+pub fn admit(
+    webhook: Webhook,
+    request: &AdmissionRequest<DynamicObject>,
+    source: &dyn ObjectSource,
+) -> AdmissionResponse {
+    if let Err(message) = check_kind(webhook.kind, request) {
+        return deny_bad_request(AdmissionResponse::from(request), &message);
+    }
+    match webhook.kind {
+        Kind::Cluster => admit_kind::<Cluster>(webhook.mutating, request, source),
+        Kind::ClusterClass => admit_kind::<ClusterClass>(webhook.mutating, request, source),
+    }
+}
+
+fn admit_kind<T: Admitted>(
+    mutating: bool,
+    request: &AdmissionRequest<DynamicObject>,
+    source: &dyn ObjectSource,
+) -> AdmissionResponse {
+    let response = AdmissionResponse::from(request);
+    let decoded = decode::<T>(request.object.as_ref(), "object")
+        .and_then(|object| Ok((object, decode::<T>(request.old_object.as_ref(), "oldObject")?)));
+    let (object, old) = match decoded {
+        Ok(pair) => pair,
+        Err(message) => return deny_bad_request(response, &message),
+    };
+    match (&request.operation, object, old) {
+        (Operation::Delete, _, Some(old)) if !mutating => {
+            let outcome = T::validate_delete(&old, source);
+            answer(response, T::KIND, old.name(), outcome, None)
+        }
+        (Operation::Create | Operation::Update, Some(object), old) => {
+            let old = if request.operation == Operation::Update {
+                old
+            } else {
+                None
+            };
+            if mutating {
+                mutate(response, object, old.as_ref(), source)
+            } else {
+                let outcome = object.validate(old.as_ref(), source);
+                answer(response, T::KIND, object.name(), outcome, None)
+            }
+        }
+        (Operation::Update, None, _) | (Operation::Create, None, _) => {
+            deny_bad_request(response, "request has no object")
+        }
+        (Operation::Delete, _, None) if !mutating => {
+            deny_bad_request(response, "DELETE request has no oldObject")
+        }
+        _ => response,
+    }
+}
+
+/// Defaults `object` and answers with the JSONPatch from its typed form before to after, so
+/// fields our types do not know never appear in the patch.
+fn mutate<T: Admitted>(
+    response: AdmissionResponse,
+    object: T,
+    old: Option<&T>,
+    source: &dyn ObjectSource,
+) -> AdmissionResponse {
+    let before = serde_json::to_value(&object);
+    let mut defaulted = object;
+    let outcome = defaulted.default(old, source);
+    let patch = match (before, serde_json::to_value(&defaulted)) {
+        (Ok(before), Ok(after)) => json_patch::diff(&before, &after),
+        (Err(err), _) | (_, Err(err)) => {
+            return deny_bad_request(response, &format!("cannot encode {}: {err}", T::KIND.name()))
+        }
+    };
+    answer(response, T::KIND, defaulted.name(), outcome, Some(patch))
+}
+
+fn answer(
+    mut response: AdmissionResponse,
+    kind: Kind,
+    name: &str,
+    outcome: Outcome,
+    patch: Option<json_patch::Patch>,
+) -> AdmissionResponse {
+    if !outcome.warnings.is_empty() {
+        response.warnings = Some(outcome.warnings);
+    }
+    if !outcome.errors.is_empty() {
+        response.allowed = false;
+        response.result = status::invalid(kind.name(), name, &outcome.errors);
+        return response;
+    }
+    match patch {
+        Some(patch) if !patch.0.is_empty() => match response.clone().with_patch(patch) {
+            Ok(patched) => patched,
+            Err(err) => deny_bad_request(response, &format!("cannot encode patch: {err}")),
+        },
+        _ => response,
+    }
+}
+
+fn check_kind(expected: Kind, request: &AdmissionRequest<DynamicObject>) -> Result<(), String> {
+    let gvk = &request.kind;
+    if gvk.group == status::GROUP && gvk.version == VERSION && gvk.kind == expected.name() {
+        return Ok(());
+    }
+    let got = if gvk.group.is_empty() {
+        format!("{}/{}", gvk.version, gvk.kind)
+    } else {
+        format!("{}/{} {}", gvk.group, gvk.version, gvk.kind)
+    };
+    Err(format!(
+        "this webhook admits {}/{VERSION} {}, not {got}",
+        status::GROUP,
+        expected.name()
+    ))
+}
+
+fn decode<T: DeserializeOwned>(object: Option<&DynamicObject>, field: &str) -> Result<Option<T>, String> {
+    let Some(object) = object else { return Ok(None) };
+    let value = serde_json::to_value(object).map_err(|err| format!("cannot read {field}: {err}"))?;
+    decode_value(value)
+        .map(Some)
+        .map_err(|err| format!("cannot decode {field}: {err}"))
+}
+
+fn deny_bad_request(mut response: AdmissionResponse, message: &str) -> AdmissionResponse {
+    response.allowed = false;
+    response.result = status::bad_request(message);
+    response.patch = None;
+    response
+}
+
+fn bad_request(uid: Option<&str>, message: &str) -> AdmissionReview<DynamicObject> {
+    let mut response = AdmissionResponse::invalid(message);
+    response.result = status::bad_request(message);
+    if let Some(uid) = uid {
+        response.uid = uid.to_owned();
+    }
+    response.into_review()
+}

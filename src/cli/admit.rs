@@ -1,0 +1,43 @@
+//! `capi-topology admit`: replay one AdmissionReview against objects from files.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use super::files::load_store;
+use super::print_stdout;
+use crate::admission::{self, Webhook, MAX_BODY_BYTES};
+
+/// Arguments of `admit`.
+#[derive(Debug, Args)]
+pub struct AdmitArgs {
+    /// Files or directories of objects the webhook may read (ClusterClasses, Clusters, control
+    /// planes, MachineDeployments...), taken as given.
+    #[arg(long = "objects", value_name = "PATH", num_args = 1..)]
+    pub objects: Vec<PathBuf>,
+    /// The webhook path the review was sent to, e.g. /validate-cluster-x-k8s-io-v1beta1-cluster.
+    #[arg(long, value_name = "WEBHOOK_PATH", value_parser = parse_webhook)]
+    pub path: Webhook,
+}
+
+fn parse_webhook(path: &str) -> Result<Webhook, String> {
+    path.parse()
+        .map_err(|err: admission::webhook::UnknownWebhook| err.to_string())
+}
+
+/// Reads the review from stdin, answers it on stdout. Exit 0 whenever it answered.
+pub fn run(args: &AdmitArgs) -> Result<ExitCode> {
+    let store = load_store(&args.objects)?;
+    let mut body = Vec::new();
+    std::io::stdin()
+        .take(MAX_BODY_BYTES as u64 + 1)
+        .read_to_end(&mut body)
+        .context("cannot read the AdmissionReview from stdin")?;
+    let answer = admission::review(args.path.path(), &body, &store);
+    let text = serde_json::to_string_pretty(&answer).context("cannot encode the answer")?;
+    print_stdout(&(text + "\n"))?;
+    Ok(ExitCode::SUCCESS)
+}

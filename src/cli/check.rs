@@ -1,0 +1,100 @@
+//! `capi-topology check`: apply manifests to an empty in-memory cluster through the webhooks, as
+//! `kubectl apply` would, and say what the API server would answer for each object.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use super::files::read_objects;
+use super::{print_stdout, EXIT_FINDINGS};
+use crate::store::apply::{apply, Applied, Verdict};
+use crate::store::MemoryStore;
+
+/// Output formats of `check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// What kubectl prints, one line per object (warnings on stderr).
+    Text,
+    /// One JSON array with an entry per object.
+    Json,
+}
+
+/// Arguments of `check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Manifest files or directories, applied in order (directories in name order).
+    #[arg(short = 'f', long = "filename", value_name = "PATH", num_args = 1.., required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
+    pub output: Format,
+}
+
+/// One object's line of the JSON report.
+#[derive(Debug, Serialize)]
+struct Report<'a> {
+    file: String,
+    #[serde(flatten)]
+    applied: &'a Applied,
+}
+
+/// Applies every object; exit 1 when any was denied.
+pub fn run(args: &CheckArgs) -> Result<ExitCode> {
+    let objects = read_objects(&args.files)?;
+    let mut store = MemoryStore::default();
+    let now = now_rfc3339();
+    let mut results = Vec::with_capacity(objects.len());
+    for sourced in objects {
+        let applied = apply(
+            &mut store,
+            sourced.object,
+            &sourced.source.display().to_string(),
+            &now,
+        )?;
+        results.push((sourced.source, applied));
+    }
+    let mut out = String::new();
+    match args.output {
+        Format::Text => {
+            for (_, applied) in &results {
+                for warning in &applied.warnings {
+                    eprintln!("Warning: {warning}");
+                }
+                match applied.verdict {
+                    Verdict::Denied => out.push_str(&applied.message),
+                    _ => out.push_str(&format!("{} {}", applied.resource, applied.verdict)),
+                }
+                out.push('\n');
+            }
+        }
+        Format::Json => {
+            let reports: Vec<Report> = results
+                .iter()
+                .map(|(file, applied)| Report {
+                    file: file.display().to_string(),
+                    applied,
+                })
+                .collect();
+            out = serde_json::to_string_pretty(&reports)? + "\n";
+        }
+    }
+    print_stdout(&out)?;
+    let denied = results
+        .iter()
+        .any(|(_, applied)| applied.verdict == Verdict::Denied);
+    Ok(if denied {
+        ExitCode::from(EXIT_FINDINGS)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The current time as the API server writes timestamps (`2026-01-02T03:04:05Z`).
+fn now_rfc3339() -> String {
+    k8s_openapi::jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}

@@ -1,0 +1,81 @@
+//! Reading manifests from files and directories.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+use crate::store::{parse_manifests, MemoryStore};
+
+/// Manifest file endings read from a directory.
+const MANIFEST_EXTENSIONS: [&str; 3] = ["yaml", "yml", "json"];
+/// Directories nested deeper than this are not read (a guard against link loops).
+const MAX_DEPTH: usize = 16;
+
+/// One object and the file it came from.
+#[derive(Debug, Clone)]
+pub struct SourcedObject {
+    /// The file, as the user named it or as found in a named directory.
+    pub source: PathBuf,
+    /// The object.
+    pub object: Value,
+}
+
+/// Every object in `paths`, in order: files as given, directories walked in name order.
+pub fn read_objects(paths: &[PathBuf]) -> Result<Vec<SourcedObject>> {
+    let mut files = Vec::new();
+    for path in paths {
+        collect_files(path, 0, &mut files)?;
+    }
+    let mut objects = Vec::new();
+    for file in files {
+        let text =
+            std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+        let parsed = parse_manifests(&text).with_context(|| format!("{}", file.display()))?;
+        objects.extend(parsed.into_iter().map(|object| SourcedObject {
+            source: file.clone(),
+            object,
+        }));
+    }
+    Ok(objects)
+}
+
+/// A store holding every object in `paths`, taken as given.
+pub fn load_store(paths: &[PathBuf]) -> Result<MemoryStore> {
+    let mut store = MemoryStore::default();
+    for sourced in read_objects(paths)? {
+        store
+            .insert(sourced.object)
+            .with_context(|| format!("{}", sourced.source.display()))?;
+    }
+    Ok(store)
+}
+
+fn collect_files(path: &Path, depth: usize, files: &mut Vec<PathBuf>) -> Result<()> {
+    let metadata = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if !metadata.is_dir() {
+        files.push(path.to_path_buf());
+        return Ok(());
+    }
+    if depth >= MAX_DEPTH {
+        anyhow::bail!("{}: directories nested deeper than {MAX_DEPTH}", path.display());
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+        .with_context(|| format!("cannot list {}", path.display()))?
+        .map(|entry| entry.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()
+        .with_context(|| format!("cannot list {}", path.display()))?;
+    entries.sort();
+    for entry in entries {
+        if entry.is_dir() {
+            collect_files(&entry, depth + 1, files)?;
+        } else if entry
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| MANIFEST_EXTENSIONS.contains(&e))
+        {
+            files.push(entry);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,251 @@
+//! An in-memory API server for offline checks: applies an object as `kubectl apply` would,
+//! through the mutating then the validating webhook, and keeps what the server would keep.
+
+use std::fmt;
+
+use kube::core::admission::{AdmissionResponse, Operation};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::{group_of, MemoryStore, ObjectSource, StoreError};
+use crate::admission::{self, Kind, Webhook};
+use crate::api::labels::{VARIABLES_RECONCILED_CONDITION, VARIABLE_DEFINITION_FROM_INLINE};
+use crate::api::{ClusterClass, ClusterClassStatusVariable, ClusterClassStatusVariableDefinition};
+use crate::decode::decode_value;
+
+/// What applying one object came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// A new object was stored.
+    Created,
+    /// An existing object was changed.
+    Configured,
+    /// An existing object was applied again with no change.
+    Unchanged,
+    /// A webhook refused the object.
+    Denied,
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Created => "created",
+            Self::Configured => "configured",
+            Self::Unchanged => "unchanged",
+            Self::Denied => "denied",
+        })
+    }
+}
+
+/// The answer for one applied object.
+#[derive(Debug, Clone, Serialize)]
+pub struct Applied {
+    /// kubectl's name for the object: `cluster.cluster.x-k8s.io/c1`, `configmap/settings`.
+    pub resource: String,
+    /// The object's namespace.
+    pub namespace: String,
+    /// What happened.
+    pub verdict: Verdict,
+    /// For a denial, the message kubectl prints; empty otherwise.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// Warnings the webhooks returned.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// Applies `object` (read from `source`, named in messages) to `store`. `now` stamps condition
+/// transition times. Errors only when the object cannot be stored at all (no name, undecodable).
+pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) -> Result<Applied, StoreError> {
+    let kind = object
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let api_version = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let group = group_of(&api_version).to_owned();
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let namespace = object
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or("default")
+        .to_owned();
+    let resource = if group.is_empty() {
+        format!("{}/{name}", kind.to_lowercase())
+    } else {
+        format!("{}.{group}/{name}", kind.to_lowercase())
+    };
+    let old = store
+        .get(&group, &kind, &namespace, &name)
+        .map(|old| (*old).clone());
+    let admitted_kind = match (api_version.as_str(), kind.as_str()) {
+        ("cluster.x-k8s.io/v1beta1", "Cluster") => Some(Kind::Cluster),
+        ("cluster.x-k8s.io/v1beta1", "ClusterClass") => Some(Kind::ClusterClass),
+        _ => None,
+    };
+    let mut applied = Applied {
+        resource,
+        namespace,
+        verdict: Verdict::Created,
+        message: String::new(),
+        warnings: Vec::new(),
+    };
+    let mut object = object;
+    if let Some(kind) = admitted_kind {
+        object = carry_server_fields(object, old.as_ref());
+        match admit_through_webhooks(store, kind, object, old.as_ref(), source) {
+            Ok((admitted, warnings)) => {
+                applied.warnings = warnings;
+                object = admitted;
+            }
+            Err((message, warnings)) => {
+                applied.warnings = warnings;
+                applied.verdict = Verdict::Denied;
+                applied.message = message;
+                return Ok(applied);
+            }
+        }
+        object = stamp_generation(object, old.as_ref());
+        if kind == Kind::ClusterClass {
+            object = reconcile_class_status(object, now);
+        }
+    }
+    applied.verdict = match &old {
+        None => Verdict::Created,
+        Some(old) if *old == object => Verdict::Unchanged,
+        Some(_) => Verdict::Configured,
+    };
+    store.insert(object)?;
+    Ok(applied)
+}
+
+/// Runs the mutating then the validating webhook; the admitted (defaulted) object, or kubectl's
+/// message for a denial. Warnings either way.
+fn admit_through_webhooks(
+    store: &MemoryStore,
+    kind: Kind,
+    object: Value,
+    old: Option<&Value>,
+    source: &str,
+) -> Result<(Value, Vec<String>), (String, Vec<String>)> {
+    let operation = if old.is_some() {
+        Operation::Update
+    } else {
+        Operation::Create
+    };
+    let verb = if old.is_some() { "patching" } else { "creating" };
+    let mut warnings = Vec::new();
+    let mut object = object;
+    for mutating in [true, false] {
+        let webhook = Webhook { kind, mutating };
+        let response = admission::admit_value(webhook, &operation, Some(&object), old, store);
+        warnings.extend(response.warnings.clone().unwrap_or_default());
+        if !response.allowed {
+            let message = format!(
+                "Error from server ({reason}): error when {verb} {source:?}: admission webhook {name:?} denied the request: {detail}",
+                reason = reason_of(&response),
+                name = webhook.configuration_name(),
+                detail = response.result.message,
+            );
+            return Err((message, warnings));
+        }
+        if let Some(patch) = &response.patch {
+            let applied = serde_json::from_slice::<json_patch::Patch>(patch)
+                .map_err(|err| err.to_string())
+                .and_then(|patch| json_patch::patch(&mut object, &patch).map_err(|err| err.to_string()));
+            if let Err(err) = applied {
+                return Err((
+                    format!("error: the mutating webhook returned a patch that does not apply: {err}"),
+                    warnings,
+                ));
+            }
+        }
+    }
+    Ok((object, warnings))
+}
+
+fn reason_of(response: &AdmissionResponse) -> &str {
+    if response.result.reason.is_empty() {
+        "Forbidden"
+    } else {
+        &response.result.reason
+    }
+}
+
+/// Keeps what the API server owns across an apply: uid, creation time, generation and status.
+fn carry_server_fields(mut object: Value, old: Option<&Value>) -> Value {
+    let Some(old) = old else { return object };
+    for field in ["uid", "creationTimestamp", "generation", "resourceVersion"] {
+        if let (Some(value), Some(metadata)) = (
+            old.pointer(&format!("/metadata/{field}")),
+            object.get_mut("metadata").and_then(Value::as_object_mut),
+        ) {
+            metadata.insert(field.to_owned(), value.clone());
+        }
+    }
+    if let (Some(status), Some(map)) = (old.get("status"), object.as_object_mut()) {
+        map.insert("status".to_owned(), status.clone());
+    }
+    object
+}
+
+/// `metadata.generation`: 1 on create, bumped when the spec changes.
+fn stamp_generation(mut object: Value, old: Option<&Value>) -> Value {
+    let old_generation = old
+        .and_then(|o| o.pointer("/metadata/generation"))
+        .and_then(Value::as_i64);
+    let generation = match (old, old_generation) {
+        (Some(old), Some(generation)) if old.get("spec") == object.get("spec") => generation,
+        (_, Some(generation)) => generation + 1,
+        (_, None) => 1,
+    };
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.insert("generation".to_owned(), json!(generation));
+    }
+    object
+}
+
+/// The status the ClusterClass reconciler writes for a class with inline variables only.
+fn reconcile_class_status(mut object: Value, now: &str) -> Value {
+    let Ok(class) = decode_value::<ClusterClass>(object.clone()) else {
+        return object;
+    };
+    let variables: Vec<ClusterClassStatusVariable> = class
+        .spec
+        .variables
+        .iter()
+        .map(|variable| ClusterClassStatusVariable {
+            name: variable.name.clone(),
+            definitions_conflict: false,
+            definitions: vec![ClusterClassStatusVariableDefinition {
+                from: VARIABLE_DEFINITION_FROM_INLINE.to_owned(),
+                required: variable.required,
+                metadata: variable.metadata.clone(),
+                schema: variable.schema.clone(),
+            }],
+        })
+        .collect();
+    let generation = object
+        .pointer("/metadata/generation")
+        .cloned()
+        .unwrap_or(json!(1));
+    let status = json!({
+        "variables": variables,
+        "observedGeneration": generation,
+        "conditions": [{"type": VARIABLES_RECONCILED_CONDITION, "status": "True", "lastTransitionTime": now}],
+    });
+    if let Some(map) = object.as_object_mut() {
+        map.insert("status".to_owned(), status);
+    }
+    object
+}

@@ -1,0 +1,331 @@
+//! An [`ObjectSource`] over objects held in memory: parsed files for the CLI, fixtures for tests.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{group_of, manifest, ClassEntry, ObjectSource};
+use crate::api::{Cluster, ClusterClass};
+use crate::decode::decode_value;
+
+/// The group of the kinds the store keeps typed.
+const CAPI_GROUP: &str = "cluster.x-k8s.io";
+/// Objects without a namespace land here, as `kubectl apply` would put them.
+const DEFAULT_NAMESPACE: &str = "default";
+
+/// Why an object could not be stored.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The object has no `metadata.name`.
+    #[error("{kind} without metadata.name")]
+    NoName {
+        /// The object's kind.
+        kind: String,
+    },
+    /// A Cluster or ClusterClass does not decode into its type.
+    #[error("{kind} {namespace}/{name}: {reason}")]
+    Decode {
+        /// The object's kind.
+        kind: String,
+        /// The object's namespace.
+        namespace: String,
+        /// The object's name.
+        name: String,
+        /// The decoding error, with the path of the field at fault.
+        reason: String,
+    },
+    /// The manifest text could not be parsed.
+    #[error(transparent)]
+    Manifest(#[from] manifest::ManifestError),
+}
+
+/// Identity of a stored object.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct ObjectKey {
+    group: String,
+    kind: String,
+    namespace: String,
+    name: String,
+}
+
+type NamespacedName = (String, String);
+
+/// Objects in memory, with ClusterClasses and Clusters kept typed and Clusters indexed by class.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    objects: BTreeMap<ObjectKey, Arc<Value>>,
+    classes: HashMap<NamespacedName, Arc<ClassEntry>>,
+    clusters: BTreeMap<NamespacedName, Arc<Cluster>>,
+    clusters_by_class: HashMap<NamespacedName, BTreeSet<NamespacedName>>,
+}
+
+impl MemoryStore {
+    /// A store holding every object of a multi-document YAML (or JSON) text.
+    pub fn from_yaml(text: &str) -> Result<Self, StoreError> {
+        let mut store = Self::default();
+        for object in manifest::parse_manifests(text)? {
+            store.insert(object)?;
+        }
+        Ok(store)
+    }
+
+    /// Stores `object`, replacing any object of the same group, kind, namespace and name.
+    /// A missing namespace is set to `default`.
+    pub fn insert(&mut self, mut object: Value) -> Result<(), StoreError> {
+        let kind = object
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let group = group_of(
+            object
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+        )
+        .to_owned();
+        let Some(name) = object
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            return Err(StoreError::NoName { kind });
+        };
+        let namespace = match object.pointer("/metadata/namespace").and_then(Value::as_str) {
+            Some(namespace) if !namespace.is_empty() => namespace.to_owned(),
+            _ => {
+                if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+                    metadata.insert("namespace".to_owned(), Value::from(DEFAULT_NAMESPACE));
+                }
+                DEFAULT_NAMESPACE.to_owned()
+            }
+        };
+        let key = ObjectKey {
+            group,
+            kind,
+            namespace,
+            name,
+        };
+        self.remove_typed(&key);
+        if key.group == CAPI_GROUP {
+            let decode_error = |reason| StoreError::Decode {
+                kind: key.kind.clone(),
+                namespace: key.namespace.clone(),
+                name: key.name.clone(),
+                reason,
+            };
+            let id = (key.namespace.clone(), key.name.clone());
+            match key.kind.as_str() {
+                "ClusterClass" => {
+                    let class: ClusterClass = decode_value(object.clone()).map_err(decode_error)?;
+                    self.classes.insert(id, Arc::new(ClassEntry::new(class)));
+                }
+                "Cluster" => {
+                    let cluster: Cluster = decode_value(object.clone()).map_err(decode_error)?;
+                    if let Some(class) = class_of(&cluster, &key.namespace) {
+                        self.clusters_by_class
+                            .entry(class)
+                            .or_default()
+                            .insert(id.clone());
+                    }
+                    self.clusters.insert(id, Arc::new(cluster));
+                }
+                _ => {}
+            }
+        }
+        self.objects.insert(key, Arc::new(object));
+        Ok(())
+    }
+
+    /// Removes an object; true when it was there.
+    pub fn remove(&mut self, group: &str, kind: &str, namespace: &str, name: &str) -> bool {
+        let key = ObjectKey {
+            group: group.to_owned(),
+            kind: kind.to_owned(),
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        };
+        self.remove_typed(&key);
+        self.objects.remove(&key).is_some()
+    }
+
+    /// The number of objects held.
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    /// True when the store holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    fn remove_typed(&mut self, key: &ObjectKey) {
+        if key.group != CAPI_GROUP {
+            return;
+        }
+        let id = (key.namespace.clone(), key.name.clone());
+        match key.kind.as_str() {
+            "ClusterClass" => {
+                self.classes.remove(&id);
+            }
+            "Cluster" => {
+                let Some(old) = self.clusters.remove(&id) else {
+                    return;
+                };
+                if let Some(class) = class_of(&old, &key.namespace) {
+                    if let Some(users) = self.clusters_by_class.get_mut(&class) {
+                        users.remove(&id);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The namespace and name of the class a Cluster uses, if it has a topology.
+fn class_of(cluster: &Cluster, cluster_namespace: &str) -> Option<NamespacedName> {
+    let topology = cluster.spec.topology.as_ref()?;
+    let namespace = match topology.class_namespace.as_deref() {
+        Some(namespace) if !namespace.is_empty() => namespace,
+        _ => cluster_namespace,
+    };
+    Some((namespace.to_owned(), topology.class.clone()))
+}
+
+impl ObjectSource for MemoryStore {
+    fn get(&self, group: &str, kind: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        let key = ObjectKey {
+            group: group.to_owned(),
+            kind: kind.to_owned(),
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        };
+        self.objects.get(&key).cloned()
+    }
+
+    fn list(&self, group: &str, kind: &str, namespace: &str) -> Vec<Arc<Value>> {
+        let start = ObjectKey {
+            group: group.to_owned(),
+            kind: kind.to_owned(),
+            namespace: namespace.to_owned(),
+            name: String::new(),
+        };
+        self.objects
+            .range(start..)
+            .take_while(|(key, _)| key.group == group && key.kind == kind && key.namespace == namespace)
+            .map(|(_, object)| object.clone())
+            .collect()
+    }
+
+    fn cluster_class(&self, namespace: &str, name: &str) -> Option<Arc<ClassEntry>> {
+        self.classes
+            .get(&(namespace.to_owned(), name.to_owned()))
+            .cloned()
+    }
+
+    fn clusters_using_class(&self, class_namespace: &str, class_name: &str) -> Vec<Arc<Cluster>> {
+        let Some(users) = self
+            .clusters_by_class
+            .get(&(class_namespace.to_owned(), class_name.to_owned()))
+        else {
+            return Vec::new();
+        };
+        users
+            .iter()
+            .filter_map(|id| self.clusters.get(id).cloned())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OBJECTS: &str = r#"
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: ClusterClass
+metadata: {name: quick, namespace: infra}
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata: {name: c1, namespace: team-a}
+spec: {topology: {class: quick, classNamespace: infra, version: v1.31.0}}
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata: {name: c2, namespace: infra}
+spec: {topology: {class: quick, version: v1.31.0}}
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata: {name: c3}
+spec: {topology: {class: quick, version: v1.31.0}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cm}
+"#;
+
+    fn names(clusters: &[Arc<Cluster>]) -> Vec<String> {
+        clusters
+            .iter()
+            .map(|c| {
+                format!(
+                    "{}/{}",
+                    c.metadata.namespace.as_deref().unwrap_or(""),
+                    c.metadata.name.as_deref().unwrap_or("")
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn indexes_clusters_by_class_across_namespaces() {
+        let store = MemoryStore::from_yaml(OBJECTS).unwrap();
+        assert_eq!(
+            names(&store.clusters_using_class("infra", "quick")),
+            ["infra/c2", "team-a/c1"]
+        );
+        assert_eq!(
+            names(&store.clusters_using_class("default", "quick")),
+            ["default/c3"]
+        );
+        assert!(store.cluster_class("infra", "quick").is_some());
+        assert!(store.cluster_class("default", "quick").is_none());
+        assert!(store.get("", "ConfigMap", "default", "cm").is_some());
+        assert_eq!(store.list("cluster.x-k8s.io", "Cluster", "infra").len(), 1);
+    }
+
+    #[test]
+    fn replacing_a_cluster_moves_it_between_classes() {
+        let mut store = MemoryStore::from_yaml(OBJECTS).unwrap();
+        let moved = serde_json::json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+            "metadata": {"name": "c1", "namespace": "team-a"},
+            "spec": {"topology": {"class": "other", "version": "v1.31.0"}}
+        });
+        store.insert(moved).unwrap();
+        assert_eq!(names(&store.clusters_using_class("infra", "quick")), ["infra/c2"]);
+        assert_eq!(
+            names(&store.clusters_using_class("team-a", "other")),
+            ["team-a/c1"]
+        );
+        assert!(store.remove("cluster.x-k8s.io", "Cluster", "team-a", "c1"));
+        assert!(store.clusters_using_class("team-a", "other").is_empty());
+    }
+
+    #[test]
+    fn rejects_undecodable_capi_objects_with_the_field_path() {
+        let err = MemoryStore::from_yaml(
+            "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata: {name: bad}\nspec: {topology: {class: 3}}\n",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("Cluster default/bad: spec.topology.class: invalid type"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,152 @@
+//! The wire-level entry point: whatever bytes arrive, the answer is an AdmissionReview, and a
+//! request that cannot be read is answered with code 400 and what is wrong with it.
+
+use capi_topology::admission::{self, request::review_json, Kind, Webhook, MAX_BODY_BYTES};
+use capi_topology::store::MemoryStore;
+use kube::core::admission::{AdmissionResponse, Operation};
+use serde_json::{json, Value};
+
+const VALIDATE_CLUSTER: &str = "/validate-cluster-x-k8s-io-v1beta1-cluster";
+const MUTATE_CLUSTER: &str = "/mutate-cluster-x-k8s-io-v1beta1-cluster";
+
+fn answer(path: &str, body: &[u8]) -> AdmissionResponse {
+    admission::review(path, body, &MemoryStore::default())
+        .response
+        .expect("every review gets a response")
+}
+
+fn cluster(spec: Value) -> Value {
+    json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+           "metadata": {"name": "c1", "namespace": "default"}, "spec": spec})
+}
+
+fn create_review(kind: Kind, object: &Value) -> Vec<u8> {
+    serde_json::to_vec(&review_json(kind, &Operation::Create, Some(object), None)).unwrap()
+}
+
+#[test]
+fn malformed_json_is_a_bad_request() {
+    let response = answer(VALIDATE_CLUSTER, b"{not json");
+    assert!(!response.allowed);
+    assert_eq!(response.result.code, 400);
+    assert!(
+        response
+            .result
+            .message
+            .starts_with("cannot decode AdmissionReview: "),
+        "{}",
+        response.result.message
+    );
+}
+
+#[test]
+fn unknown_path_is_a_bad_request_naming_the_paths() {
+    let body = create_review(Kind::Cluster, &cluster(json!({})));
+    let response = answer("/validate-pods", &body);
+    assert_eq!(response.result.code, 400);
+    assert_eq!(
+        response.uid, "cluster-c1",
+        "the uid is echoed even for an unknown path"
+    );
+    assert!(
+        response.result.message.contains(VALIDATE_CLUSTER),
+        "{}",
+        response.result.message
+    );
+}
+
+#[test]
+fn a_kind_that_does_not_fit_the_path_is_refused() {
+    let body = create_review(
+        Kind::ClusterClass,
+        &json!({"apiVersion": "cluster.x-k8s.io/v1beta1",
+        "kind": "ClusterClass", "metadata": {"name": "c1"}}),
+    );
+    let response = answer(VALIDATE_CLUSTER, &body);
+    assert!(!response.allowed);
+    assert_eq!(response.result.code, 400);
+    assert_eq!(response.uid, "clusterclass-c1");
+    assert_eq!(
+        response.result.message,
+        "this webhook admits cluster.x-k8s.io/v1beta1 Cluster, not cluster.x-k8s.io/v1beta1 ClusterClass"
+    );
+}
+
+#[test]
+fn an_object_that_does_not_decode_names_the_field() {
+    let body = create_review(
+        Kind::Cluster,
+        &cluster(json!({"topology": {"class": "c", "version": "v1.31.0",
+        "controlPlane": {"replicas": "three"}}})),
+    );
+    let response = answer(VALIDATE_CLUSTER, &body);
+    assert!(!response.allowed);
+    assert_eq!(response.result.code, 400);
+    assert!(
+        response
+            .result
+            .message
+            .starts_with("cannot decode object: spec.topology.controlPlane.replicas: invalid type"),
+        "{}",
+        response.result.message
+    );
+}
+
+#[test]
+fn an_oversized_body_is_refused_without_parsing() {
+    let body = vec![b' '; MAX_BODY_BYTES + 1];
+    let response = answer(VALIDATE_CLUSTER, &body);
+    assert_eq!(response.result.code, 400);
+    assert!(
+        response.result.message.contains("exceeds"),
+        "{}",
+        response.result.message
+    );
+}
+
+#[test]
+fn deeply_nested_input_is_refused_not_overflowed() {
+    let mut body = String::from(r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":"#);
+    body.push_str(&"[".repeat(100_000));
+    let response = answer(VALIDATE_CLUSTER, body.as_bytes());
+    assert_eq!(response.result.code, 400);
+}
+
+#[test]
+fn the_mutating_patch_never_touches_fields_it_does_not_know() {
+    let object = cluster(json!({"topology": {"class": "quick-start", "version": "1.31.0"},
+        "futureField": {"keep": "me"}}));
+    let response = answer(MUTATE_CLUSTER, &create_review(Kind::Cluster, &object));
+    let patch: Vec<Value> = response
+        .patch
+        .map(|p| serde_json::from_slice(&p).unwrap())
+        .unwrap_or_default();
+    for op in &patch {
+        let path = op["path"].as_str().unwrap_or_default();
+        assert!(
+            !path.starts_with("/spec/futureField"),
+            "patch touches an unknown field: {op}"
+        );
+    }
+    let mut patched = object.clone();
+    let patch: json_patch::Patch = serde_json::from_value(Value::Array(patch)).unwrap();
+    json_patch::patch(&mut patched, &patch).unwrap();
+    assert_eq!(patched["spec"]["futureField"], json!({"keep": "me"}));
+}
+
+#[test]
+fn every_webhook_answers_with_the_request_uid() {
+    for webhook in Webhook::ALL {
+        let object = match webhook.kind {
+            Kind::Cluster => cluster(json!({})),
+            Kind::ClusterClass => json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "ClusterClass",
+                "metadata": {"name": "c1", "namespace": "default"}, "spec": {}}),
+        };
+        let response = answer(webhook.path(), &create_review(webhook.kind, &object));
+        assert_eq!(
+            response.uid,
+            format!("{}-c1", webhook.kind.name().to_lowercase()),
+            "{webhook}"
+        );
+    }
+}
