@@ -27,7 +27,9 @@ pub struct FieldPath {
 impl FieldPath {
     /// A path starting at the given top-level field (`FieldPath::new("spec")`).
     pub fn new(root: &str) -> Self {
-        Self { segments: vec![Segment::Child(root.to_owned())] }
+        Self {
+            segments: vec![Segment::Child(root.to_owned())],
+        }
     }
 
     /// The empty path (the object itself).
@@ -37,7 +39,13 @@ impl FieldPath {
 
     /// Parses a dotted path such as `spec.topology.version` (no indexes or keys).
     pub fn parse_dotted(path: &str) -> Self {
-        Self { segments: path.split('.').filter(|s| !s.is_empty()).map(|s| Segment::Child(s.to_owned())).collect() }
+        Self {
+            segments: path
+                .split('.')
+                .filter(|s| !s.is_empty())
+                .map(|s| Segment::Child(s.to_owned()))
+                .collect(),
+        }
     }
 
     /// This path followed by a struct field.
@@ -143,7 +151,10 @@ impl ErrorType {
 
     /// Whether the API server prints the offending value for this kind of error.
     fn shows_value(self) -> bool {
-        matches!(self, Self::Invalid | Self::Duplicate | Self::NotFound | Self::NotSupported)
+        matches!(
+            self,
+            Self::Invalid | Self::Duplicate | Self::NotFound | Self::NotSupported
+        )
     }
 }
 
@@ -162,7 +173,12 @@ pub struct FieldError {
 
 impl FieldError {
     fn new(kind: ErrorType, path: &FieldPath, value: Option<Value>, detail: impl Into<String>) -> Self {
-        Self { kind, path: path.clone(), value, detail: detail.into() }
+        Self {
+            kind,
+            path: path.clone(),
+            value,
+            detail: detail.into(),
+        }
     }
 
     /// A required field is missing.
@@ -203,12 +219,22 @@ impl FieldError {
 
     /// A value is longer than `max` characters.
     pub fn too_long(path: &FieldPath, max: usize) -> Self {
-        Self::new(ErrorType::TooLong, path, None, format!("may not be more than {max} bytes"))
+        Self::new(
+            ErrorType::TooLong,
+            path,
+            None,
+            format!("may not be more than {max} bytes"),
+        )
     }
 
     /// A list has more than `max` items.
     pub fn too_many(path: &FieldPath, actual: usize, max: usize) -> Self {
-        Self::new(ErrorType::TooMany, path, Some(actual.into()), format!("must have at most {max} items"))
+        Self::new(
+            ErrorType::TooMany,
+            path,
+            Some(actual.into()),
+            format!("must have at most {max} items"),
+        )
     }
 
     /// Something failed that is not the user's fault.
@@ -361,9 +387,16 @@ mod tests {
 
     #[test]
     fn paths_render_fields_indexes_and_keys() {
-        let path = FieldPath::new("spec").child("topology").child("variables").key("cpu").child("value");
+        let path = FieldPath::new("spec")
+            .child("topology")
+            .child("variables")
+            .key("cpu")
+            .child("value");
         assert_eq!(path.to_string(), "spec.topology.variables[cpu].value");
-        let path = FieldPath::new("spec").children(&["workers", "machineDeployments"]).index(1).child("name");
+        let path = FieldPath::new("spec")
+            .children(&["workers", "machineDeployments"])
+            .index(1)
+            .child("name");
         assert_eq!(path.to_string(), "spec.workers.machineDeployments[1].name");
     }
 
@@ -371,7 +404,10 @@ mod tests {
     fn invalid_quotes_strings_and_keeps_numbers_bare() {
         let path = FieldPath::parse_dotted("spec.topology.version");
         let err = FieldError::invalid(&path, "1.x", "must be a valid semantic version");
-        assert_eq!(err.to_string(), r#"spec.topology.version: Invalid value: "1.x": must be a valid semantic version"#);
+        assert_eq!(
+            err.to_string(),
+            r#"spec.topology.version: Invalid value: "1.x": must be a valid semantic version"#
+        );
         let err = FieldError::invalid(&FieldPath::new("replicas"), 3, "too many");
         assert_eq!(err.body(), "Invalid value: 3: too many");
         let err = FieldError::invalid(&FieldPath::new("v"), json!({"a": 1}), "bad");
@@ -381,7 +417,10 @@ mod tests {
     #[test]
     fn required_and_forbidden_hide_the_value() {
         let path = FieldPath::new("spec").child("topology").child("class");
-        assert_eq!(FieldError::required(&path, "").to_string(), "spec.topology.class: Required value");
+        assert_eq!(
+            FieldError::required(&path, "").to_string(),
+            "spec.topology.class: Required value"
+        );
         assert_eq!(
             FieldError::forbidden(&path, "cannot be set").to_string(),
             "spec.topology.class: Forbidden: cannot be set"
@@ -395,12 +434,18 @@ mod tests {
         let one: FieldErrors = vec![a.clone()].into();
         assert_eq!(one.to_string(), "a: Required value");
         let many: FieldErrors = vec![a.clone(), b, a].into();
-        assert_eq!(many.to_string(), r#"[a: Required value, b: Duplicate value: "x"]"#);
+        assert_eq!(
+            many.to_string(),
+            r#"[a: Required value, b: Duplicate value: "x"]"#
+        );
     }
 
     #[test]
     fn not_supported_lists_the_choices() {
         let err = FieldError::not_supported(&FieldPath::new("op"), "move", &["add", "replace", "remove"]);
-        assert_eq!(err.to_string(), r#"op: Unsupported value: "move": supported values: "add", "replace", "remove""#);
+        assert_eq!(
+            err.to_string(),
+            r#"op: Unsupported value: "move": supported values: "add", "replace", "remove""#
+        );
     }
 }

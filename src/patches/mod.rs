@@ -1,1 +1,6 @@
-//! (being written)
+//! Patch engine: rendering and applying ClusterClass patches.
+
+pub mod inline;
+pub mod selector;
+pub mod template;
+pub mod variable_path;

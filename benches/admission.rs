@@ -1,0 +1,72 @@
+//! Admission hot paths: a Cluster create through the mutating and validating webhooks, and a
+//! ClusterClass update checked against the 1,000 Clusters that use it.
+
+use capi_topology::admission::{self, request::review_json, Kind, Webhook};
+use capi_topology::store::{parse_manifests, MemoryStore};
+use criterion::{criterion_group, criterion_main, Criterion};
+use kube::core::admission::Operation;
+use serde_json::{json, Value};
+
+const CLASS: &str = include_str!("fixtures/class-20-variables.yaml");
+const CLUSTER: &str = include_str!("fixtures/cluster-20-variables.yaml");
+
+fn one(text: &str) -> Value {
+    parse_manifests(text).expect("fixture parses").remove(0)
+}
+
+fn encode(kind: Kind, operation: Operation, object: Option<&Value>, old: Option<&Value>) -> Vec<u8> {
+    serde_json::to_vec(&review_json(kind, &operation, object, old)).expect("encodes")
+}
+
+/// Mutate then validate a Cluster create: 20 variables (nested objects, lists, CEL) and 5 MachineDeployments.
+fn cluster_create(c: &mut Criterion) {
+    let mut store = MemoryStore::default();
+    store.insert(one(CLASS)).expect("class stored");
+    let cluster = one(CLUSTER);
+    let mutate = Webhook { kind: Kind::Cluster, mutating: true };
+    let validate = Webhook { kind: Kind::Cluster, mutating: false };
+    let mutate_body = encode(Kind::Cluster, Operation::Create, Some(&cluster), None);
+    let answer = admission::review(mutate.path(), &mutate_body, &store);
+    let response = answer.response.expect("answered");
+    assert!(response.allowed, "benchmark input must be admitted: {}", response.result.message);
+    let mut defaulted = cluster.clone();
+    if let Some(patch) = &response.patch {
+        let patch: json_patch::Patch = serde_json::from_slice(patch).expect("patch decodes");
+        json_patch::patch(&mut defaulted, &patch).expect("patch applies");
+    }
+    let validate_body = encode(Kind::Cluster, Operation::Create, Some(&defaulted), None);
+    c.bench_function("cluster_create_mutate_validate_20_vars_5_mds", |b| {
+        b.iter(|| {
+            let m = serde_json::to_vec(&admission::review(mutate.path(), &mutate_body, &store)).expect("encodes");
+            let v = serde_json::to_vec(&admission::review(validate.path(), &validate_body, &store)).expect("encodes");
+            (m, v)
+        })
+    });
+}
+
+/// Validate a ClusterClass update that changes a variable's schema, with 1,000 Clusters using the class.
+fn class_update_with_1000_clusters(c: &mut Criterion) {
+    let class = one(CLASS);
+    let mut store = MemoryStore::default();
+    store.insert(class.clone()).expect("class stored");
+    let cluster = one(CLUSTER);
+    for i in 0..1000 {
+        let mut cluster = cluster.clone();
+        cluster["metadata"]["name"] = json!(format!("bench-{i}"));
+        cluster["metadata"]["namespace"] = json!(format!("team-{}", i % 10));
+        cluster["spec"]["topology"]["classNamespace"] = json!("default");
+        store.insert(cluster).expect("cluster stored");
+    }
+    let mut updated = class.clone();
+    updated["spec"]["variables"][6]["schema"]["openAPIV3Schema"]["maximum"] = json!(2000);
+    let validate = Webhook { kind: Kind::ClusterClass, mutating: false };
+    let body = encode(Kind::ClusterClass, Operation::Update, Some(&updated), Some(&class));
+    let answer = admission::review(validate.path(), &body, &store).response.expect("answered");
+    assert!(answer.allowed, "benchmark input must be admitted: {}", answer.result.message);
+    c.bench_function("clusterclass_update_1000_clusters", |b| {
+        b.iter(|| admission::review(validate.path(), &body, &store))
+    });
+}
+
+criterion_group!(benches, cluster_create, class_update_with_1000_clusters);
+criterion_main!(benches);

@@ -1,0 +1,390 @@
+//! The subset of Go's `fmt` that templates reach: `%v` printing, `print`/`println`, `printf` verbs.
+
+use super::value::{Value, MAX_VALUE_DEPTH};
+
+/// A bounded output buffer.
+pub(super) struct Buf {
+    pub(super) s: String,
+    limit: usize,
+}
+
+impl Buf {
+    pub(super) fn new(limit: usize) -> Self {
+        Buf {
+            s: String::new(),
+            limit,
+        }
+    }
+
+    pub(super) fn push(&mut self, text: &str) -> Result<(), String> {
+        if self.s.len() + text.len() > self.limit {
+            return Err(format!("output exceeds the limit of {} bytes", self.limit));
+        }
+        self.s.push_str(text);
+        Ok(())
+    }
+}
+
+/// Prints a value as a template action does (`<no value>` for a missing value).
+pub(crate) fn print_value(value: &Value, limit: usize) -> Result<String, String> {
+    if matches!(value, Value::Missing) {
+        let mut buf = Buf::new(limit);
+        buf.push("<no value>")?;
+        return Ok(buf.s);
+    }
+    let mut buf = Buf::new(limit);
+    write_verb(&mut buf, value, &Spec::plain('v'), 0)?;
+    Ok(buf.s)
+}
+
+/// `%v` of a value (`fmt.Sprint` of one operand).
+pub(crate) fn sprint_value(value: &Value, limit: usize) -> Result<String, String> {
+    let mut buf = Buf::new(limit);
+    write_verb(&mut buf, value, &Spec::plain('v'), 0)?;
+    Ok(buf.s)
+}
+
+/// `fmt.Sprint`: spaces between operands when neither side is a string.
+pub(crate) fn sprint(args: &[Value], limit: usize) -> Result<String, String> {
+    let mut buf = Buf::new(limit);
+    for (i, arg) in args.iter().enumerate() {
+        let after_string = i > 0 && matches!(args.get(i - 1), Some(Value::Str(_)));
+        if i > 0 && !matches!(arg, Value::Str(_)) && !after_string {
+            buf.push(" ")?;
+        }
+        write_verb(&mut buf, arg, &Spec::plain('v'), 0)?;
+    }
+    Ok(buf.s)
+}
+
+/// `fmt.Sprintln`: spaces between all operands and a final newline.
+pub(crate) fn sprintln(args: &[Value], limit: usize) -> Result<String, String> {
+    let mut buf = Buf::new(limit);
+    for (i, arg) in args.iter().enumerate() {
+        if i > 0 {
+            buf.push(" ")?;
+        }
+        write_verb(&mut buf, arg, &Spec::plain('v'), 0)?;
+    }
+    buf.push("\n")?;
+    Ok(buf.s)
+}
+
+/// A parsed `%` directive.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Spec {
+    pub(super) verb: char,
+    pub(super) minus: bool,
+    pub(super) plus: bool,
+    pub(super) sharp: bool,
+    pub(super) space: bool,
+    pub(super) zero: bool,
+    pub(super) width: Option<usize>,
+    pub(super) prec: Option<usize>,
+}
+
+impl Spec {
+    fn plain(verb: char) -> Self {
+        Spec {
+            verb,
+            ..Spec::default()
+        }
+    }
+}
+
+/// Go's `%v` of a float64: shortest representation, exponent form below 1e-4 or from 1e21.
+pub(crate) fn format_float_v(f: f64) -> String {
+    format_g(f, None)
+}
+
+fn format_g(f: f64, prec: Option<usize>) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf".into() } else { "-Inf".into() };
+    }
+    let sci = match prec {
+        None => format!("{f:e}"),
+        Some(p) => format!("{:.*e}", p.max(1) - 1, f),
+    };
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let neg = mantissa.starts_with('-');
+    let mut digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    if prec.is_some() {
+        while digits.len() > 1 && digits.ends_with('0') {
+            digits.pop();
+        }
+    }
+    let eprec: i32 = match prec {
+        None => 6,
+        Some(p) => {
+            let (p, nd) = (p.max(1) as i32, digits.len() as i32);
+            if p > nd && nd > exp {
+                nd
+            } else {
+                p
+            }
+        }
+    };
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    if exp < -4 || exp >= eprec {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push_str(&format!("e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs()));
+    } else if exp < 0 {
+        out.push_str("0.");
+        out.push_str(&"0".repeat((-exp - 1) as usize));
+        out.push_str(&digits);
+    } else {
+        let int_len = exp as usize + 1;
+        if digits.len() <= int_len {
+            out.push_str(&digits);
+            out.push_str(&"0".repeat(int_len - digits.len()));
+        } else {
+            out.push_str(&digits[..int_len]);
+            out.push('.');
+            out.push_str(&digits[int_len..]);
+        }
+    }
+    out
+}
+
+fn format_e(f: f64, prec: usize, upper: bool) -> String {
+    if !f.is_finite() {
+        return format_g(f, None);
+    }
+    let sci = format!("{:.*e}", prec, f);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let e = if upper { 'E' } else { 'e' };
+    format!("{mantissa}{e}{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+}
+
+/// Go's `strconv.Quote`.
+pub(crate) fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\x07' => out.push_str("\\a"),
+            '\x08' => out.push_str("\\b"),
+            '\x0c' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\x0b' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if c.is_control() => {
+                let n = c as u32;
+                if n < 0x10000 {
+                    out.push_str(&format!("\\u{n:04x}"));
+                } else {
+                    out.push_str(&format!("\\U{n:08x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Go's `%!verb(type=value)` for a verb that does not fit the value; the value is printed
+/// with `%v` and the directive's flags, width and precision.
+fn bad_verb(value: &Value, spec: &Spec) -> String {
+    let verb = spec.verb;
+    match value {
+        Value::Missing | Value::Nil => format!("%!{verb}(<nil>)"),
+        other => {
+            let mut buf = Buf::new(4096);
+            let as_v = Spec {
+                verb: 'v',
+                ..spec.clone()
+            };
+            let _ = write_verb(&mut buf, other, &as_v, 0);
+            format!("%!{verb}({}={})", other.type_name(), buf.s)
+        }
+    }
+}
+
+/// Pads to the width; `numeric` bodies keep their sign before zero padding and only they may
+/// refuse zero padding (integers with a precision).
+fn pad(buf: &mut Buf, body: &str, spec: &Spec, numeric: bool) -> Result<(), String> {
+    pad_with(buf, body, spec, true, numeric)
+}
+
+fn pad_with(buf: &mut Buf, body: &str, spec: &Spec, zero_ok: bool, numeric: bool) -> Result<(), String> {
+    let len = body.chars().count();
+    let width = spec.width.unwrap_or(0);
+    if len >= width {
+        return buf.push(body);
+    }
+    let fill = width - len;
+    if spec.minus {
+        buf.push(body)?;
+        buf.push(&" ".repeat(fill))
+    } else if spec.zero && zero_ok {
+        let (sign, digits) = match body.chars().next() {
+            Some(c @ ('-' | '+' | ' ')) if numeric => (c.to_string(), &body[1..]),
+            _ => (String::new(), body),
+        };
+        buf.push(&sign)?;
+        buf.push(&"0".repeat(fill))?;
+        buf.push(digits)
+    } else {
+        buf.push(&" ".repeat(fill))?;
+        buf.push(body)
+    }
+}
+
+fn signed(body: String, spec: &Spec) -> String {
+    // `%+v` asks for field names in Go, not for a sign.
+    if body.starts_with('-') || spec.verb == 'v' {
+        body
+    } else if spec.plus {
+        format!("+{body}")
+    } else if spec.space {
+        format!(" {body}")
+    } else {
+        body
+    }
+}
+
+fn write_int(buf: &mut Buf, n: i128, spec: &Spec, value: &Value) -> Result<(), String> {
+    let abs = n.unsigned_abs();
+    let digits = match spec.verb {
+        'd' | 'v' => abs.to_string(),
+        'x' => format!("{}{abs:x}", if spec.sharp { "0x" } else { "" }),
+        'X' => format!("{}{abs:X}", if spec.sharp { "0X" } else { "" }),
+        'o' => format!("{}{abs:o}", if spec.sharp { "0" } else { "" }),
+        'O' => format!("0o{abs:o}"),
+        'b' => format!("{abs:b}"),
+        'c' => {
+            return pad(
+                buf,
+                &u32::try_from(n)
+                    .ok()
+                    .and_then(char::from_u32)
+                    .unwrap_or('\u{fffd}')
+                    .to_string(),
+                spec,
+                false,
+            )
+        }
+        'q' => {
+            let c = u32::try_from(n)
+                .ok()
+                .and_then(char::from_u32)
+                .unwrap_or('\u{fffd}');
+            let q = quote(&c.to_string());
+            let inner = &q[1..q.len() - 1];
+            let inner = if inner == "\\\"" {
+                "\""
+            } else if inner == "'" {
+                "\\'"
+            } else {
+                inner
+            };
+            return pad(buf, &format!("'{inner}'"), spec, false);
+        }
+        'U' => return pad(buf, &format!("U+{abs:04X}"), spec, false),
+        'e' | 'E' | 'f' | 'F' | 'g' | 'G' | 's' | 't' => return buf.push(&bad_verb(value, spec)),
+        _ => return buf.push(&bad_verb(value, spec)),
+    };
+    let digits = match spec.prec {
+        Some(p) if digits.len() < p => format!("{}{digits}", "0".repeat(p - digits.len())),
+        _ => digits,
+    };
+    let body = if n < 0 { format!("-{digits}") } else { digits };
+    pad_with(buf, &signed(body, spec), spec, spec.prec.is_none(), true)
+}
+
+fn write_float(buf: &mut Buf, f: f64, spec: &Spec, value: &Value) -> Result<(), String> {
+    let body = match spec.verb {
+        'v' | 'g' => format_g(f, spec.prec),
+        'G' => format_g(f, spec.prec).to_uppercase(),
+        'f' | 'F' if f.is_finite() => format!("{:.*}", spec.prec.unwrap_or(6), f),
+        'f' | 'F' => format_g(f, None),
+        'e' | 'E' => format_e(f, spec.prec.unwrap_or(6), spec.verb == 'E'),
+        _ => return buf.push(&bad_verb(value, spec)),
+    };
+    pad_with(buf, &signed(body, spec), spec, f.is_finite(), true)
+}
+
+fn write_str(buf: &mut Buf, s: &str, spec: &Spec) -> Result<(), String> {
+    let s: String = match spec.prec {
+        Some(p) => s.chars().take(p).collect(),
+        None => s.to_string(),
+    };
+    let body = match spec.verb {
+        's' | 'v' => s,
+        'q' => quote(&s),
+        'x' => s.bytes().map(|b| format!("{b:02x}")).collect(),
+        'X' => s.bytes().map(|b| format!("{b:02X}")).collect(),
+        _ => return buf.push(&bad_verb(&Value::Str(s), spec)),
+    };
+    pad(buf, &body, spec, false)
+}
+
+pub(super) fn write_verb(buf: &mut Buf, value: &Value, spec: &Spec, depth: usize) -> Result<(), String> {
+    if depth > MAX_VALUE_DEPTH {
+        return Err("value nested too deeply to print".into());
+    }
+    match value {
+        Value::Missing | Value::Nil => match spec.verb {
+            'v' => pad(buf, "<nil>", spec, false),
+            _ => buf.push(&bad_verb(value, spec)),
+        },
+        Value::Bool(b) => match spec.verb {
+            'v' | 't' => pad(buf, &b.to_string(), spec, false),
+            _ => buf.push(&bad_verb(value, spec)),
+        },
+        Value::Int(n) | Value::Int64(n) => write_int(buf, i128::from(*n), spec, value),
+        Value::Uint(n) => write_int(buf, i128::from(*n), spec, value),
+        Value::Float(f) => write_float(buf, *f, spec, value),
+        Value::Str(s) => write_str(buf, s, spec),
+        Value::Version(v) => write_str(buf, &v.to_string(), spec),
+        Value::List(items) => {
+            buf.push("[")?;
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    buf.push(" ")?;
+                }
+                write_elem(buf, item, spec, depth)?;
+            }
+            buf.push("]")
+        }
+        Value::Map(map) => {
+            let entries: Vec<(String, Value)> =
+                map.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            buf.push("map[")?;
+            for (i, (k, v)) in entries.iter().enumerate() {
+                if i > 0 {
+                    buf.push(" ")?;
+                }
+                write_str(buf, k, spec)?;
+                buf.push(":")?;
+                write_elem(buf, v, spec, depth)?;
+            }
+            buf.push("]")
+        }
+    }
+}
+
+/// An element of a list or map: a nil element prints `<nil>` whatever the verb.
+fn write_elem(buf: &mut Buf, value: &Value, spec: &Spec, depth: usize) -> Result<(), String> {
+    if matches!(value, Value::Nil | Value::Missing) {
+        return pad(buf, "<nil>", spec, false);
+    }
+    write_verb(buf, value, spec, depth + 1)
+}
