@@ -32,7 +32,7 @@ pub enum PatchError {
         /// `, definition 0, op 1`, or `, enabledIf`.
         location: String,
         /// The template error.
-        source: TemplateError,
+        source: Box<TemplateError>,
     },
     /// A value could not be computed or applied.
     #[error("patch {patch:?}, definition {definition}, op {op}: {reason}")]
@@ -97,9 +97,15 @@ pub struct CompiledPatch {
 impl CompiledPatch {
     /// Parses the patch's `enabledIf` and value templates. External patches compile to no definitions.
     pub fn compile(patch: &ClusterClassPatch) -> Result<Self, PatchError> {
-        let template_error = |location: String, source| PatchError::Template { patch: patch.name.clone(), location, source };
+        let template_error = |location: String, source: TemplateError| PatchError::Template {
+            patch: patch.name.clone(),
+            location,
+            source: Box::new(source),
+        };
         let enabled_if = match &patch.enabled_if {
-            Some(source) => Some(Template::parse(source).map_err(|e| template_error(", enabledIf".into(), e))?),
+            Some(source) => {
+                Some(Template::parse(source).map_err(|e| template_error(", enabledIf".into(), e))?)
+            }
             None => None,
         };
         let mut definitions = Vec::with_capacity(patch.definitions.len());
@@ -122,16 +128,33 @@ impl CompiledPatch {
                             Template::parse(source)
                                 .map_err(|e| template_error(format!(", definition {d}, op {o}"), e))?,
                         ),
-                        _ => return Err(op_error("valueFrom must set exactly one of variable and template")),
+                        _ => {
+                            return Err(op_error(
+                                "valueFrom must set exactly one of variable and template",
+                            ))
+                        }
                     },
-                    (_, Some(_), Some(_)) => return Err(op_error("only one of value and valueFrom may be set")),
+                    (_, Some(_), Some(_)) => {
+                        return Err(op_error("only one of value and valueFrom may be set"))
+                    }
                     (_, None, None) => return Err(op_error("one of value and valueFrom must be set")),
                 };
-                ops.push(CompiledOp { op: json_patch.op.clone(), path: json_patch.path.clone(), value });
+                ops.push(CompiledOp {
+                    op: json_patch.op.clone(),
+                    path: json_patch.path.clone(),
+                    value,
+                });
             }
-            definitions.push(CompiledDefinition { selector: definition.selector.clone(), ops });
+            definitions.push(CompiledDefinition {
+                selector: definition.selector.clone(),
+                ops,
+            });
         }
-        Ok(Self { name: patch.name.clone(), enabled_if, definitions })
+        Ok(Self {
+            name: patch.name.clone(),
+            enabled_if,
+            definitions,
+        })
     }
 
     /// The patch's name.
@@ -142,8 +165,18 @@ impl CompiledPatch {
     /// Applies the patch to every item its selectors match and its `enabledIf` allows, in order.
     pub fn apply(&self, items: &mut [PatchItem], options: &ExecOptions) -> Result<(), PatchError> {
         for item in items.iter_mut() {
-            let api_version = item.object.get("apiVersion").and_then(Value::as_str).unwrap_or_default().to_owned();
-            let kind = item.object.get("kind").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let api_version = item
+                .object
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            let kind = item
+                .object
+                .get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
             let matched: Vec<(usize, &CompiledDefinition)> = self
                 .definitions
                 .iter()
@@ -157,9 +190,14 @@ impl CompiledPatch {
             let mut operations = Vec::new();
             for (d, definition) in matched {
                 for (o, op) in definition.ops.iter().enumerate() {
-                    let value = self.value_of(op, &item.variables, &data, options).map_err(|reason| {
-                        PatchError::Op { patch: self.name.clone(), definition: d, op: o, reason }
-                    })?;
+                    let value = self
+                        .value_of(op, &item.variables, &data, options)
+                        .map_err(|reason| PatchError::Op {
+                            patch: self.name.clone(),
+                            definition: d,
+                            op: o,
+                            reason,
+                        })?;
                     operations.push(operation(op, value).map_err(|reason| PatchError::Op {
                         patch: self.name.clone(),
                         definition: d,
@@ -171,7 +209,12 @@ impl CompiledPatch {
             json_patch::patch(&mut item.object, &Patch(operations)).map_err(|err| PatchError::Apply {
                 patch: self.name.clone(),
                 kind: kind.clone(),
-                name: item.object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                name: item
+                    .object
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
                 reason: err.to_string(),
             })?;
         }
@@ -180,14 +223,16 @@ impl CompiledPatch {
 
     /// `enabledIf` renders exactly `true` (as YAML) for the patch to apply; no enabledIf means enabled.
     fn is_enabled(&self, variables: &Map<String, Value>, options: &ExecOptions) -> Result<bool, PatchError> {
-        let Some(template) = &self.enabled_if else { return Ok(true) };
+        let Some(template) = &self.enabled_if else {
+            return Ok(true);
+        };
         let rendered = template
             .execute(&Value::Object(variables.clone()), options)
             .and_then(|text| parse_yaml_output(&text))
             .map_err(|source| PatchError::Template {
                 patch: self.name.clone(),
                 location: ", enabledIf".into(),
-                source,
+                source: Box::new(source),
             })?;
         Ok(rendered == Value::Bool(true))
     }
@@ -202,9 +247,9 @@ impl CompiledPatch {
         match &op.value {
             ValueSource::Nothing => Ok(None),
             ValueSource::Literal(value) => Ok(Some(value.clone())),
-            ValueSource::Variable(path) => {
-                lookup(variables, path).map(Some).map_err(|e: VariablePathError| format!("failed to calculate value: {e}"))
-            }
+            ValueSource::Variable(path) => lookup(variables, path)
+                .map(Some)
+                .map_err(|e: VariablePathError| format!("failed to calculate value: {e}")),
             ValueSource::Template(template) => template
                 .execute(data, options)
                 .and_then(|text| parse_yaml_output(&text))
@@ -223,7 +268,9 @@ fn operation(op: &CompiledOp, value: Option<Value>) -> Result<PatchOperation, St
         "add" => Ok(PatchOperation::Add(AddOperation { path, value })),
         "replace" => Ok(PatchOperation::Replace(ReplaceOperation { path, value })),
         "remove" => Ok(PatchOperation::Remove(RemoveOperation { path })),
-        other => Err(format!("unsupported op {other:?}: must be one of add, replace, remove")),
+        other => Err(format!(
+            "unsupported op {other:?}: must be one of add, replace, remove"
+        )),
     }
 }
 
@@ -262,9 +309,19 @@ definitions:
         let vars = json!({"enabled": true, "sizes": {"large": 8},
                           "builtin": {"machineDeployment": {"version": "v1.31.0+k3s1"}}});
         let mut items = vec![
-            item(Role::MachineDeployment { class: "default-worker".into() }, vars.clone()),
+            item(
+                Role::MachineDeployment {
+                    class: "default-worker".into(),
+                },
+                vars.clone(),
+            ),
             item(Role::MachineDeployment { class: "gpu".into() }, vars.clone()),
-            item(Role::MachineDeployment { class: "big-worker".into() }, json!({"enabled": false})),
+            item(
+                Role::MachineDeployment {
+                    class: "big-worker".into(),
+                },
+                json!({"enabled": false}),
+            ),
         ];
         items[0].object["spec"]["template"]["spec"]["port"] = json!(1);
         patch(PATCH).apply(&mut items, &ExecOptions::default()).unwrap();
@@ -272,15 +329,30 @@ definitions:
             items[0].object["spec"]["template"]["spec"],
             json!({"list": ["first", "a"], "image": "node:v1.31.0_k3s1", "size": 8, "port": 8080})
         );
-        assert_eq!(items[1].object["spec"]["template"]["spec"], json!({"list": ["a"]}), "class does not match");
-        assert_eq!(items[2].object["spec"]["template"]["spec"], json!({"list": ["a"]}), "enabledIf is false");
+        assert_eq!(
+            items[1].object["spec"]["template"]["spec"],
+            json!({"list": ["a"]}),
+            "class does not match"
+        );
+        assert_eq!(
+            items[2].object["spec"]["template"]["spec"],
+            json!({"list": ["a"]}),
+            "enabledIf is false"
+        );
     }
 
     #[test]
     fn errors_name_the_patch_definition_and_op() {
         let vars = json!({"enabled": true, "sizes": {}, "builtin": {"machineDeployment": {"version": "v1"}}});
-        let mut items = vec![item(Role::MachineDeployment { class: "a-worker".into() }, vars)];
-        let err = patch(PATCH).apply(&mut items, &ExecOptions::default()).unwrap_err();
+        let mut items = vec![item(
+            Role::MachineDeployment {
+                class: "a-worker".into(),
+            },
+            vars,
+        )];
+        let err = patch(PATCH)
+            .apply(&mut items, &ExecOptions::default())
+            .unwrap_err();
         assert_eq!(
             err.to_string(),
             r#"patch "image", definition 0, op 1: failed to calculate value: variable "sizes.large" not found"#
@@ -290,10 +362,18 @@ definitions:
     #[test]
     fn replace_of_a_missing_field_fails_naming_the_template() {
         let vars = json!({"enabled": true, "sizes": {"large": 1}, "builtin": {"machineDeployment": {"version": "v1"}}});
-        let mut items = vec![item(Role::MachineDeployment { class: "a-worker".into() }, vars)];
-        let err = patch(PATCH).apply(&mut items, &ExecOptions::default()).unwrap_err();
+        let mut items = vec![item(
+            Role::MachineDeployment {
+                class: "a-worker".into(),
+            },
+            vars,
+        )];
+        let err = patch(PATCH)
+            .apply(&mut items, &ExecOptions::default())
+            .unwrap_err();
         assert!(
-            err.to_string().starts_with(r#"patch "image": cannot apply to MachineTemplate "t": "#),
+            err.to_string()
+                .starts_with(r#"patch "image": cannot apply to MachineTemplate "t": "#),
             "{err}"
         );
     }
@@ -308,6 +388,9 @@ definitions:
             .unwrap(),
         )
         .unwrap_err();
-        assert_eq!(err.to_string(), r#"patch "p", definition 0, op 0: only one of value and valueFrom may be set"#);
+        assert_eq!(
+            err.to_string(),
+            r#"patch "p", definition 0, op 0: only one of value and valueFrom may be set"#
+        );
     }
 }

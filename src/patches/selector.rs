@@ -53,7 +53,9 @@ pub fn class_matches(pattern: &str, class: &str) -> bool {
             return true;
         }
     }
-    pattern.strip_suffix('*').is_some_and(|prefix| class.starts_with(prefix))
+    pattern
+        .strip_suffix('*')
+        .is_some_and(|prefix| class.starts_with(prefix))
 }
 
 #[cfg(test)]
@@ -85,11 +87,21 @@ mod tests {
 
     #[test]
     fn machine_deployment_names_and_empty_lists() {
-        let s = selector("{apiVersion: a/v1, kind: T, matchResources: {machineDeploymentClass: {names: ['*-worker']}}}");
-        let worker = Role::MachineDeployment { class: "default-worker".into() };
+        let s = selector(
+            "{apiVersion: a/v1, kind: T, matchResources: {machineDeploymentClass: {names: ['*-worker']}}}",
+        );
+        let worker = Role::MachineDeployment {
+            class: "default-worker".into(),
+        };
         assert!(matches(&s, "a/v1", "T", &worker));
-        assert!(!matches(&s, "a/v1", "T", &Role::MachineDeployment { class: "gpu".into() }));
-        let empty = selector("{apiVersion: a/v1, kind: T, matchResources: {machineDeploymentClass: {names: []}}}");
+        assert!(!matches(
+            &s,
+            "a/v1",
+            "T",
+            &Role::MachineDeployment { class: "gpu".into() }
+        ));
+        let empty =
+            selector("{apiVersion: a/v1, kind: T, matchResources: {machineDeploymentClass: {names: []}}}");
         assert!(!matches(&empty, "a/v1", "T", &worker));
     }
 }

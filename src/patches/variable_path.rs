@@ -39,21 +39,31 @@ pub fn lookup(variables: &Map<String, Value>, path: &str) -> Result<Value, Varia
             None => Some(variables),
             Some(value) => value.as_object(),
         };
-        let mut value = map.and_then(|m| m.get(key)).ok_or_else(|| VariablePathError::NotFound(path.to_owned()))?;
+        let mut value = map
+            .and_then(|m| m.get(key))
+            .ok_or_else(|| VariablePathError::NotFound(path.to_owned()))?;
         if let Some(index) = index {
             value = value
                 .as_array()
                 .and_then(|items| items.get(index))
-                .ok_or_else(|| VariablePathError::OutOfRange { path: path.to_owned(), index })?;
+                .ok_or_else(|| VariablePathError::OutOfRange {
+                    path: path.to_owned(),
+                    index,
+                })?;
         }
         current = Some(value);
     }
-    current.cloned().ok_or_else(|| VariablePathError::EmptySegment(path.to_owned()))
+    current
+        .cloned()
+        .ok_or_else(|| VariablePathError::EmptySegment(path.to_owned()))
 }
 
 /// Splits `name[3]` into `("name", Some(3))`.
 fn split_segment<'a>(path: &str, segment: &'a str) -> Result<(&'a str, Option<usize>), VariablePathError> {
-    let bad = || VariablePathError::BadIndex { path: path.to_owned(), segment: segment.to_owned() };
+    let bad = || VariablePathError::BadIndex {
+        path: path.to_owned(),
+        segment: segment.to_owned(),
+    };
     let (key, index) = match segment.split_once('[') {
         None => (segment, None),
         Some((key, rest)) => {
@@ -91,14 +101,32 @@ mod tests {
 
     #[test]
     fn missing_keys_bad_and_out_of_range_indexes_are_errors() {
-        assert_eq!(lookup(&vars(), "nope"), Err(VariablePathError::NotFound("nope".into())));
-        assert_eq!(lookup(&vars(), "obj.x"), Err(VariablePathError::NotFound("obj.x".into())));
+        assert_eq!(
+            lookup(&vars(), "nope"),
+            Err(VariablePathError::NotFound("nope".into()))
+        );
+        assert_eq!(
+            lookup(&vars(), "obj.x"),
+            Err(VariablePathError::NotFound("obj.x".into()))
+        );
         assert_eq!(
             lookup(&vars(), "list[2]"),
-            Err(VariablePathError::OutOfRange { path: "list[2]".into(), index: 2 })
+            Err(VariablePathError::OutOfRange {
+                path: "list[2]".into(),
+                index: 2
+            })
         );
-        assert!(matches!(lookup(&vars(), "list[x]"), Err(VariablePathError::BadIndex { .. })));
-        assert!(matches!(lookup(&vars(), "region[0]"), Err(VariablePathError::OutOfRange { .. })));
-        assert!(matches!(lookup(&vars(), "obj..a"), Err(VariablePathError::EmptySegment(_))));
+        assert!(matches!(
+            lookup(&vars(), "list[x]"),
+            Err(VariablePathError::BadIndex { .. })
+        ));
+        assert!(matches!(
+            lookup(&vars(), "region[0]"),
+            Err(VariablePathError::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            lookup(&vars(), "obj..a"),
+            Err(VariablePathError::EmptySegment(_))
+        ));
     }
 }

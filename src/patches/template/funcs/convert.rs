@@ -87,7 +87,7 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
 }
 
 fn divide(a: &[Value], op: fn(i64, i64) -> i64) -> Result<Value, String> {
-    let (x, y) = (to_int64(&arg(&a, 0)), to_int64(&arg(&a, 1)));
+    let (x, y) = (to_int64(&arg(a, 0)), to_int64(&arg(a, 1)));
     if y == 0 {
         return Err("runtime error: integer divide by zero".into());
     }
