@@ -1,0 +1,85 @@
+//! The binary on the bundled examples: `check` accepts the quickstart, refuses the invalid
+//! changes the way kubectl would show them, and `admit` answers a review read from stdin.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{json, Value};
+
+fn capi_topology(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_capi-topology"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    if let Some(input) = stdin {
+        // The binary may exit before reading (usage errors): a closed pipe is fine here.
+        let _ = child.stdin.take().expect("stdin").write_all(input);
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().expect("the binary finishes")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn check_accepts_the_quickstart() {
+    let output = capi_topology(&["check", "-f", "examples/quickstart/"], None);
+    assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    let text = stdout(&output);
+    assert!(text.contains("clusterclass.cluster.x-k8s.io/quick-start created"), "{text}");
+    assert!(text.contains("cluster.cluster.x-k8s.io/dev created"), "{text}");
+    assert!(text.contains("cluster.cluster.x-k8s.io/prod created"), "{text}");
+}
+
+#[test]
+fn check_reports_json_per_object() {
+    let output = capi_topology(&["check", "-f", "examples/quickstart/", "-o", "json"], None);
+    assert!(output.status.success());
+    let reports: Vec<Value> = serde_json::from_slice(&output.stdout).expect("JSON output");
+    assert_eq!(reports.len(), 9);
+    assert!(reports.iter().all(|r| r["verdict"] == "created"), "{reports:?}");
+}
+
+#[test]
+fn check_fails_cleanly_on_unreadable_input() {
+    let output = capi_topology(&["check", "-f", "does/not/exist.yaml"], None);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).starts_with("error: cannot read does/not/exist.yaml"));
+}
+
+#[test]
+fn admit_answers_a_review_from_stdin() {
+    let review = json!({
+        "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "request": {
+            "uid": "abc-123",
+            "kind": {"group": "cluster.x-k8s.io", "version": "v1beta1", "kind": "Cluster"},
+            "resource": {"group": "cluster.x-k8s.io", "version": "v1beta1", "resource": "clusters"},
+            "name": "dev", "namespace": "default", "operation": "CREATE",
+            "userInfo": {"username": "me"},
+            "object": {"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+                       "metadata": {"name": "dev", "namespace": "default"},
+                       "spec": {"topology": {"class": "quick-start", "version": "v1.31.2"}}}
+        }
+    });
+    let output = capi_topology(
+        &["admit", "--objects", "examples/quickstart/", "--path", "/validate-cluster-x-k8s-io-v1beta1-cluster"],
+        Some(&serde_json::to_vec(&review).unwrap()),
+    );
+    assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    let answer: Value = serde_json::from_slice(&output.stdout).expect("an AdmissionReview");
+    assert_eq!(answer["kind"], "AdmissionReview");
+    assert_eq!(answer["response"]["uid"], "abc-123");
+}
+
+#[test]
+fn admit_rejects_an_unknown_path_as_usage_error() {
+    let output = capi_topology(&["admit", "--objects", "examples/quickstart/", "--path", "/nope"], Some(b"{}"));
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("unknown webhook path \"/nope\""));
+}
