@@ -110,6 +110,8 @@ pub enum ErrorType {
     NotFound,
     /// A value is not one of the supported values.
     NotSupported,
+    /// A value has the wrong JSON type.
+    TypeInvalid,
     /// A value is too long.
     TooLong,
     /// A list has too many items.
@@ -128,6 +130,7 @@ impl ErrorType {
             Self::Duplicate => "FieldValueDuplicate",
             Self::NotFound => "FieldValueNotFound",
             Self::NotSupported => "FieldValueNotSupported",
+            Self::TypeInvalid => "FieldValueTypeInvalid",
             Self::TooLong => "FieldValueTooLong",
             Self::TooMany => "FieldValueTooMany",
             Self::Internal => "InternalError",
@@ -138,7 +141,7 @@ impl ErrorType {
     pub fn phrase(self) -> &'static str {
         match self {
             Self::Required => "Required value",
-            Self::Invalid => "Invalid value",
+            Self::Invalid | Self::TypeInvalid => "Invalid value",
             Self::Forbidden => "Forbidden",
             Self::Duplicate => "Duplicate value",
             Self::NotFound => "Not found",
@@ -153,7 +156,12 @@ impl ErrorType {
     fn shows_value(self) -> bool {
         matches!(
             self,
-            Self::Invalid | Self::Duplicate | Self::NotFound | Self::NotSupported
+            Self::Invalid
+                | Self::TypeInvalid
+                | Self::Duplicate
+                | Self::NotFound
+                | Self::NotSupported
+                | Self::TooMany
         )
     }
 }
@@ -172,7 +180,8 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    fn new(kind: ErrorType, path: &FieldPath, value: Option<Value>, detail: impl Into<String>) -> Self {
+    /// An error of any kind; the other constructors are shorthands for this one.
+    pub fn new(kind: ErrorType, path: &FieldPath, value: Option<Value>, detail: impl Into<String>) -> Self {
         Self {
             kind,
             path: path.clone(),

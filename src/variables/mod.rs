@@ -1,1 +1,15 @@
-//! (being written)
+//! ClusterClass variables: schemas compiled once, definitions checked, Cluster values defaulted
+//! and validated (OpenAPI keywords, formats, CEL rules), and the reconciled `status.variables`.
+
+pub mod cel;
+mod defaulting;
+mod definitions;
+mod formats;
+mod schema;
+mod status;
+mod values;
+
+pub use definitions::validate_definitions;
+pub use schema::{CompileError, Schema};
+pub use status::status_variables;
+pub use values::CompiledVariables;

@@ -1,0 +1,149 @@
+//! CEL `x-kubernetes-validations` of a variable schema: compiled once with the Kubernetes CEL
+//! libraries (kube-cel), checked at definition time, evaluated against values (with `oldSelf` for
+//! transition rules), and reported the way the API server reports them.
+
+use std::sync::Arc;
+
+use kube_cel::{compile_schema, CompiledSchema, ErrorKind, Validator};
+use serde_json::Value;
+
+use crate::api::JSONSchemaProps;
+use crate::field::{ErrorType, FieldError, FieldErrors, FieldPath};
+
+mod checks;
+
+thread_local! {
+    /// A validator per thread: it holds the CEL function registry, built once.
+    static VALIDATOR: Validator = Validator::new();
+}
+
+/// The compiled CEL rules of one schema tree.
+#[derive(Debug, Clone)]
+pub struct CelRules {
+    compiled: Option<Arc<CompiledSchema>>,
+}
+
+impl CelRules {
+    /// Checks every rule of the tree (non-blank, message rules, reason, fieldPath, `oldSelf`
+    /// placement, cost) and compiles them. Errors sit at `schema_path` + the node's keyword path,
+    /// e.g. `...openAPIV3Schema.properties[a].x-kubernetes-validations[0].rule`.
+    pub fn compile(schema: &JSONSchemaProps, schema_path: &FieldPath) -> Result<CelRules, FieldErrors> {
+        if !checks::has_rules(schema) {
+            return Ok(CelRules { compiled: None });
+        }
+        let json = serde_json::to_value(schema)
+            .map_err(|e| FieldErrors::from(FieldError::internal(schema_path, e.to_string())))?;
+        let compiled = compile_schema(&json);
+        let errors = checks::check_tree(schema, &compiled, schema_path);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Ok(CelRules {
+            compiled: Some(Arc::new(compiled)),
+        })
+    }
+
+    /// True when the tree has no rule.
+    pub fn is_empty(&self) -> bool {
+        self.compiled.is_none()
+    }
+
+    /// Evaluates every rule against `value` (`old` binds `oldSelf`; transition rules are skipped
+    /// without it). Errors sit at `value_path` plus the rule's node or `fieldPath`.
+    pub fn validate(&self, value: &Value, old: Option<&Value>, value_path: &FieldPath) -> FieldErrors {
+        let Some(compiled) = &self.compiled else {
+            return FieldErrors::new();
+        };
+        let result = VALIDATOR.with(|validator| validator.validate_compiled(compiled, value, old));
+        let Err(failures) = result else {
+            return FieldErrors::new();
+        };
+        let raw = serde_json::to_string(value).unwrap_or_default();
+        failures
+            .iter()
+            .map(|failure| {
+                let path = failure
+                    .field_path
+                    .split('.')
+                    .filter(|segment| !segment.is_empty())
+                    .fold(value_path.clone(), |path, segment| path.child(segment));
+                let kind = match (failure.reason.as_deref(), &failure.kind) {
+                    (_, ErrorKind::EvaluationError | ErrorKind::UnsupportedReference) => ErrorType::Invalid,
+                    (Some("FieldValueRequired"), _) => ErrorType::Required,
+                    (Some("FieldValueForbidden"), _) => ErrorType::Forbidden,
+                    (Some("FieldValueDuplicate"), _) => ErrorType::Duplicate,
+                    _ => ErrorType::Invalid,
+                };
+                let value = matches!(kind, ErrorType::Invalid | ErrorType::Duplicate)
+                    .then(|| Value::from(raw.clone()));
+                FieldError::new(kind, &path, value, failure.message.clone())
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rules(schema: &str) -> CelRules {
+        let props: JSONSchemaProps = serde_yaml_ng::from_str(schema).unwrap();
+        CelRules::compile(&props, &FieldPath::new("schema")).unwrap()
+    }
+
+    fn failures(schema: &str, value: Value, old: Option<Value>) -> Vec<String> {
+        let path = FieldPath::new("spec")
+            .children(&["topology", "variables"])
+            .key("v")
+            .child("value");
+        rules(schema)
+            .validate(&value, old.as_ref(), &path)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    const P: &str = "spec.topology.variables[v].value";
+
+    #[test]
+    fn failing_rules_report_message_and_path() {
+        let schema = "{type: object, properties: {dataDir: {type: string}}, x-kubernetes-validations: \
+                      [{rule: \"self.dataDir.startsWith('/')\", message: dataDir must be an absolute path}]}";
+        assert_eq!(
+            failures(schema, json!({"dataDir": "var"}), None),
+            [format!(
+                r#"{P}: Invalid value: "{{\"dataDir\":\"var\"}}": dataDir must be an absolute path"#
+            )]
+        );
+        assert!(failures(schema, json!({"dataDir": "/var"}), None).is_empty());
+    }
+
+    #[test]
+    fn message_expression_reason_and_kubernetes_libraries() {
+        let schema = "{type: string, x-kubernetes-validations: [{rule: 'self == \"\" || self != \"\"', \
+                      messageExpression: \"'got %s'.format([self])\"}]}";
+        assert!(failures(schema, json!("x"), None).is_empty());
+        let schema = "{type: string, x-kubernetes-validations: [{rule: 'isCIDR(self) && cidr(self).prefixLength() <= 24', \
+                      message: too small, reason: FieldValueForbidden}]}";
+        assert_eq!(
+            failures(schema, json!("10.0.0.0/28"), None),
+            [format!("{P}: Forbidden: too small")]
+        );
+    }
+
+    #[test]
+    fn transition_rules_need_an_old_value() {
+        let schema = "{type: integer, x-kubernetes-validations: [{rule: 'self >= oldSelf', message: may not decrease}]}";
+        assert!(failures(schema, json!(1), None).is_empty());
+        assert_eq!(
+            failures(schema, json!(1), Some(json!(2))),
+            [format!(r#"{P}: Invalid value: "1": may not decrease"#)]
+        );
+    }
+
+    #[test]
+    fn schemas_without_rules_compile_to_nothing() {
+        assert!(rules("{type: object, properties: {a: {type: string}}}").is_empty());
+    }
+}

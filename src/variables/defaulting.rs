@@ -1,0 +1,77 @@
+//! Structural defaulting: an absent (or null) property that has a default gets it, recursively;
+//! a value that is present is never replaced, whatever it is (`""`, `0`, `false`, `[]`, `{}`).
+
+use serde_json::Value;
+
+use super::schema::{Schema, MAX_DEPTH};
+
+/// Fills in the defaults the schema declares below `value` (not `value` itself).
+pub fn apply_defaults(schema: &Schema, value: &mut Value) {
+    apply(schema, value, 0);
+}
+
+fn apply(schema: &Schema, value: &mut Value, depth: usize) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            for (key, property) in &schema.properties {
+                let absent = map.get(key).is_none_or(Value::is_null);
+                if absent {
+                    if let Some(default) = &property.props.default {
+                        map.insert(key.clone(), default.clone());
+                    }
+                }
+            }
+            for (key, child) in map.iter_mut() {
+                if let Some(child_schema) = schema.properties.get(key).or(schema.additional.as_deref()) {
+                    apply(child_schema, child, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = &schema.items {
+                for item in items {
+                    apply(item_schema, item, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::JSONSchemaProps;
+    use serde_json::json;
+
+    fn defaulted(schema: &str, mut value: Value) -> Value {
+        let props: JSONSchemaProps = serde_yaml_ng::from_str(schema).unwrap();
+        apply_defaults(&Schema::compile(&props).unwrap(), &mut value);
+        value
+    }
+
+    const SCHEMA: &str = "{type: object, properties: {a: {type: string, default: x}, b: {type: object, default: {}, \
+                          properties: {c: {type: integer, default: 3}}}, list: {type: array, items: {type: object, \
+                          properties: {port: {type: integer, default: 443}}}}, m: {type: object, \
+                          additionalProperties: {type: object, properties: {on: {type: boolean, default: true}}}}}}";
+
+    #[test]
+    fn fills_absent_and_null_fields_recursively() {
+        assert_eq!(
+            defaulted(
+                SCHEMA,
+                json!({"b": null, "list": [{}, {"port": 80}], "m": {"k": {}}})
+            ),
+            json!({"b": {"c": 3}, "list": [{"port": 443}, {"port": 80}], "m": {"k": {"on": true}}, "a": "x"})
+        );
+    }
+
+    #[test]
+    fn never_replaces_present_values() {
+        let value = json!({"a": "", "b": {"c": 0}, "list": [], "m": {}});
+        assert_eq!(defaulted(SCHEMA, value.clone()), value);
+    }
+}

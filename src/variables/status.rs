@@ -1,0 +1,89 @@
+//! `status.variables` as the ClusterClass reconciler writes it: every definition of every
+//! variable, inline and discovered, with conflicts flagged.
+
+use crate::api::labels::VARIABLE_DEFINITION_FROM_INLINE;
+use crate::api::{ClusterClassStatusVariable, ClusterClassStatusVariableDefinition, ClusterClassVariable};
+
+/// The status variables for `inline` definitions and those `discovered` per external patch
+/// (patch name, variables), in first-seen order; a name whose schemas differ is a conflict.
+pub fn status_variables(
+    inline: &[ClusterClassVariable],
+    discovered: &[(String, Vec<ClusterClassVariable>)],
+) -> Vec<ClusterClassStatusVariable> {
+    let sources = std::iter::once((VARIABLE_DEFINITION_FROM_INLINE, inline)).chain(
+        discovered
+            .iter()
+            .map(|(patch, variables)| (patch.as_str(), variables.as_slice())),
+    );
+    let mut status: Vec<ClusterClassStatusVariable> = Vec::new();
+    for (from, variables) in sources {
+        for variable in variables {
+            let definition = ClusterClassStatusVariableDefinition {
+                from: from.to_owned(),
+                required: variable.required,
+                metadata: variable.metadata.clone(),
+                schema: variable.schema.clone(),
+            };
+            match status.iter_mut().find(|s| s.name == variable.name) {
+                Some(existing) => {
+                    existing.definitions_conflict |= existing.definitions.iter().any(|d| {
+                        d.schema != definition.schema
+                            || d.required != definition.required
+                            || d.metadata != definition.metadata
+                    });
+                    existing.definitions.push(definition);
+                }
+                None => status.push(ClusterClassStatusVariable {
+                    name: variable.name.clone(),
+                    definitions_conflict: false,
+                    definitions: vec![definition],
+                }),
+            }
+        }
+    }
+    status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn variables(yaml: &str) -> Vec<ClusterClassVariable> {
+        serde_yaml_ng::from_str(yaml).unwrap()
+    }
+
+    #[test]
+    fn inline_only_has_no_conflicts() {
+        let status = status_variables(
+            &variables("[{name: a, required: true, schema: {openAPIV3Schema: {type: string}}}]"),
+            &[],
+        );
+        assert_eq!(status.len(), 1);
+        assert_eq!(status[0].definitions[0].from, "inline");
+        assert!(status[0].definitions[0].required && !status[0].definitions_conflict);
+    }
+
+    #[test]
+    fn differing_schemas_conflict_equal_ones_do_not() {
+        let inline = variables("[{name: proxy, required: false, schema: {openAPIV3Schema: {type: string}}}]");
+        let same = (
+            "lb".to_owned(),
+            variables("[{name: proxy, required: false, schema: {openAPIV3Schema: {type: string}}}]"),
+        );
+        assert!(!status_variables(&inline, &[same])[0].definitions_conflict);
+        let other = (
+            "lb".to_owned(),
+            variables("[{name: proxy, required: false, schema: {openAPIV3Schema: {type: object}}}]"),
+        );
+        let status = status_variables(&inline, &[other]);
+        assert!(status[0].definitions_conflict);
+        assert_eq!(
+            status[0]
+                .definitions
+                .iter()
+                .map(|d| d.from.as_str())
+                .collect::<Vec<_>>(),
+            ["inline", "lb"]
+        );
+    }
+}

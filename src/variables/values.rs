@@ -1,0 +1,376 @@
+//! A ClusterClass's variable definitions (its `status.variables`) compiled once, then used to
+//! default and validate the values Clusters set, at the Cluster level and in overrides.
+
+use super::cel::CelRules;
+use super::defaulting::apply_defaults;
+use super::schema::Schema;
+use crate::api::{ClusterClassStatusVariable, ClusterVariable};
+use crate::field::{FieldError, FieldErrors, FieldPath};
+
+/// One definition, compiled.
+#[derive(Debug, Clone)]
+struct Definition {
+    from: String,
+    required: bool,
+    /// The compiled schema and CEL rules, or why they do not compile.
+    compiled: Result<(Schema, CelRules), String>,
+}
+
+/// One variable with all its definitions.
+#[derive(Debug, Clone)]
+struct Variable {
+    name: String,
+    conflict: bool,
+    definitions: Vec<Definition>,
+}
+
+/// Compiled variable definitions of a ClusterClass, reused by every request for the class.
+#[derive(Debug, Clone, Default)]
+pub struct CompiledVariables {
+    variables: Vec<Variable>,
+}
+
+impl CompiledVariables {
+    /// Compiles `definitions`; never fails: a schema that does not compile is reported when a
+    /// value needs it.
+    pub fn compile(definitions: &[ClusterClassStatusVariable]) -> CompiledVariables {
+        let variables = definitions
+            .iter()
+            .map(|variable| Variable {
+                name: variable.name.clone(),
+                conflict: variable.definitions_conflict,
+                definitions: variable
+                    .definitions
+                    .iter()
+                    .map(|definition| {
+                        let props = &definition.schema.open_api_v3_schema;
+                        let schema = Schema::compile(props).map_err(|e| e.message);
+                        let rules = CelRules::compile(props, &FieldPath::root()).map_err(|e| e.to_string());
+                        Definition {
+                            from: definition.from.clone(),
+                            required: definition.required,
+                            compiled: schema.and_then(|s| rules.map(|r| (s, r))),
+                        }
+                    })
+                    .collect(),
+            })
+            .collect();
+        CompiledVariables { variables }
+    }
+
+    /// True when the class defines no variable.
+    pub fn is_empty(&self) -> bool {
+        self.variables.is_empty()
+    }
+
+    /// Cluster-level defaulting: existing entries keep their order and get nested defaults; then
+    /// every absent variable with a top-level default is appended, in class order (one entry per
+    /// definition, with `definitionFrom`, when the definitions conflict).
+    pub fn default_cluster_variables(
+        &self,
+        values: &[ClusterVariable],
+        path: &FieldPath,
+    ) -> Result<Vec<ClusterVariable>, FieldErrors> {
+        let mut defaulted = self.default_override_variables(values, path)?;
+        for variable in &self.variables {
+            for definition in &variable.definitions {
+                let from = if variable.conflict {
+                    definition.from.as_str()
+                } else {
+                    ""
+                };
+                let present = defaulted.iter().any(|v| {
+                    v.name == variable.name && (!variable.conflict || v.definition_from == definition.from)
+                });
+                let Ok((schema, _)) = &definition.compiled else {
+                    continue;
+                };
+                if let (false, Some(default)) = (present, &schema.props.default) {
+                    let mut value = default.clone();
+                    apply_defaults(schema, &mut value);
+                    defaulted.push(ClusterVariable {
+                        name: variable.name.clone(),
+                        definition_from: from.to_owned(),
+                        value,
+                    });
+                }
+                if !variable.conflict {
+                    break;
+                }
+            }
+        }
+        Ok(defaulted)
+    }
+
+    /// Override lists: nested defaults of the entries given; never new entries.
+    pub fn default_override_variables(
+        &self,
+        values: &[ClusterVariable],
+        _path: &FieldPath,
+    ) -> Result<Vec<ClusterVariable>, FieldErrors> {
+        let mut defaulted = values.to_vec();
+        for value in &mut defaulted {
+            if let Some(Ok((schema, _))) = self.definition_for(value).map(|d| &d.compiled) {
+                apply_defaults(schema, &mut value.value);
+            }
+        }
+        Ok(defaulted)
+    }
+
+    /// Validates Cluster-level values: required variables set, then each value as
+    /// [`CompiledVariables::validate_override_variables`] does.
+    pub fn validate_cluster_variables(
+        &self,
+        values: &[ClusterVariable],
+        old: Option<&[ClusterVariable]>,
+        path: &FieldPath,
+    ) -> FieldErrors {
+        let mut errors = FieldErrors::new();
+        for variable in &self.variables {
+            for definition in variable.definitions.iter().filter(|d| d.required) {
+                let set = values.iter().any(|v| {
+                    v.name == variable.name && (!variable.conflict || v.definition_from == definition.from)
+                });
+                if set {
+                    continue;
+                }
+                let detail = if variable.conflict {
+                    format!(
+                        "required variable {:?} must be set for the definition from {:?}",
+                        variable.name, definition.from
+                    )
+                } else {
+                    format!("required variable {:?} must be set", variable.name)
+                };
+                errors.push(FieldError::required(path, detail));
+                if !variable.conflict {
+                    break;
+                }
+            }
+        }
+        errors.extend(self.validate_override_variables(values, old, path));
+        errors
+    }
+
+    /// Validates values (of the Cluster or of an override list): unique, defined, `definitionFrom`
+    /// naming a definition (required when definitions conflict), the schema, no unknown fields,
+    /// and the CEL rules (transition rules against the same entry of `old`).
+    pub fn validate_override_variables(
+        &self,
+        values: &[ClusterVariable],
+        old: Option<&[ClusterVariable]>,
+        path: &FieldPath,
+    ) -> FieldErrors {
+        let mut errors = FieldErrors::new();
+        for (i, value) in values.iter().enumerate() {
+            let value_path = path.key(&value.name);
+            let raw = serde_json::to_string(&value.value).unwrap_or_default();
+            if values[..i]
+                .iter()
+                .any(|v| v.name == value.name && v.definition_from == value.definition_from)
+            {
+                errors.push(FieldError::duplicate(&value_path, value.name.as_str()));
+                continue;
+            }
+            let Some(variable) = self.variables.iter().find(|v| v.name == value.name) else {
+                errors.push(FieldError::invalid(&value_path, raw, "variable is not defined"));
+                continue;
+            };
+            let Some(definition) = self.definition_for(value) else {
+                errors.push(definition_from_error(variable, value, &value_path));
+                continue;
+            };
+            let (schema, rules) = match &definition.compiled {
+                Ok(compiled) => compiled,
+                Err(reason) => {
+                    let detail = format!(
+                        "the schema of variable {:?} does not compile; the ClusterClass should be checked: {reason}",
+                        value.name
+                    );
+                    errors.push(FieldError::internal(&value_path, detail));
+                    continue;
+                }
+            };
+            let before = errors.len();
+            schema.validate(&value.value, &value_path.child("value"), &raw, &mut errors);
+            if errors.len() > before {
+                continue;
+            }
+            let mut unknown = Vec::new();
+            schema.unknown_fields(&value.value, "", &mut unknown);
+            if !unknown.is_empty() {
+                let detail = format!(
+                    "failed validation: {:?} field(s) are not specified in the variable schema of variable {:?}",
+                    unknown.join(","),
+                    value.name
+                );
+                errors.push(FieldError::invalid(&value_path, raw, detail));
+                continue;
+            }
+            let old_value = old.and_then(|old| {
+                old.iter()
+                    .find(|o| o.name == value.name && o.definition_from == value.definition_from)
+            });
+            errors.extend(rules.validate(
+                &value.value,
+                old_value.map(|o| &o.value),
+                &value_path.child("value"),
+            ));
+        }
+        errors
+    }
+
+    /// The definition a value is for: the one its `definitionFrom` names, or, when it names none,
+    /// the first definition of a variable whose definitions do not conflict.
+    fn definition_for(&self, value: &ClusterVariable) -> Option<&Definition> {
+        let variable = self.variables.iter().find(|v| v.name == value.name)?;
+        if value.definition_from.is_empty() {
+            return if variable.conflict {
+                None
+            } else {
+                variable.definitions.first()
+            };
+        }
+        variable
+            .definitions
+            .iter()
+            .find(|d| d.from == value.definition_from)
+    }
+}
+
+/// The error for a value whose `definitionFrom` is missing (definitions conflict) or names no definition.
+fn definition_from_error(variable: &Variable, value: &ClusterVariable, path: &FieldPath) -> FieldError {
+    let sources: Vec<String> = variable
+        .definitions
+        .iter()
+        .map(|d| format!("{:?}", d.from))
+        .collect();
+    let path = path.child("definitionFrom");
+    if value.definition_from.is_empty() {
+        FieldError::required(
+            &path,
+            format!(
+                "variable {:?} has conflicting definitions: set definitionFrom to one of {}",
+                variable.name,
+                sources.join(", ")
+            ),
+        )
+    } else {
+        FieldError::invalid(
+            &path,
+            value.definition_from.as_str(),
+            format!(
+                "variable {:?} has no definition from it; definitions come from {}",
+                variable.name,
+                sources.join(", ")
+            ),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    const STATUS: &str = r#"
+- name: region
+  definitions: [{from: inline, required: true, schema: {openAPIV3Schema: {type: string, default: eu}}}]
+- name: etcd
+  definitions: [{from: inline, required: false, schema: {openAPIV3Schema: {type: object, default: {},
+    properties: {tag: {type: string, default: "3.5"}, dir: {type: string}},
+    x-kubernetes-validations: [{rule: "!has(self.dir) || self.dir.startsWith('/')", message: dir must be absolute}]}}}]
+- name: size
+  definitions: [{from: inline, required: false, schema: {openAPIV3Schema: {type: integer,
+    x-kubernetes-validations: [{rule: self >= oldSelf, message: may not shrink}]}}}]
+- name: proxy
+  definitionsConflict: true
+  definitions:
+  - {from: inline, required: false, schema: {openAPIV3Schema: {type: string, default: p.example.com}}}
+  - {from: lb, required: true, schema: {openAPIV3Schema: {type: object, properties: {host: {type: string}}}}}
+"#;
+
+    fn compiled() -> CompiledVariables {
+        CompiledVariables::compile(
+            &serde_yaml_ng::from_str::<Vec<ClusterClassStatusVariable>>(STATUS).unwrap(),
+        )
+    }
+
+    fn values(yaml: &str) -> Vec<ClusterVariable> {
+        serde_yaml_ng::from_str(yaml).unwrap()
+    }
+
+    fn path() -> FieldPath {
+        FieldPath::new("spec").children(&["topology", "variables"])
+    }
+
+    fn messages(errors: FieldErrors) -> Vec<String> {
+        errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn defaults_keep_order_fill_nested_and_append_in_class_order() {
+        let defaulted = compiled()
+            .default_cluster_variables(
+                &values("[{name: etcd, value: {dir: /d}}, {name: size, value: 3}]"),
+                &path(),
+            )
+            .unwrap();
+        let got: Vec<(String, String, Value)> = defaulted
+            .into_iter()
+            .map(|v| (v.name, v.definition_from, v.value))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("etcd".into(), "".into(), json!({"dir": "/d", "tag": "3.5"})),
+                ("size".into(), "".into(), json!(3)),
+                ("region".into(), "".into(), json!("eu")),
+                ("proxy".into(), "inline".into(), json!("p.example.com")),
+            ]
+        );
+    }
+
+    #[test]
+    fn overrides_get_nested_defaults_but_no_new_entries() {
+        let defaulted = compiled()
+            .default_override_variables(&values("[{name: etcd, value: {}}]"), &path())
+            .unwrap();
+        assert_eq!(defaulted.len(), 1);
+        assert_eq!(defaulted[0].value, json!({"tag": "3.5"}));
+    }
+
+    #[test]
+    fn required_undefined_and_conflicting_values() {
+        let errors = compiled().validate_cluster_variables(
+            &values("[{name: nope, value: 1}, {name: proxy, value: x}, {name: region, value: eu}]"),
+            None,
+            &path(),
+        );
+        assert_eq!(
+            messages(errors),
+            [
+                r#"spec.topology.variables: Required value: required variable "proxy" must be set for the definition from "lb""#,
+                r#"spec.topology.variables[nope]: Invalid value: "1": variable is not defined"#,
+                r#"spec.topology.variables[proxy].definitionFrom: Required value: variable "proxy" has conflicting definitions: set definitionFrom to one of "inline", "lb""#,
+            ]
+        );
+    }
+
+    #[test]
+    fn schema_unknown_fields_and_cel_with_old_values() {
+        let vars = values(
+            "[{name: region, value: eu}, {name: proxy, definitionFrom: lb, value: {host: h, port: 1}},
+              {name: etcd, value: {dir: rel}}, {name: size, value: 2}]",
+        );
+        let old = values("[{name: size, value: 5}]");
+        assert_eq!(
+            messages(compiled().validate_cluster_variables(&vars, Some(&old), &path())),
+            [
+                r#"spec.topology.variables[proxy]: Invalid value: "{\"host\":\"h\",\"port\":1}": failed validation: "port" field(s) are not specified in the variable schema of variable "proxy""#,
+                r#"spec.topology.variables[etcd].value: Invalid value: "{\"dir\":\"rel\"}": dir must be absolute"#,
+                r#"spec.topology.variables[size].value: Invalid value: "2": may not shrink"#,
+            ]
+        );
+    }
+}
