@@ -1,15 +1,194 @@
-//! Cluster webhook rules (placeholder until the Cluster webhook engineer's version lands).
+//! The Cluster webhooks: defaulting (ref namespaces, the `v` of the version, variables from the
+//! class's `status.variables`) and validation (refs, networks, topology, version changes,
+//! workers, health checks, autoscaler, class changes).
+
+mod topology;
+mod variables;
+mod version;
+
+use std::net::IpAddr;
 
 use super::Outcome;
-use crate::api::Cluster;
-use crate::store::ObjectSource;
+use crate::api::{Cluster, ClusterClass};
+use crate::field::{FieldError, FieldErrors, FieldPath};
+use crate::store::{ClassEntry, ObjectSource};
 
-/// Mutating webhook: defaulting.
-pub fn default(_cluster: &mut Cluster, _old: Option<&Cluster>, _source: &dyn ObjectSource) -> Outcome {
-    Outcome::default()
+pub use topology::class_key;
+
+/// Mutating webhook: defaults the Cluster, then defaults and validates its variables against the
+/// class (so the class cannot change between defaulting and validation).
+pub fn default(cluster: &mut Cluster, old: Option<&Cluster>, source: &dyn ObjectSource) -> Outcome {
+    let namespace = cluster.metadata.namespace.clone().unwrap_or_default();
+    for reference in [
+        &mut cluster.spec.infrastructure_ref,
+        &mut cluster.spec.control_plane_ref,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if reference.namespace.as_deref().unwrap_or_default().is_empty() {
+            reference.namespace = Some(namespace.clone());
+        }
+    }
+    let Some(topology) = cluster.spec.topology.as_mut() else {
+        return Outcome::default();
+    };
+    if !topology.version.starts_with('v') {
+        topology.version = format!("v{}", topology.version);
+    }
+    if topology.class.is_empty() {
+        let path = FieldPath::new("spec").children(&["topology", "class"]);
+        return Outcome::from_errors(FieldError::required(&path, "class cannot be empty").into());
+    }
+    topology::default_remediation_namespaces(topology, &namespace);
+    let Ok(entry) = class_of(cluster, source) else {
+        return Outcome::default();
+    };
+    Outcome::from_errors(variables::default_and_validate(cluster, old, &entry))
 }
 
-/// Validating webhook.
-pub fn validate(_cluster: &Cluster, _old: Option<&Cluster>, _source: &dyn ObjectSource) -> Outcome {
-    Outcome::default()
+/// Validating webhook, for create (`old` is None) and update.
+pub fn validate(cluster: &Cluster, old: Option<&Cluster>, source: &dyn ObjectSource) -> Outcome {
+    let mut outcome = Outcome::default();
+    let errors = &mut outcome.errors;
+    let name = cluster.metadata.name.as_deref().unwrap_or_default();
+    for problem in topology::label_value_problems(name) {
+        errors.push(FieldError::invalid(
+            &FieldPath::new("metadata").child("name"),
+            name,
+            format!("must be a valid label value {problem}"),
+        ));
+    }
+    validate_refs(cluster, old, errors);
+    validate_networks(cluster, errors);
+    let topology_path = FieldPath::new("spec").child("topology");
+    if cluster.spec.topology.is_some() {
+        outcome.merge(topology::validate(cluster, old, source));
+    }
+    if old.is_some_and(|o| o.spec.topology.is_some()) && cluster.spec.topology.is_none() {
+        outcome.errors.push(FieldError::forbidden(
+            &topology_path,
+            "cannot be removed from an existing Cluster",
+        ));
+    }
+    outcome
+}
+
+fn validate_refs(cluster: &Cluster, old: Option<&Cluster>, errors: &mut FieldErrors) {
+    let namespace = cluster.metadata.namespace.as_deref().unwrap_or_default();
+    let spec = FieldPath::new("spec");
+    let refs = [
+        (
+            "infrastructureRef",
+            &cluster.spec.infrastructure_ref,
+            old.map(|o| &o.spec.infrastructure_ref),
+        ),
+        (
+            "controlPlaneRef",
+            &cluster.spec.control_plane_ref,
+            old.map(|o| &o.spec.control_plane_ref),
+        ),
+    ];
+    for (field, new, old) in refs {
+        if new.is_none() && old.is_some_and(Option::is_some) {
+            errors.push(FieldError::forbidden(&spec.child(field), "cannot be removed"));
+        }
+        if let Some(reference) = new {
+            let ref_namespace = reference.namespace.as_deref().unwrap_or_default();
+            if ref_namespace != namespace {
+                errors.push(FieldError::invalid(
+                    &spec.children(&[field, "namespace"]),
+                    ref_namespace,
+                    "must match metadata.namespace",
+                ));
+            }
+        }
+    }
+}
+
+fn validate_networks(cluster: &Cluster, errors: &mut FieldErrors) {
+    let Some(network) = &cluster.spec.cluster_network else {
+        return;
+    };
+    for (field, ranges) in [("pods", &network.pods), ("services", &network.services)] {
+        let Some(ranges) = ranges else { continue };
+        let path = FieldPath::new("spec").children(&["clusterNetwork", field, "cidrBlocks"]);
+        for (i, cidr) in ranges.cidr_blocks.iter().enumerate() {
+            if let Err(reason) = parse_cidr(cidr) {
+                errors.push(FieldError::invalid(&path.index(i), cidr.as_str(), reason));
+            }
+        }
+    }
+}
+
+/// Go's `net.ParseCIDR`, with its error text.
+fn parse_cidr(cidr: &str) -> Result<(), String> {
+    let invalid = || format!("invalid CIDR address: {cidr}");
+    let (address, prefix) = cidr.split_once('/').ok_or_else(invalid)?;
+    let address: IpAddr = address.parse().map_err(|_| invalid())?;
+    let prefix: u8 = prefix.parse().map_err(|_| invalid())?;
+    let max = if address.is_ipv4() { 32 } else { 128 };
+    if prefix > max || cidr.split_once('/').is_some_and(|(_, p)| p.starts_with('+')) {
+        return Err(invalid());
+    }
+    Ok(())
+}
+
+/// Why a Cluster's class cannot be used for class-based checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClassProblem {
+    /// No such ClusterClass.
+    Missing,
+    /// The ClusterClass's status does not describe its current generation.
+    NotReconciled,
+}
+
+/// The Cluster's class when it exists and is reconciled.
+fn class_of(
+    cluster: &Cluster,
+    source: &dyn ObjectSource,
+) -> Result<std::sync::Arc<ClassEntry>, ClassProblem> {
+    let (namespace, name) = class_key(cluster);
+    let entry = source
+        .cluster_class(&namespace, &name)
+        .ok_or(ClassProblem::Missing)?;
+    if is_reconciled(&entry.class) {
+        Ok(entry)
+    } else {
+        Err(ClassProblem::NotReconciled)
+    }
+}
+
+/// A ClusterClass is reconciled when its status describes its generation and the
+/// `VariablesReconciled` condition is present and not False.
+pub fn is_reconciled(class: &ClusterClass) -> bool {
+    let Some(status) = &class.status else { return false };
+    let generation = class.metadata.generation.unwrap_or(0);
+    if status.observed_generation.unwrap_or(0) != generation {
+        return false;
+    }
+    status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == crate::api::labels::VARIABLES_RECONCILED_CONDITION)
+        .is_some_and(|c| c.status != "False")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_cidr;
+
+    #[test]
+    fn cidrs_parse_like_go() {
+        assert!(parse_cidr("10.0.0.0/16").is_ok());
+        assert!(parse_cidr("fd00::/64").is_ok());
+        assert_eq!(
+            parse_cidr("10.0.0.0/33"),
+            Err("invalid CIDR address: 10.0.0.0/33".into())
+        );
+        assert_eq!(
+            parse_cidr("10.0.0.0"),
+            Err("invalid CIDR address: 10.0.0.0".into())
+        );
+    }
 }

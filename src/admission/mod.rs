@@ -2,6 +2,7 @@
 
 pub mod cluster;
 pub mod cluster_class;
+pub mod health_check;
 pub mod request;
 mod review;
 pub mod status;

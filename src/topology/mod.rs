@@ -1,1 +1,3 @@
-//! (being written)
+//! The topology engine: what a ClusterClass allows and what a topology should create.
+
+pub mod compatibility;
