@@ -29,9 +29,16 @@ fn stdout(output: &Output) -> String {
 #[test]
 fn check_accepts_the_quickstart() {
     let output = capi_topology(&["check", "-f", "examples/quickstart/"], None);
-    assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let text = stdout(&output);
-    assert!(text.contains("clusterclass.cluster.x-k8s.io/quick-start created"), "{text}");
+    assert!(
+        text.contains("clusterclass.cluster.x-k8s.io/quick-start created"),
+        "{text}"
+    );
     assert!(text.contains("cluster.cluster.x-k8s.io/dev created"), "{text}");
     assert!(text.contains("cluster.cluster.x-k8s.io/prod created"), "{text}");
 }
@@ -68,10 +75,20 @@ fn admit_answers_a_review_from_stdin() {
         }
     });
     let output = capi_topology(
-        &["admit", "--objects", "examples/quickstart/", "--path", "/validate-cluster-x-k8s-io-v1beta1-cluster"],
+        &[
+            "admit",
+            "--objects",
+            "examples/quickstart/",
+            "--path",
+            "/validate-cluster-x-k8s-io-v1beta1-cluster",
+        ],
         Some(&serde_json::to_vec(&review).unwrap()),
     );
-    assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let answer: Value = serde_json::from_slice(&output.stdout).expect("an AdmissionReview");
     assert_eq!(answer["kind"], "AdmissionReview");
     assert_eq!(answer["response"]["uid"], "abc-123");
@@ -79,7 +96,10 @@ fn admit_answers_a_review_from_stdin() {
 
 #[test]
 fn admit_rejects_an_unknown_path_as_usage_error() {
-    let output = capi_topology(&["admit", "--objects", "examples/quickstart/", "--path", "/nope"], Some(b"{}"));
+    let output = capi_topology(
+        &["admit", "--objects", "examples/quickstart/", "--path", "/nope"],
+        Some(b"{}"),
+    );
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("unknown webhook path \"/nope\""));
 }

@@ -13,7 +13,7 @@ use crate::api::{Cluster, ClusterClass};
 use crate::field::{FieldError, FieldErrors, FieldPath};
 use crate::store::{ClassEntry, ObjectSource};
 
-pub use topology::class_key;
+pub use topology::{class_key, label_value_problems, validate_autoscaler};
 
 /// Mutating webhook: defaults the Cluster, then defaults and validates its variables against the
 /// class (so the class cannot change between defaulting and validation).

@@ -9,14 +9,6 @@ use super::webhook::{Kind, Webhook};
 use super::{admit, status};
 use crate::store::ObjectSource;
 
-/// The resource (plural) name of a kind, as in the request's `resource` field.
-fn resource_of(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Cluster => "clusters",
-        Kind::ClusterClass => "clusterclasses",
-    }
-}
-
 /// The AdmissionReview JSON the API server would send for `operation` on `object` (`old` for
 /// UPDATE and DELETE).
 pub fn review_json(kind: Kind, operation: &Operation, object: Option<&Value>, old: Option<&Value>) -> Value {
@@ -30,7 +22,7 @@ pub fn review_json(kind: Kind, operation: &Operation, object: Option<&Value>, ol
         .cloned()
         .unwrap_or(json!("default"));
     let gvk = json!({"group": status::GROUP, "version": "v1beta1", "kind": kind.name()});
-    let gvr = json!({"group": status::GROUP, "version": "v1beta1", "resource": resource_of(kind)});
+    let gvr = json!({"group": status::GROUP, "version": "v1beta1", "resource": kind.resource()});
     json!({
         "apiVersion": "admission.k8s.io/v1",
         "kind": "AdmissionReview",

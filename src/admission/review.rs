@@ -127,7 +127,7 @@ fn admit_kind<T: Admitted>(
     match (&request.operation, object, old) {
         (Operation::Delete, _, Some(old)) if !mutating => {
             let outcome = T::validate_delete(&old, source);
-            answer(response, T::KIND, old.name(), outcome, None)
+            forbid(response, T::KIND, old.name(), outcome)
         }
         (Operation::Create | Operation::Update, Some(object), old) => {
             let old = if request.operation == Operation::Update {
@@ -194,6 +194,19 @@ fn answer(
         },
         _ => response,
     }
+}
+
+/// A refused delete is Forbidden (403), not Invalid: the object is fine, the operation is not.
+fn forbid(mut response: AdmissionResponse, kind: Kind, name: &str, outcome: Outcome) -> AdmissionResponse {
+    if !outcome.warnings.is_empty() {
+        response.warnings = Some(outcome.warnings);
+    }
+    if !outcome.errors.is_empty() {
+        let reasons: Vec<&str> = outcome.errors.iter().map(|e| e.detail.as_str()).collect();
+        response.allowed = false;
+        response.result = status::forbidden(kind.resource(), name, &reasons.join("; "));
+    }
+    response
 }
 
 fn check_kind(expected: Kind, request: &AdmissionRequest<DynamicObject>) -> Result<(), String> {

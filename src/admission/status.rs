@@ -32,6 +32,22 @@ pub fn invalid(kind: &str, name: &str, errors: &FieldErrors) -> Status {
         })
 }
 
+/// The `Status` for a forbidden operation on `resource` (plural), e.g. deleting a ClusterClass in use:
+/// `clusterclasses.cluster.x-k8s.io "quick-start" is forbidden: <reason>`, code 403.
+pub fn forbidden(resource: &str, name: &str, reason: &str) -> Status {
+    let message = format!("{resource}.{GROUP} {name:?} is forbidden: {reason}");
+    Status::failure(&message, "Forbidden")
+        .with_code(403)
+        .with_details(StatusDetails {
+            name: name.to_owned(),
+            group: GROUP.to_owned(),
+            kind: resource.to_owned(),
+            uid: String::new(),
+            causes: Vec::new(),
+            retry_after_seconds: 0,
+        })
+}
+
 /// The `Status` for a request we cannot read: code 400, reason BadRequest.
 pub fn bad_request(message: &str) -> Status {
     Status::failure(message, "BadRequest").with_code(400)

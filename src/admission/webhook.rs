@@ -13,6 +13,14 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The resource (plural) the API server names it by.
+    pub fn resource(self) -> &'static str {
+        match self {
+            Self::Cluster => "clusters",
+            Self::ClusterClass => "clusterclasses",
+        }
+    }
+
     /// The kind's name as it appears in `kind:`.
     pub fn name(self) -> &'static str {
         match self {

@@ -140,7 +140,11 @@ pub struct MachineHealthCheckTopology {
 #[serde(rename_all = "camelCase")]
 pub struct ControlPlaneTopology {
     /// Labels and annotations for the control plane.
-    #[serde(default, skip_serializing_if = "TopologyMetadata::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "super::common::null_as_default",
+        skip_serializing_if = "TopologyMetadata::is_empty"
+    )]
     pub metadata: TopologyMetadata,
     /// Control plane machines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -189,7 +193,11 @@ pub struct WorkersTopology {
 #[serde(rename_all = "camelCase")]
 pub struct MachineDeploymentTopology {
     /// Labels and annotations for the MachineDeployment.
-    #[serde(default, skip_serializing_if = "TopologyMetadata::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "super::common::null_as_default",
+        skip_serializing_if = "TopologyMetadata::is_empty"
+    )]
     pub metadata: TopologyMetadata,
     /// The MachineDeployment class.
     #[serde(default)]
@@ -234,7 +242,11 @@ pub struct MachineDeploymentTopology {
 #[serde(rename_all = "camelCase")]
 pub struct MachinePoolTopology {
     /// Labels and annotations for the MachinePool.
-    #[serde(default, skip_serializing_if = "TopologyMetadata::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "super::common::null_as_default",
+        skip_serializing_if = "TopologyMetadata::is_empty"
+    )]
     pub metadata: TopologyMetadata,
     /// The MachinePool class.
     #[serde(default)]

@@ -72,7 +72,11 @@ pub struct NamingStrategy {
 #[serde(rename_all = "camelCase")]
 pub struct ControlPlaneClass {
     /// Labels and annotations for the control plane object.
-    #[serde(default, skip_serializing_if = "TopologyMetadata::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "super::common::null_as_default",
+        skip_serializing_if = "TopologyMetadata::is_empty"
+    )]
     pub metadata: TopologyMetadata,
     /// The control plane template.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -117,7 +121,11 @@ pub struct WorkersClass {
 #[serde(rename_all = "camelCase")]
 pub struct WorkerClassTemplate {
     /// Labels and annotations for the generated objects.
-    #[serde(default, skip_serializing_if = "TopologyMetadata::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "super::common::null_as_default",
+        skip_serializing_if = "TopologyMetadata::is_empty"
+    )]
     pub metadata: TopologyMetadata,
     /// The bootstrap config template.
     #[serde(default)]

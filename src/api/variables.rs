@@ -13,9 +13,14 @@ pub struct ClusterClassVariable {
     /// The variable's name.
     pub name: String,
     /// Whether every Cluster must set it.
+    #[serde(default)]
     pub required: bool,
     /// Labels and annotations for runtime extensions (deprecated in favour of `x-metadata`).
-    #[serde(default, skip_serializing_if = "TopologyMetadata::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "super::common::null_as_default",
+        skip_serializing_if = "TopologyMetadata::is_empty"
+    )]
     pub metadata: TopologyMetadata,
     /// The schema of its value.
     pub schema: VariableSchema,

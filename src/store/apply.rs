@@ -242,10 +242,27 @@ fn reconcile_class_status(mut object: Value, now: &str) -> Value {
     let status = json!({
         "variables": variables,
         "observedGeneration": generation,
-        "conditions": [{"type": VARIABLES_RECONCILED_CONDITION, "status": "True", "lastTransitionTime": now}],
+        "conditions": [variables_condition(&class, now)],
     });
     if let Some(map) = object.as_object_mut() {
         map.insert("status".to_owned(), status);
     }
     object
+}
+
+/// `VariablesReconciled`: True, unless external patches declare variables that only their
+/// runtime extension can tell, which an offline check cannot ask.
+fn variables_condition(class: &ClusterClass, now: &str) -> Value {
+    let discovers = class.spec.patches.iter().any(|p| {
+        p.external
+            .as_ref()
+            .is_some_and(|e| e.discover_variables_extension.is_some())
+    });
+    if discovers {
+        json!({"type": VARIABLES_RECONCILED_CONDITION, "status": "False", "severity": "Warning",
+               "reason": "VariablesDiscoveryUnavailable", "lastTransitionTime": now,
+               "message": "variables of external patches can only be discovered by their runtime extension"})
+    } else {
+        json!({"type": VARIABLES_RECONCILED_CONDITION, "status": "True", "lastTransitionTime": now})
+    }
 }

@@ -419,7 +419,7 @@ fn validate_health_check(
 }
 
 /// Replicas must not be set on a MachineDeployment the cluster autoscaler manages.
-fn validate_autoscaler(cluster: &Cluster, class: Option<&ClusterClass>) -> FieldErrors {
+pub fn validate_autoscaler(cluster: &Cluster, class: Option<&ClusterClass>) -> FieldErrors {
     let mut errors = FieldErrors::new();
     let Some(workers) = cluster.spec.topology.as_ref().and_then(|t| t.workers.as_ref()) else {
         return errors;

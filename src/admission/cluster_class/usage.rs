@@ -1,0 +1,328 @@
+//! What the Clusters using a ClusterClass need from it: its worker classes, its health checks,
+//! its variables (values they set must stay valid), and its existence.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use crate::api::{Cluster, ClusterClass, ClusterClassVariable};
+use crate::field::{FieldError, FieldErrors, FieldPath};
+use crate::store::ObjectSource;
+use crate::variables::{status_variables, CompiledVariables};
+
+/// How many Clusters a denial names before it says "...".
+const MAX_NAMED_CLUSTERS: usize = 3;
+
+/// Errors of an update that would break Clusters using `old`.
+pub fn validate_update(old: &ClusterClass, new: &ClusterClass, source: &dyn ObjectSource) -> FieldErrors {
+    let namespace = old.metadata.namespace.as_deref().unwrap_or_default();
+    let name = old.metadata.name.as_deref().unwrap_or_default();
+    let clusters = source.clusters_using_class(namespace, name);
+    let mut errors = FieldErrors::new();
+    if clusters.is_empty() {
+        return errors;
+    }
+    removed_worker_classes(&clusters, old, new, &mut errors);
+    removed_health_checks(&clusters, old, new, &mut errors);
+    for cluster in &clusters {
+        errors.extend(crate::admission::cluster::validate_autoscaler(cluster, Some(new)));
+    }
+    if old.spec.variables != new.spec.variables {
+        variables_still_valid(&clusters, old, new, &mut errors);
+    }
+    errors
+}
+
+/// Deleting a class is refused while Clusters use it, naming up to three of them.
+pub fn validate_delete(old: &ClusterClass, source: &dyn ObjectSource) -> FieldErrors {
+    let namespace = old.metadata.namespace.as_deref().unwrap_or_default();
+    let name = old.metadata.name.as_deref().unwrap_or_default();
+    let clusters = source.clusters_using_class(namespace, name);
+    if clusters.is_empty() {
+        return FieldErrors::new();
+    }
+    FieldError::forbidden(
+        &FieldPath::root(),
+        format!(
+            "ClusterClass cannot be deleted because it is used by Cluster(s): {}",
+            name_list(&clusters)
+        ),
+    )
+    .into()
+}
+
+fn removed_worker_classes(
+    clusters: &[Arc<Cluster>],
+    old: &ClusterClass,
+    new: &ClusterClass,
+    errors: &mut FieldErrors,
+) {
+    let kept_md: BTreeSet<&str> = new
+        .spec
+        .workers
+        .machine_deployments
+        .iter()
+        .map(|c| c.class.as_str())
+        .collect();
+    let kept_mp: BTreeSet<&str> = new
+        .spec
+        .workers
+        .machine_pools
+        .iter()
+        .map(|c| c.class.as_str())
+        .collect();
+    let removed_md: BTreeSet<&str> = old
+        .spec
+        .workers
+        .machine_deployments
+        .iter()
+        .map(|c| c.class.as_str())
+        .filter(|c| !kept_md.contains(c))
+        .collect();
+    let removed_mp: BTreeSet<&str> = old
+        .spec
+        .workers
+        .machine_pools
+        .iter()
+        .map(|c| c.class.as_str())
+        .filter(|c| !kept_mp.contains(c))
+        .collect();
+    for cluster in clusters {
+        let Some(workers) = cluster.spec.topology.as_ref().and_then(|t| t.workers.as_ref()) else {
+            continue;
+        };
+        let cluster_name = cluster.metadata.name.as_deref().unwrap_or_default();
+        for md in workers
+            .machine_deployments
+            .iter()
+            .filter(|md| removed_md.contains(md.class.as_str()))
+        {
+            errors.push(FieldError::forbidden(
+                &FieldPath::new("spec").children(&["workers", "machineDeployments"]),
+                format!("MachineDeploymentClass {:?} cannot be deleted because it is used by Cluster {cluster_name:?}", md.class),
+            ));
+        }
+        for mp in workers
+            .machine_pools
+            .iter()
+            .filter(|mp| removed_mp.contains(mp.class.as_str()))
+        {
+            errors.push(FieldError::forbidden(
+                &FieldPath::new("spec").children(&["workers", "machinePools"]),
+                format!(
+                    "MachinePoolClass {:?} cannot be deleted because it is used by Cluster {cluster_name:?}",
+                    mp.class
+                ),
+            ));
+        }
+    }
+}
+
+/// A class health check that Clusters enable without their own definition must stay.
+fn removed_health_checks(
+    clusters: &[Arc<Cluster>],
+    old: &ClusterClass,
+    new: &ClusterClass,
+    errors: &mut FieldErrors,
+) {
+    let relies = |check: Option<&crate::api::MachineHealthCheckTopology>| {
+        check.is_some_and(|c| {
+            c.enable == Some(true) && c.class == crate::api::MachineHealthCheckClass::default()
+        })
+    };
+    if old.spec.control_plane.machine_health_check.is_some()
+        && new.spec.control_plane.machine_health_check.is_none()
+    {
+        let users: Vec<&str> = clusters
+            .iter()
+            .filter(|c| {
+                relies(
+                    c.spec
+                        .topology
+                        .as_ref()
+                        .and_then(|t| t.control_plane.machine_health_check.as_ref()),
+                )
+            })
+            .map(|c| c.metadata.name.as_deref().unwrap_or_default())
+            .collect();
+        if !users.is_empty() {
+            errors.push(FieldError::forbidden(
+                &FieldPath::new("spec").children(&["controlPlane", "machineHealthCheck"]),
+                format!(
+                    "MachineHealthCheck cannot be deleted because it is used by Cluster(s) {:?}",
+                    users.join(",")
+                ),
+            ));
+        }
+    }
+    for class in &new.spec.workers.machine_deployments {
+        let Some(old_class) = old
+            .spec
+            .workers
+            .machine_deployments
+            .iter()
+            .find(|c| c.class == class.class)
+        else {
+            continue;
+        };
+        if old_class.machine_health_check.is_none() || class.machine_health_check.is_some() {
+            continue;
+        }
+        let users: Vec<&str> = clusters
+            .iter()
+            .filter(|c| {
+                c.spec
+                    .topology
+                    .iter()
+                    .flat_map(|t| t.workers.iter())
+                    .flat_map(|w| &w.machine_deployments)
+                    .any(|md| md.class == class.class && relies(md.machine_health_check.as_ref()))
+            })
+            .map(|c| c.metadata.name.as_deref().unwrap_or_default())
+            .collect();
+        if !users.is_empty() {
+            errors.push(FieldError::forbidden(
+                &FieldPath::new("spec")
+                    .children(&["workers", "machineDeployments"])
+                    .key(&class.class)
+                    .child("machineHealthCheck"),
+                format!(
+                    "MachineHealthCheck cannot be deleted because it is used by Cluster(s) {:?}",
+                    users.join(",")
+                ),
+            ));
+        }
+    }
+}
+
+/// Variables the Clusters set must not be removed, and values must stay valid under the new
+/// schemas: the denial names the Clusters that block the change.
+fn variables_still_valid(
+    clusters: &[Arc<Cluster>],
+    old: &ClusterClass,
+    new: &ClusterClass,
+    errors: &mut FieldErrors,
+) {
+    let kept: BTreeSet<&str> = new.spec.variables.iter().map(|v| v.name.as_str()).collect();
+    for removed in old
+        .spec
+        .variables
+        .iter()
+        .filter(|v| !kept.contains(v.name.as_str()))
+    {
+        let users: Vec<Arc<Cluster>> = clusters
+            .iter()
+            .filter(|c| sets_variable(c, &removed.name))
+            .cloned()
+            .collect();
+        if !users.is_empty() {
+            errors.push(FieldError::forbidden(
+                &FieldPath::new("spec").child("variables").key(&removed.name),
+                format!(
+                    "variable {:?} cannot be removed because it is used by Cluster(s): {}",
+                    removed.name,
+                    name_list(&users)
+                ),
+            ));
+        }
+    }
+    let changed: Vec<&ClusterClassVariable> = new
+        .spec
+        .variables
+        .iter()
+        .filter(|v| old.spec.variables.iter().find(|o| o.name == v.name) != Some(*v))
+        .collect();
+    if changed.is_empty() {
+        return;
+    }
+    let compiled = CompiledVariables::compile(&status_variables(&new.spec.variables, &[]));
+    for variable in changed {
+        let blocking: Vec<Arc<Cluster>> = clusters
+            .iter()
+            .filter(|c| sets_variable(c, &variable.name) && !value_still_valid(c, &variable.name, &compiled))
+            .cloned()
+            .collect();
+        if !blocking.is_empty() {
+            errors.push(FieldError::forbidden(
+                &FieldPath::new("spec")
+                    .child("variables")
+                    .key(&variable.name)
+                    .child("schema"),
+                format!(
+                    "the new schema of variable {:?} does not accept the values of Cluster(s): {}",
+                    variable.name,
+                    name_list(&blocking)
+                ),
+            ));
+        }
+    }
+}
+
+/// Whether the Cluster sets the variable, at the Cluster level or in an override.
+fn sets_variable(cluster: &Cluster, name: &str) -> bool {
+    let Some(topology) = &cluster.spec.topology else {
+        return false;
+    };
+    let overrides = topology
+        .control_plane
+        .variables
+        .iter()
+        .chain(topology.workers.iter().flat_map(|w| {
+            w.machine_deployments
+                .iter()
+                .filter_map(|md| md.variables.as_ref())
+        }))
+        .chain(
+            topology
+                .workers
+                .iter()
+                .flat_map(|w| w.machine_pools.iter().filter_map(|mp| mp.variables.as_ref())),
+        );
+    topology.variables.iter().any(|v| v.name == name)
+        || overrides.flat_map(|o| &o.overrides).any(|v| v.name == name)
+}
+
+/// Whether every value the Cluster sets for `name` passes the new definitions.
+fn value_still_valid(cluster: &Cluster, name: &str, compiled: &CompiledVariables) -> bool {
+    let Some(topology) = &cluster.spec.topology else {
+        return true;
+    };
+    let path = FieldPath::new("spec").children(&["topology", "variables"]);
+    let lists = std::iter::once(&topology.variables)
+        .chain(topology.control_plane.variables.as_ref().map(|o| &o.overrides))
+        .chain(topology.workers.iter().flat_map(|w| {
+            w.machine_deployments
+                .iter()
+                .filter_map(|md| md.variables.as_ref().map(|o| &o.overrides))
+        }))
+        .chain(topology.workers.iter().flat_map(|w| {
+            w.machine_pools
+                .iter()
+                .filter_map(|mp| mp.variables.as_ref().map(|o| &o.overrides))
+        }));
+    lists.into_iter().all(|values| {
+        let mine: Vec<_> = values.iter().filter(|v| v.name == name).cloned().collect();
+        mine.is_empty()
+            || compiled
+                .validate_override_variables(&mine, None, &path)
+                .is_empty()
+    })
+}
+
+/// `ns/a, ns/b, ns/c, ...`: at most three names.
+fn name_list(clusters: &[Arc<Cluster>]) -> String {
+    let mut names: Vec<String> = clusters
+        .iter()
+        .take(MAX_NAMED_CLUSTERS)
+        .map(|c| {
+            format!(
+                "{}/{}",
+                c.metadata.namespace.as_deref().unwrap_or_default(),
+                c.metadata.name.as_deref().unwrap_or_default()
+            )
+        })
+        .collect();
+    if clusters.len() > MAX_NAMED_CLUSTERS {
+        names.push("...".to_owned());
+    }
+    names.join(", ")
+}

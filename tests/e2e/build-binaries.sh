@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Builds the real kube-apiserver, kubectl and etcd from Go modules (no prebuilt downloads are
+# possible here) into a per-machine cache, once; later runs reuse them.
+#   usage: tests/e2e/build-binaries.sh        -> prints the bin directory on its last line
+set -euo pipefail
+
+K8S_VERSION="${K8S_VERSION:-v1.34.4}"
+ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
+CACHE="${CAPI_TOPOLOGY_E2E_CACHE:-$HOME/.cache/capi-topology-e2e}"
+BIN="$CACHE/k8s-$K8S_VERSION-etcd-$ETCD_VERSION/bin"
+
+if [[ -x "$BIN/kube-apiserver" && -x "$BIN/kubectl" && -x "$BIN/etcd" ]]; then
+  echo "$BIN"
+  exit 0
+fi
+
+command -v go >/dev/null || { echo "go is required to build the e2e binaries" >&2; exit 1; }
+export GOFLAGS=-trimpath GOCACHE="$CACHE/gocache" GOMODCACHE="$CACHE/gomodcache" GOTOOLCHAIN=local
+mkdir -p "$BIN"
+log() { printf '[e2e-build %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+# kube-apiserver and kubectl: a throw-away wrapper module that pins every staging module.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+minor="${K8S_VERSION#v1.}"
+staging_version="v0.${minor}"
+log "resolving k8s.io/kubernetes $K8S_VERSION"
+gomod=$(cd "$work" && go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+mkdir -p "$work/k8s" && cd "$work/k8s"
+{
+  echo "module e2ebinaries"
+  echo
+  echo "go 1.24"
+  echo
+  echo "require k8s.io/kubernetes $K8S_VERSION"
+  echo
+  grep -E '^\s+k8s\.io/[a-z0-9-]+ v0\.0\.0\s*$' "$gomod" | awk -v v="$staging_version" '{print "replace " $1 " => " $1 " " v}'
+} > go.mod
+cat > tools.go <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
+GO
+log "downloading modules for kube-apiserver and kubectl"
+go mod tidy >/dev/null 2>&1 || go mod tidy
+log "building kube-apiserver (the first build takes 10-25 minutes on 2 cores)"
+go build -o "$BIN/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+log "building kubectl"
+go build -o "$BIN/kubectl" k8s.io/kubernetes/cmd/kubectl
+
+# etcd: a wrapper whose main is etcd's own entry point.
+mkdir -p "$work/etcd" && cd "$work/etcd"
+cat > go.mod <<MOD
+module e2eetcd
+
+go 1.24
+
+require go.etcd.io/etcd/server/v3 $ETCD_VERSION
+MOD
+cat > main.go <<'GO'
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+log "building etcd $ETCD_VERSION"
+go mod tidy >/dev/null 2>&1 || go mod tidy
+go build -o "$BIN/etcd" .
+log "done"
+echo "$BIN"
