@@ -80,6 +80,11 @@ fn check_node(
                     format!("messageExpression compilation failed: {source}"),
                 ))
             }
+            Some(Err(CompilationError::Parse { source, .. })) => errors.push(FieldError::invalid(
+                &rule_path.child("rule"),
+                rule.rule.as_str(),
+                format!("compilation failed: {source}"),
+            )),
             Some(Err(error)) => errors.push(FieldError::invalid(
                 &rule_path.child("rule"),
                 rule.rule.as_str(),
