@@ -23,12 +23,22 @@ fn cluster_create(c: &mut Criterion) {
     let mut store = MemoryStore::default();
     store.insert(one(CLASS)).expect("class stored");
     let cluster = one(CLUSTER);
-    let mutate = Webhook { kind: Kind::Cluster, mutating: true };
-    let validate = Webhook { kind: Kind::Cluster, mutating: false };
+    let mutate = Webhook {
+        kind: Kind::Cluster,
+        mutating: true,
+    };
+    let validate = Webhook {
+        kind: Kind::Cluster,
+        mutating: false,
+    };
     let mutate_body = encode(Kind::Cluster, Operation::Create, Some(&cluster), None);
     let answer = admission::review(mutate.path(), &mutate_body, &store);
     let response = answer.response.expect("answered");
-    assert!(response.allowed, "benchmark input must be admitted: {}", response.result.message);
+    assert!(
+        response.allowed,
+        "benchmark input must be admitted: {}",
+        response.result.message
+    );
     let mut defaulted = cluster.clone();
     if let Some(patch) = &response.patch {
         let patch: json_patch::Patch = serde_json::from_slice(patch).expect("patch decodes");
@@ -37,8 +47,10 @@ fn cluster_create(c: &mut Criterion) {
     let validate_body = encode(Kind::Cluster, Operation::Create, Some(&defaulted), None);
     c.bench_function("cluster_create_mutate_validate_20_vars_5_mds", |b| {
         b.iter(|| {
-            let m = serde_json::to_vec(&admission::review(mutate.path(), &mutate_body, &store)).expect("encodes");
-            let v = serde_json::to_vec(&admission::review(validate.path(), &validate_body, &store)).expect("encodes");
+            let m =
+                serde_json::to_vec(&admission::review(mutate.path(), &mutate_body, &store)).expect("encodes");
+            let v = serde_json::to_vec(&admission::review(validate.path(), &validate_body, &store))
+                .expect("encodes");
             (m, v)
         })
     });
@@ -59,10 +71,24 @@ fn class_update_with_1000_clusters(c: &mut Criterion) {
     }
     let mut updated = class.clone();
     updated["spec"]["variables"][6]["schema"]["openAPIV3Schema"]["maximum"] = json!(2000);
-    let validate = Webhook { kind: Kind::ClusterClass, mutating: false };
-    let body = encode(Kind::ClusterClass, Operation::Update, Some(&updated), Some(&class));
-    let answer = admission::review(validate.path(), &body, &store).response.expect("answered");
-    assert!(answer.allowed, "benchmark input must be admitted: {}", answer.result.message);
+    let validate = Webhook {
+        kind: Kind::ClusterClass,
+        mutating: false,
+    };
+    let body = encode(
+        Kind::ClusterClass,
+        Operation::Update,
+        Some(&updated),
+        Some(&class),
+    );
+    let answer = admission::review(validate.path(), &body, &store)
+        .response
+        .expect("answered");
+    assert!(
+        answer.allowed,
+        "benchmark input must be admitted: {}",
+        answer.result.message
+    );
     c.bench_function("clusterclass_update_1000_clusters", |b| {
         b.iter(|| admission::review(validate.path(), &body, &store))
     });

@@ -103,3 +103,14 @@ fn admit_rejects_an_unknown_path_as_usage_error() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("unknown webhook path \"/nope\""));
 }
+
+#[test]
+fn readme_documents_every_subcommand() {
+    let readme = std::fs::read_to_string("README.md").expect("README.md");
+    for subcommand in [None, Some("check"), Some("admit")] {
+        let mut args: Vec<&str> = subcommand.into_iter().collect();
+        args.push("--help");
+        let help = stdout(&capi_topology(&args, None));
+        assert!(readme.contains(help.trim()), "README.md lacks the current `{}` help:\n{help}", args.join(" "));
+    }
+}

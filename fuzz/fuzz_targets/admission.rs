@@ -1,4 +1,5 @@
-//! Arbitrary bytes to every admission endpoint, against a store holding the quickstart example:
+//! Arbitrary bytes to every admission endpoint, against a store holding the reconciled quickstart
+//! class and a Cluster using it:
 //! the entry point must answer (never panic, never hang) whatever arrives.
 #![no_main]
 
@@ -12,9 +13,9 @@ fn store() -> &'static MemoryStore {
     static STORE: OnceLock<MemoryStore> = OnceLock::new();
     STORE.get_or_init(|| {
         let text = concat!(
-            include_str!("../../examples/quickstart/00-clusterclass.yaml"),
+            include_str!("../../tests/fixtures/admission/common/class-quickstart.yaml"),
             "\n---\n",
-            include_str!("../../examples/quickstart/11-cluster-prod.yaml"),
+            include_str!("../../tests/fixtures/admission/common/cluster-prod.yaml"),
         );
         MemoryStore::from_yaml(text).expect("the quickstart example loads")
     })
