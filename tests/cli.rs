@@ -111,6 +111,10 @@ fn readme_documents_every_subcommand() {
         let mut args: Vec<&str> = subcommand.into_iter().collect();
         args.push("--help");
         let help = stdout(&capi_topology(&args, None));
-        assert!(readme.contains(help.trim()), "README.md lacks the current `{}` help:\n{help}", args.join(" "));
+        assert!(
+            readme.contains(help.trim()),
+            "README.md lacks the current `{}` help:\n{help}",
+            args.join(" ")
+        );
     }
 }

@@ -63,6 +63,9 @@ pub fn validate(cluster: &Cluster, old: Option<&Cluster>, source: &dyn ObjectSou
     validate_networks(cluster, errors);
     let topology_path = FieldPath::new("spec").child("topology");
     if cluster.spec.topology.is_some() {
+        if old.is_none() {
+            validate_refs_with_topology(cluster, &mut outcome.errors);
+        }
         outcome.merge(topology::validate(cluster, old, source));
     }
     if old.is_some_and(|o| o.spec.topology.is_some()) && cluster.spec.topology.is_none() {
@@ -103,6 +106,24 @@ fn validate_refs(cluster: &Cluster, old: Option<&Cluster>, errors: &mut FieldErr
                 ));
             }
         }
+    }
+}
+
+/// A new managed Cluster gets its refs from the topology: they cannot be given too (seed rule;
+/// on update the topology controller has set them, so they are allowed there).
+fn validate_refs_with_topology(cluster: &Cluster, errors: &mut FieldErrors) {
+    let spec = FieldPath::new("spec");
+    if cluster.spec.infrastructure_ref.is_some() {
+        errors.push(FieldError::forbidden(
+            &spec.child("infrastructureRef"),
+            "cannot be set together with spec.topology",
+        ));
+    }
+    if cluster.spec.control_plane_ref.is_some() {
+        errors.push(FieldError::forbidden(
+            &spec.child("controlPlaneRef"),
+            "cannot be set together with spec.topology",
+        ));
     }
 }
 
