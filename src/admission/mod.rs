@@ -9,7 +9,7 @@ pub mod status;
 pub mod webhook;
 
 pub use request::admit_value;
-pub use review::{admit, review, MAX_BODY_BYTES};
+pub use review::{review, MAX_BODY_BYTES};
 pub use webhook::{Kind, Webhook};
 
 use crate::field::FieldErrors;

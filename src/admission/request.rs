@@ -1,12 +1,12 @@
 //! Building an AdmissionRequest from plain objects, as the API server would send it: for the
 //! offline CLI and for tests.
 
-use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
-use kube::core::DynamicObject;
+use kube::core::admission::{AdmissionResponse, Operation};
 use serde_json::{json, Value};
 
+use super::status;
 use super::webhook::{Kind, Webhook};
-use super::{admit, status};
+
 use crate::store::ObjectSource;
 
 /// The AdmissionReview JSON the API server would send for `operation` on `object` (`old` for
@@ -46,18 +46,9 @@ pub fn admit_value(
     source: &dyn ObjectSource,
 ) -> AdmissionResponse {
     let review = review_json(webhook.kind, operation, object, old);
-    let request = serde_json::from_value::<AdmissionReview<DynamicObject>>(review)
-        .map_err(|err| err.to_string())
-        .and_then(|review| {
-            let request: Result<AdmissionRequest<DynamicObject>, _> = review.try_into();
-            request.map_err(|err| err.to_string())
-        });
-    match request {
-        Ok(request) => admit(webhook, &request, source),
-        Err(err) => {
-            let mut response = AdmissionResponse::invalid(&err);
-            response.result = status::bad_request(&format!("cannot build the request: {err}"));
-            response
-        }
-    }
+    let body = serde_json::to_vec(&review).unwrap_or_default();
+    let answer = super::review(webhook.path(), &body, source);
+    answer
+        .response
+        .unwrap_or_else(|| AdmissionResponse::invalid("no response"))
 }

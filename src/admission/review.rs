@@ -1,16 +1,17 @@
 //! AdmissionReview in, AdmissionReview out: decode the request, run the kind's rules, and answer
 //! with a minimal JSONPatch, a 422 `Status`, or a 400 for a request we cannot read.
 
-use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
-use kube::core::DynamicObject;
+use kube::core::admission::{AdmissionResponse, AdmissionReview, Operation};
+use kube::core::response::Status;
+use kube::core::{DynamicObject, GroupVersionKind};
 use serde::de::DeserializeOwned;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::webhook::{Kind, Webhook};
 use super::{cluster, cluster_class, status, Outcome};
 use crate::api::{Cluster, ClusterClass};
-use crate::decode::decode_value;
 use crate::store::ObjectSource;
 
 /// The API version of every kind our webhooks admit.
@@ -62,6 +63,26 @@ impl Admitted for ClusterClass {
     }
 }
 
+/// The parts of an AdmissionReview the webhooks read; objects stay raw JSON until the kind is known,
+/// so each is decoded once, straight into its type.
+#[derive(Debug, Deserialize)]
+struct WireReview<'a> {
+    #[serde(borrow)]
+    request: Option<WireRequest<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireRequest<'a> {
+    uid: String,
+    kind: GroupVersionKind,
+    operation: Operation,
+    #[serde(borrow, default)]
+    object: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    old_object: Option<&'a RawValue>,
+}
+
 /// Answers one AdmissionReview sent to `path`, whatever the bytes are: an unknown path, a body
 /// that is not an AdmissionReview, or an object that does not decode get `allowed: false`, code 400.
 pub fn review(path: &str, body: &[u8], source: &dyn ObjectSource) -> AdmissionReview<DynamicObject> {
@@ -75,7 +96,7 @@ pub fn review(path: &str, body: &[u8], source: &dyn ObjectSource) -> AdmissionRe
         Ok(webhook) => webhook,
         Err(err) => return bad_request(uid_of(body).as_deref(), &err.to_string()),
     };
-    let review: AdmissionReview<DynamicObject> = match serde_json::from_slice(body) {
+    let review: WireReview = match serde_json::from_slice(body) {
         Ok(review) => review,
         Err(err) => {
             return bad_request(
@@ -84,11 +105,10 @@ pub fn review(path: &str, body: &[u8], source: &dyn ObjectSource) -> AdmissionRe
             )
         }
     };
-    let request: Result<AdmissionRequest<DynamicObject>, _> = review.try_into();
-    match request {
-        Ok(request) => admit(webhook, &request, source).into_review(),
-        Err(err) => bad_request(None, &format!("invalid AdmissionReview: {err}")),
-    }
+    let Some(request) = review.request else {
+        return bad_request(None, "invalid AdmissionReview: it has no request");
+    };
+    admit(webhook, &request, source).into_review()
 }
 
 /// The request uid of a body that is JSON but not a well-formed review, so the answer can echo it.
@@ -98,28 +118,28 @@ fn uid_of(body: &[u8]) -> Option<String> {
 }
 
 /// Runs `webhook` on one request.
-pub fn admit(
-    webhook: Webhook,
-    request: &AdmissionRequest<DynamicObject>,
-    source: &dyn ObjectSource,
-) -> AdmissionResponse {
-    if let Err(message) = check_kind(webhook.kind, request) {
-        return deny_bad_request(AdmissionResponse::from(request), &message);
+fn admit(webhook: Webhook, request: &WireRequest, source: &dyn ObjectSource) -> AdmissionResponse {
+    let mut response = AdmissionResponse::invalid("");
+    response.uid = request.uid.clone();
+    response.allowed = true;
+    response.result = Status::default();
+    if let Err(message) = check_kind(webhook.kind, &request.kind) {
+        return deny_bad_request(response, &message);
     }
     match webhook.kind {
-        Kind::Cluster => admit_kind::<Cluster>(webhook.mutating, request, source),
-        Kind::ClusterClass => admit_kind::<ClusterClass>(webhook.mutating, request, source),
+        Kind::Cluster => admit_kind::<Cluster>(webhook.mutating, request, source, response),
+        Kind::ClusterClass => admit_kind::<ClusterClass>(webhook.mutating, request, source, response),
     }
 }
 
 fn admit_kind<T: Admitted>(
     mutating: bool,
-    request: &AdmissionRequest<DynamicObject>,
+    request: &WireRequest,
     source: &dyn ObjectSource,
+    response: AdmissionResponse,
 ) -> AdmissionResponse {
-    let response = AdmissionResponse::from(request);
-    let decoded = decode::<T>(request.object.as_ref(), "object")
-        .and_then(|object| Ok((object, decode::<T>(request.old_object.as_ref(), "oldObject")?)));
+    let decoded = decode::<T>(request.object, "object")
+        .and_then(|object| Ok((object, decode::<T>(request.old_object, "oldObject")?)));
     let (object, old) = match decoded {
         Ok(pair) => pair,
         Err(message) => return deny_bad_request(response, &message),
@@ -209,8 +229,7 @@ fn forbid(mut response: AdmissionResponse, kind: Kind, name: &str, outcome: Outc
     response
 }
 
-fn check_kind(expected: Kind, request: &AdmissionRequest<DynamicObject>) -> Result<(), String> {
-    let gvk = &request.kind;
+fn check_kind(expected: Kind, gvk: &GroupVersionKind) -> Result<(), String> {
     if gvk.group == status::GROUP && gvk.version == VERSION && gvk.kind == expected.name() {
         return Ok(());
     }
@@ -226,12 +245,28 @@ fn check_kind(expected: Kind, request: &AdmissionRequest<DynamicObject>) -> Resu
     ))
 }
 
-fn decode<T: DeserializeOwned>(object: Option<&DynamicObject>, field: &str) -> Result<Option<T>, String> {
-    let Some(object) = object else { return Ok(None) };
-    let value = serde_json::to_value(object).map_err(|err| format!("cannot read {field}: {err}"))?;
-    decode_value(value)
-        .map(Some)
-        .map_err(|err| format!("cannot decode {field}: {err}"))
+/// Decodes a raw object; the fast path has no path tracking, and only a failure is decoded again
+/// to name the field at fault.
+fn decode<T: DeserializeOwned>(object: Option<&RawValue>, field: &str) -> Result<Option<T>, String> {
+    let Some(raw) = object.filter(|raw| raw.get() != "null") else {
+        return Ok(None);
+    };
+    match serde_json::from_str(raw.get()) {
+        Ok(typed) => Ok(Some(typed)),
+        Err(_) => {
+            let mut deserializer = serde_json::Deserializer::from_str(raw.get());
+            let error = match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
+                Ok(_) => return Err(format!("cannot decode {field}")),
+                Err(error) => error,
+            };
+            let path = error.path().to_string();
+            Err(if path == "." {
+                format!("cannot decode {field}: {}", error.inner())
+            } else {
+                format!("cannot decode {field}: {path}: {}", error.inner())
+            })
+        }
+    }
 }
 
 fn deny_bad_request(mut response: AdmissionResponse, message: &str) -> AdmissionResponse {

@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use crate::api::labels::{AUTOSCALER_MAX_SIZE_ANNOTATION, AUTOSCALER_MIN_SIZE_ANNOTATION};
 use crate::api::{Cluster, ClusterClass, ClusterClassVariable};
 use crate::field::{FieldError, FieldErrors, FieldPath};
 use crate::store::ObjectSource;
@@ -23,8 +24,17 @@ pub fn validate_update(old: &ClusterClass, new: &ClusterClass, source: &dyn Obje
     }
     removed_worker_classes(&clusters, old, new, &mut errors);
     removed_health_checks(&clusters, old, new, &mut errors);
-    for cluster in &clusters {
-        errors.extend(crate::admission::cluster::validate_autoscaler(cluster, Some(new)));
+    // Only autoscaler annotations on the class's templates can make a Cluster's replicas invalid
+    // here; those on the Cluster itself were checked when the Cluster was admitted.
+    let autoscaled = new.spec.workers.machine_deployments.iter().any(|c| {
+        let annotations = &c.template.metadata.annotations;
+        annotations.contains_key(AUTOSCALER_MIN_SIZE_ANNOTATION)
+            || annotations.contains_key(AUTOSCALER_MAX_SIZE_ANNOTATION)
+    });
+    if autoscaled {
+        for cluster in &clusters {
+            errors.extend(crate::admission::cluster::validate_autoscaler(cluster, Some(new)));
+        }
     }
     if old.spec.variables != new.spec.variables {
         variables_still_valid(&clusters, old, new, &mut errors);
@@ -234,7 +244,8 @@ fn variables_still_valid(
     if changed.is_empty() {
         return;
     }
-    let compiled = CompiledVariables::compile(&status_variables(&new.spec.variables, &[]));
+    let changed_definitions: Vec<ClusterClassVariable> = changed.iter().map(|v| (*v).clone()).collect();
+    let compiled = CompiledVariables::compile(&status_variables(&changed_definitions, &[]));
     for variable in changed {
         let blocking: Vec<Arc<Cluster>> = clusters
             .iter()
