@@ -228,9 +228,8 @@ fn check_value(
     path: &FieldPath,
     errors: &mut FieldErrors,
 ) {
-    let raw = serde_json::to_string(value).unwrap_or_default();
     let before = errors.len();
-    schema.validate(value, path, &raw, errors);
+    schema.validate(value, path, value, errors);
     if errors.len() == before {
         if let Some(rules) = rules {
             errors.extend(rules.validate(value, None, path));

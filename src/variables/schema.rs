@@ -50,16 +50,17 @@ impl Schema {
     }
 
     /// Validates `value`, adding errors at `path` (`spec.topology.variables[x].value...`);
-    /// `bad_value` is what the errors show as the offending value (the variable's raw JSON).
-    pub fn validate(&self, value: &Value, path: &FieldPath, bad_value: &str, errors: &mut FieldErrors) {
-        let mut walker = Walker { bad_value, errors };
+    /// `shown` is the value whose JSON the errors show as the offending value (the whole
+    /// variable value, as Cluster API shows it); it is only rendered when an error is reported.
+    pub fn validate(&self, value: &Value, path: &FieldPath, shown: &Value, errors: &mut FieldErrors) {
+        let mut walker = Walker { shown, errors };
         walker.node(self, value, path, "", 0);
     }
 
     /// True when `value` passes every keyword (used for allOf/anyOf/oneOf/not).
     pub fn accepts(&self, value: &Value) -> bool {
         let mut errors = FieldErrors::new();
-        self.validate(value, &FieldPath::root(), "", &mut errors);
+        self.validate(value, &FieldPath::root(), value, &mut errors);
         errors.is_empty()
     }
 
@@ -176,11 +177,16 @@ fn compile_node(
 
 /// Walks a value against a schema, collecting errors.
 struct Walker<'a> {
-    bad_value: &'a str,
+    shown: &'a Value,
     errors: &'a mut FieldErrors,
 }
 
 impl Walker<'_> {
+    /// The offending value as errors show it: the JSON text of the whole value.
+    fn bad_value(&self) -> Value {
+        Value::from(serde_json::to_string(self.shown).unwrap_or_default())
+    }
+
     /// Reports like the API server: the error sits at the field, and its detail names the field
     /// relative to the variable value ("foo in body should be ...", or just "should be ..." at the root).
     fn report(&mut self, kind: ErrorType, path: &FieldPath, name: &str, message: String) {
@@ -189,12 +195,8 @@ impl Walker<'_> {
         } else {
             format!("{name} in body {message}")
         };
-        self.errors.push(FieldError::new(
-            kind,
-            path,
-            Some(Value::from(self.bad_value)),
-            detail,
-        ));
+        self.errors
+            .push(FieldError::new(kind, path, Some(self.bad_value()), detail));
     }
 
     fn node(&mut self, schema: &Schema, value: &Value, path: &FieldPath, name: &str, depth: usize) {
@@ -237,7 +239,7 @@ impl Walker<'_> {
                 .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
                 .collect();
             let supported: Vec<&str> = supported.iter().map(String::as_str).collect();
-            let mut error = FieldError::not_supported(path, Value::from(self.bad_value), &supported);
+            let mut error = FieldError::not_supported(path, self.bad_value(), &supported);
             error.kind = ErrorType::NotSupported;
             self.errors.push(error);
         }
@@ -481,7 +483,7 @@ mod tests {
             .children(&["topology", "variables"])
             .key("v")
             .child("value");
-        compiled.validate(&value, &path, &value.to_string(), &mut errors);
+        compiled.validate(&value, &path, &value, &mut errors);
         errors.iter().map(ToString::to_string).collect()
     }
 

@@ -164,7 +164,7 @@ impl CompiledVariables {
         let mut errors = FieldErrors::new();
         for (i, value) in values.iter().enumerate() {
             let value_path = path.key(&value.name);
-            let raw = serde_json::to_string(&value.value).unwrap_or_default();
+            let raw = || serde_json::to_string(&value.value).unwrap_or_default();
             if values[..i]
                 .iter()
                 .any(|v| v.name == value.name && v.definition_from == value.definition_from)
@@ -173,7 +173,7 @@ impl CompiledVariables {
                 continue;
             }
             let Some(variable) = self.variables.iter().find(|v| v.name == value.name) else {
-                errors.push(FieldError::invalid(&value_path, raw, "variable is not defined"));
+                errors.push(FieldError::invalid(&value_path, raw(), "variable is not defined"));
                 continue;
             };
             let Some(definition) = self.definition_for(value) else {
@@ -192,7 +192,12 @@ impl CompiledVariables {
                 }
             };
             let before = errors.len();
-            schema.validate(&value.value, &value_path.child("value"), &raw, &mut errors);
+            schema.validate(
+                &value.value,
+                &value_path.child("value"),
+                &value.value,
+                &mut errors,
+            );
             if errors.len() > before {
                 continue;
             }
@@ -204,7 +209,7 @@ impl CompiledVariables {
                     unknown.join(","),
                     value.name
                 );
-                errors.push(FieldError::invalid(&value_path, raw, detail));
+                errors.push(FieldError::invalid(&value_path, raw(), detail));
                 continue;
             }
             let old_value = old.and_then(|old| {
