@@ -3,6 +3,7 @@
 mod admit;
 mod check;
 mod files;
+mod plan;
 
 use std::process::ExitCode;
 
@@ -26,6 +27,9 @@ pub enum Command {
     /// Apply manifests to an empty in-memory cluster through the webhooks, as `kubectl apply`
     /// would, and report what the API server would say.
     Check(check::CheckArgs),
+    /// Print the objects the topology controller would create for every Cluster in the files,
+    /// or their difference with the current objects given (`-o diff`).
+    Plan(plan::PlanArgs),
 }
 
 /// Exit code when a command ran but found problems (a denied object).
@@ -49,6 +53,7 @@ pub fn run() -> ExitCode {
     let result = match cli.command {
         Command::Admit(args) => admit::run(&args),
         Command::Check(args) => check::run(&args),
+        Command::Plan(args) => plan::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -1,5 +1,6 @@
 //! Patch engine: rendering and applying ClusterClass patches.
 
+pub mod external;
 pub mod inline;
 pub mod selector;
 pub mod template;

@@ -1,3 +1,17 @@
 //! The topology engine: what a ClusterClass allows and what a topology should create.
 
+pub mod blueprint;
+pub mod builtins;
 pub mod compatibility;
+pub mod current;
+pub mod desired;
+pub mod diff;
+pub mod error;
+pub mod names;
+pub mod plan;
+pub mod upgrade;
+
+pub use blueprint::Blueprint;
+pub use current::Current;
+pub use error::TopologyError;
+pub use plan::{plan, Plan};

@@ -5,7 +5,8 @@ use serde_json::Value;
 
 use super::schema::{Schema, MAX_DEPTH};
 
-/// Fills in the defaults the schema declares below `value` (not `value` itself).
+/// Fills in the defaults the schema declares: `value` itself when it is null, then every absent
+/// or null property, list item and map value below it, recursively (into defaults just set, too).
 pub fn apply_defaults(schema: &Schema, value: &mut Value) {
     apply(schema, value, 0);
 }
@@ -14,14 +15,16 @@ fn apply(schema: &Schema, value: &mut Value, depth: usize) {
     if depth > MAX_DEPTH {
         return;
     }
+    if value.is_null() {
+        if let Some(default) = &schema.props.default {
+            value.clone_from(default);
+        }
+    }
     match value {
         Value::Object(map) => {
             for (key, property) in &schema.properties {
-                let absent = map.get(key).is_none_or(Value::is_null);
-                if absent {
-                    if let Some(default) = &property.props.default {
-                        map.insert(key.clone(), default.clone());
-                    }
+                if property.props.default.is_some() && !map.contains_key(key) {
+                    map.insert(key.clone(), Value::Null);
                 }
             }
             for (key, child) in map.iter_mut() {
@@ -73,5 +76,17 @@ mod tests {
     fn never_replaces_present_values() {
         let value = json!({"a": "", "b": {"c": 0}, "list": [], "m": {}});
         assert_eq!(defaulted(SCHEMA, value.clone()), value);
+    }
+
+    #[test]
+    fn null_values_items_and_map_entries_get_their_default() {
+        let schema = "{type: object, default: {}, properties: {list: {type: array, items: {type: string, default: d}}, \
+                      m: {type: object, additionalProperties: {type: integer, default: 7}}}}";
+        assert_eq!(defaulted(schema, Value::Null), json!({}));
+        assert_eq!(
+            defaulted(schema, json!({"list": ["a", null], "m": {"x": null, "y": 1}})),
+            json!({"list": ["a", "d"], "m": {"x": 7, "y": 1}})
+        );
+        assert_eq!(defaulted("{type: string}", Value::Null), Value::Null);
     }
 }

@@ -6,14 +6,13 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::cel::CelRules;
-use super::schema::{Schema, MAX_DEPTH};
+use super::schema::Schema;
+use super::structural::{shape_errors, structural_errors};
 use crate::api::{ClusterClassVariable, JSONSchemaProps};
 use crate::field::{FieldError, FieldErrors, FieldPath};
 
 /// The name reserved for builtin variables.
 const BUILTIN: &str = "builtin";
-/// JSON types a schema may declare.
-const TYPES: [&str; 6] = ["object", "array", "string", "number", "integer", "boolean"];
 
 /// Every error of `variables`, keyed by variable name (`spec.variables[cpu].schema.openAPIV3Schema...`).
 pub fn validate_definitions(variables: &[ClusterClassVariable], path: &FieldPath) -> FieldErrors {
@@ -41,7 +40,10 @@ pub fn validate_definitions(variables: &[ClusterClassVariable], path: &FieldPath
             errors.push(FieldError::invalid(
                 &name_path,
                 variable.name.as_str(),
-                "variable names must be unique",
+                format!(
+                    "variable name must be unique. Variable with name {:?} is defined more than once",
+                    variable.name
+                ),
             ));
         }
         let schema_path = variable_path.children(&["schema", "openAPIV3Schema"]);
@@ -52,8 +54,7 @@ pub fn validate_definitions(variables: &[ClusterClassVariable], path: &FieldPath
 
 /// Checks one variable's schema: structure, then values the schema must accept, then CEL rules.
 fn validate_schema(schema: &JSONSchemaProps, path: &FieldPath) -> FieldErrors {
-    let mut errors = FieldErrors::new();
-    check_structure(schema, path, 0, &mut errors);
+    let mut errors = structural_errors(schema, path);
     if !errors.is_empty() {
         return errors;
     }
@@ -73,109 +74,8 @@ fn validate_schema(schema: &JSONSchemaProps, path: &FieldPath) -> FieldErrors {
         Err(cel_errors) => return cel_errors,
     };
     check_values(&compiled, &rules, path, &mut errors);
+    errors.extend(shape_errors(schema, path));
     errors
-}
-
-/// Structural-schema rules of the API server, recursively.
-fn check_structure(schema: &JSONSchemaProps, path: &FieldPath, depth: usize, errors: &mut FieldErrors) {
-    if depth > MAX_DEPTH {
-        errors.push(FieldError::forbidden(
-            path,
-            format!("must not be nested deeper than {MAX_DEPTH} levels"),
-        ));
-        return;
-    }
-    let untyped_ok = schema.x_int_or_string || schema.x_preserve_unknown_fields;
-    if schema.type_.is_empty() && !untyped_ok {
-        errors.push(FieldError::required(
-            &path.child("type"),
-            "must not be empty for specified object fields",
-        ));
-    } else if !schema.type_.is_empty() && !TYPES.contains(&schema.type_.as_str()) {
-        errors.push(FieldError::not_supported(
-            &path.child("type"),
-            schema.type_.as_str(),
-            &TYPES,
-        ));
-    }
-    if schema.type_ == "array" && schema.items.is_none() {
-        errors.push(FieldError::required(&path.child("items"), "must be specified"));
-    }
-    if schema.additional_properties.is_some() && !schema.properties.is_empty() {
-        errors.push(FieldError::forbidden(
-            &path.child("additionalProperties"),
-            "additionalProperties and properties are mutual exclusive",
-        ));
-    }
-    for (name, property) in &schema.properties {
-        check_structure(property, &path.child("properties").key(name), depth + 1, errors);
-    }
-    if let Some(additional) = &schema.additional_properties {
-        check_structure(additional, &path.child("additionalProperties"), depth + 1, errors);
-    }
-    if let Some(items) = &schema.items {
-        check_structure(items, &path.child("items"), depth + 1, errors);
-    }
-    for (keyword, list) in [
-        ("allOf", &schema.all_of),
-        ("anyOf", &schema.any_of),
-        ("oneOf", &schema.one_of),
-    ] {
-        for (i, branch) in list.iter().enumerate() {
-            check_combinator_branch(branch, &path.child(keyword).index(i), schema, errors);
-        }
-    }
-    if let Some(not) = &schema.not {
-        check_combinator_branch(not, &path.child("not"), schema, errors);
-    }
-}
-
-/// Inside allOf/anyOf/oneOf/not only value checks may appear: no type, default, additionalProperties,
-/// description or CEL rules (int-or-string's `type` patterns excepted).
-fn check_combinator_branch(
-    branch: &JSONSchemaProps,
-    path: &FieldPath,
-    parent: &JSONSchemaProps,
-    errors: &mut FieldErrors,
-) {
-    let int_or_string_pattern =
-        parent.x_int_or_string && matches!(branch.type_.as_str(), "integer" | "string");
-    if !branch.type_.is_empty() && !int_or_string_pattern {
-        errors.push(FieldError::forbidden(
-            &path.child("type"),
-            "must be empty to be structural",
-        ));
-    }
-    if branch.default.is_some() {
-        errors.push(FieldError::forbidden(
-            &path.child("default"),
-            "must be undefined to be structural",
-        ));
-    }
-    if branch.additional_properties.is_some() {
-        errors.push(FieldError::forbidden(
-            &path.child("additionalProperties"),
-            "must be undefined to be structural",
-        ));
-    }
-    if !branch.description.is_empty() {
-        errors.push(FieldError::forbidden(
-            &path.child("description"),
-            "must be empty to be structural",
-        ));
-    }
-    if !branch.x_validations.is_empty() {
-        errors.push(FieldError::forbidden(
-            &path.child("x-kubernetes-validations"),
-            "must be empty to be structural",
-        ));
-    }
-    if branch.x_preserve_unknown_fields || branch.x_int_or_string {
-        errors.push(FieldError::forbidden(
-            path,
-            "must not set x-kubernetes extensions to be structural",
-        ));
-    }
 }
 
 /// `default`, `example` and every `enum` value, at every level, must pass the schema and its rules.
@@ -258,27 +158,11 @@ mod tests {
         assert_eq!(
             errors(yaml),
             [
-                r#"spec.variables[a].name: Invalid value: "a": variable names must be unique"#,
+                r#"spec.variables[a].name: Invalid value: "a": variable name must be unique. Variable with name "a" is defined more than once"#,
                 r#"spec.variables[builtin].name: Invalid value: "builtin": "builtin" is a reserved variable name"#,
                 r#"spec.variables[a.b].name: Invalid value: "a.b": variable name cannot contain ".""#,
             ]
         );
-    }
-
-    #[test]
-    fn schemas_must_be_structural() {
-        let yaml = "[{name: v, required: false, schema: {openAPIV3Schema: {type: object, properties: {a: {}, l: {type: array}},
-                     additionalProperties: {type: string}}}}]";
-        assert_eq!(
-            errors(yaml),
-            [
-                "spec.variables[v].schema.openAPIV3Schema.additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive",
-                "spec.variables[v].schema.openAPIV3Schema.properties[a].type: Required value: must not be empty for specified object fields",
-                "spec.variables[v].schema.openAPIV3Schema.properties[l].items: Required value: must be specified",
-            ]
-        );
-        let yaml = "[{name: v, required: false, schema: {openAPIV3Schema: {type: string, anyOf: [{type: string, default: x}]}}}]";
-        assert_eq!(errors(yaml).len(), 2);
     }
 
     #[test]

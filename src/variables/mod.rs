@@ -5,9 +5,12 @@ pub mod cel;
 mod defaulting;
 mod definitions;
 mod formats;
+mod go_json;
 mod schema;
 mod status;
+mod structural;
 mod values;
+mod walk;
 
 pub use definitions::validate_definitions;
 pub use schema::{CompileError, Schema};

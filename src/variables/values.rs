@@ -3,6 +3,7 @@
 
 use super::cel::CelRules;
 use super::defaulting::apply_defaults;
+use super::go_json::to_go_json;
 use super::schema::Schema;
 use crate::api::{ClusterClassStatusVariable, ClusterVariable};
 use crate::field::{FieldError, FieldErrors, FieldPath};
@@ -164,12 +165,31 @@ impl CompiledVariables {
         let mut errors = FieldErrors::new();
         for (i, value) in values.iter().enumerate() {
             let value_path = path.key(&value.name);
-            let raw = || serde_json::to_string(&value.value).unwrap_or_default();
-            if values[..i]
-                .iter()
-                .any(|v| v.name == value.name && v.definition_from == value.definition_from)
-            {
-                errors.push(FieldError::duplicate(&value_path, value.name.as_str()));
+            let raw = || to_go_json(&value.value);
+            let earlier = values.get(..i).unwrap_or_default();
+            let same_name = || earlier.iter().filter(|v| v.name == value.name);
+            if same_name().any(|v| v.definition_from == value.definition_from) {
+                let detail = if value.definition_from.is_empty() {
+                    format!("variable {:?} is set more than once", value.name)
+                } else {
+                    format!(
+                        "variable {:?} from {:?} is set more than once",
+                        value.name, value.definition_from
+                    )
+                };
+                errors.push(FieldError::invalid(&value_path, raw(), detail));
+                continue;
+            }
+            if same_name().any(|v| v.definition_from.is_empty() != value.definition_from.is_empty()) {
+                let detail = format!(
+                    "variable {:?} is set both with and without definitionFrom",
+                    value.name
+                );
+                errors.push(FieldError::invalid(
+                    &value_path.child("definitionFrom"),
+                    value.definition_from.as_str(),
+                    detail,
+                ));
                 continue;
             }
             let Some(variable) = self.variables.iter().find(|v| v.name == value.name) else {
@@ -377,5 +397,37 @@ mod tests {
                 r#"spec.topology.variables[size].value: Invalid value: "2": may not shrink"#,
             ]
         );
+    }
+
+    #[test]
+    fn repeated_entries_and_mixed_definition_from() {
+        let errors = compiled().validate_override_variables(
+            &values(
+                "[{name: size, value: 1}, {name: size, value: 2}, {name: proxy, definitionFrom: lb, value: {}},
+                  {name: proxy, definitionFrom: lb, value: {}}, {name: region, value: a}, {name: region, definitionFrom: inline, value: b}]",
+            ),
+            None,
+            &path(),
+        );
+        assert_eq!(
+            messages(errors),
+            [
+                r#"spec.topology.variables[size]: Invalid value: "2": variable "size" is set more than once"#,
+                r#"spec.topology.variables[proxy]: Invalid value: "{}": variable "proxy" from "lb" is set more than once"#,
+                r#"spec.topology.variables[region].definitionFrom: Invalid value: "inline": variable "region" is set both with and without definitionFrom"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn null_values_take_the_top_level_default() {
+        let defaulted = compiled()
+            .default_override_variables(
+                &values("[{name: region, value: null}, {name: etcd, value: null}]"),
+                &path(),
+            )
+            .unwrap();
+        let got: Vec<Value> = defaulted.into_iter().map(|v| v.value).collect();
+        assert_eq!(got, [json!("eu"), json!({"tag": "3.5"})]);
     }
 }

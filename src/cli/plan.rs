@@ -1,0 +1,177 @@
+//! `capi-topology plan`: the desired objects of every Cluster in the files, or their difference
+//! with the current objects given in the same files.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use serde_json::{json, Value};
+
+use super::files::read_objects;
+use super::{print_stdout, EXIT_FINDINGS};
+use crate::api::Cluster;
+use crate::patches::external::NoExternalPatches;
+use crate::store::apply::{apply, Verdict};
+use crate::store::{MemoryStore, ObjectSource};
+use crate::topology::diff::{diff, Change};
+use crate::topology::{plan, Blueprint, Current};
+
+/// Output formats of `plan`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// One Kubernetes `List` per Cluster, as YAML documents.
+    Yaml,
+    /// One Kubernetes `List` per Cluster, as JSON.
+    Json,
+    /// Created / changed (per field) / deleted objects against the current objects in the files.
+    Diff,
+}
+
+/// Arguments of `plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Files or directories with ClusterClasses, templates, Clusters and current objects.
+    #[arg(short = 'f', long = "filename", value_name = "PATH", num_args = 1.., required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Yaml)]
+    pub output: Format,
+}
+
+/// Fixed timestamp for objects stored while planning, so the output does not depend on the clock.
+const PLAN_TIME: &str = "1970-01-01T00:00:00Z";
+
+/// Plans every Cluster with a topology; exit 1 when a Cluster is invalid or its plan fails.
+pub fn run(args: &PlanArgs) -> Result<ExitCode> {
+    let objects = read_objects(&args.files)?;
+    let all: Vec<Value> = objects.iter().map(|o| o.object.clone()).collect();
+    let mut store = MemoryStore::default();
+    let mut clusters = Vec::new();
+    let mut failed = false;
+    for sourced in objects {
+        let is_cluster =
+            sourced.object["kind"] == "Cluster" && sourced.object["spec"]["topology"].is_object();
+        let source = sourced.source.display().to_string();
+        let applied = apply(&mut store, sourced.object, &source, PLAN_TIME)?;
+        if applied.verdict == Verdict::Denied {
+            eprintln!("{source}: {}", applied.message);
+            failed = true;
+        } else if is_cluster {
+            clusters.push((applied.namespace.clone(), applied.resource.clone()));
+        }
+    }
+    let mut out = String::new();
+    for (namespace, resource) in clusters {
+        let name = resource.rsplit('/').next().unwrap_or_default();
+        match plan_cluster(&store, &namespace, name, &all) {
+            Ok(planned) => render(&mut out, args.output, &namespace, name, &planned)?,
+            Err(err) => {
+                eprintln!("Cluster {namespace}/{name}: {err:#}");
+                failed = true;
+            }
+        }
+    }
+    print_stdout(&out)?;
+    Ok(if failed {
+        ExitCode::from(EXIT_FINDINGS)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// One Cluster's plan as printed.
+struct Planned {
+    /// The current objects owned by the Cluster.
+    current: Vec<Value>,
+    /// The desired objects, the Cluster first.
+    desired: Vec<Value>,
+    /// One line per MachineDeployment whose upgrade is held back.
+    held: Vec<String>,
+}
+
+/// The current and the desired objects of one Cluster (the Cluster itself first in the desired).
+fn plan_cluster(store: &MemoryStore, namespace: &str, name: &str, all: &[Value]) -> Result<Planned> {
+    let stored = store
+        .get("cluster.x-k8s.io", "Cluster", namespace, name)
+        .context("Cluster not stored")?;
+    let cluster: Cluster =
+        serde_json::from_value((*stored).clone()).context("decoding the defaulted Cluster")?;
+    let topology = cluster.spec.topology.as_ref().context("no spec.topology")?;
+    let class_namespace = topology
+        .class_namespace
+        .clone()
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| namespace.to_owned());
+    let entry = store
+        .cluster_class(&class_namespace, &topology.class)
+        .with_context(|| format!("ClusterClass {class_namespace}/{} not found", topology.class))?;
+    let blueprint = Blueprint::new(entry.class.clone(), store)?;
+    let current = Current::owned_by(name, namespace, all.iter().cloned());
+    let planned = plan(&blueprint, &cluster, &current, &NoExternalPatches)?;
+    let mut cluster_object = planned.cluster;
+    if let Some(meta) = cluster_object["metadata"].as_object_mut() {
+        for key in [
+            "creationTimestamp",
+            "uid",
+            "resourceVersion",
+            "generation",
+            "managedFields",
+        ] {
+            meta.remove(key);
+        }
+    }
+    let mut desired = vec![cluster_object];
+    desired.extend(planned.objects);
+    let held = planned
+        .held_upgrades
+        .into_iter()
+        .map(|(md, kept)| {
+            format!(
+                "MachineDeployment {namespace}/{md} stays at {kept} until the control plane reports {}",
+                topology.version
+            )
+        })
+        .collect();
+    Ok(Planned {
+        current: current.objects,
+        desired,
+        held,
+    })
+}
+
+/// Appends one Cluster's plan to `out` in `format`.
+fn render(out: &mut String, format: Format, namespace: &str, name: &str, planned: &Planned) -> Result<()> {
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": planned.desired});
+    match format {
+        Format::Yaml => {
+            out.push_str(&format!("# Cluster {namespace}/{name}\n---\n"));
+            out.push_str(&serde_yaml_ng::to_string(&list)?);
+        }
+        Format::Json => out.push_str(&(serde_json::to_string_pretty(&list)? + "\n")),
+        Format::Diff => {
+            out.push_str(&format!("Cluster {namespace}/{name}:\n"));
+            // The Cluster is compared only for its references.
+            let changes = diff(&planned.current, planned.desired.get(1..).unwrap_or_default());
+            if changes.is_empty() && planned.held.is_empty() {
+                out.push_str("  no changes\n");
+            }
+            for change in changes {
+                match change {
+                    Change::Created(what) => out.push_str(&format!("  + created {what}\n")),
+                    Change::Deleted(what) => out.push_str(&format!("  - deleted {what}\n")),
+                    Change::Changed(what, fields) => {
+                        out.push_str(&format!("  ~ changed {what}\n"));
+                        for field in fields {
+                            out.push_str(&format!("      {}: {} -> {}\n", field.path, field.from, field.to));
+                        }
+                    }
+                }
+            }
+            for line in &planned.held {
+                out.push_str(&format!("  = held {line}\n"));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,52 @@
+//! The objects a topology owns today (as read from a cluster or from files).
+
+use serde_json::Value;
+
+use crate::api::labels::{CLUSTER_NAME_LABEL, TOPOLOGY_DEPLOYMENT_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
+
+/// The current objects of one Cluster; empty when the Cluster is new.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Current {
+    /// Objects owned by the Cluster (`cluster.x-k8s.io/cluster-name` + `topology.cluster.x-k8s.io/owned`).
+    pub objects: Vec<Value>,
+}
+
+impl Current {
+    /// Keeps the objects of `objects` that the topology of Cluster `cluster` owns.
+    pub fn owned_by(cluster: &str, namespace: &str, objects: impl IntoIterator<Item = Value>) -> Self {
+        let objects = objects
+            .into_iter()
+            .filter(|object| {
+                let labels = &object["metadata"]["labels"];
+                object["metadata"]["namespace"].as_str().unwrap_or("default") == namespace
+                    && labels[CLUSTER_NAME_LABEL].as_str() == Some(cluster)
+                    && labels.get(TOPOLOGY_OWNED_LABEL).is_some()
+            })
+            .collect();
+        Current { objects }
+    }
+
+    /// The object of this kind and name.
+    pub fn find(&self, kind: &str, name: &str) -> Option<&Value> {
+        self.objects
+            .iter()
+            .find(|o| o["kind"].as_str() == Some(kind) && o["metadata"]["name"].as_str() == Some(name))
+    }
+
+    /// The MachineDeployment generated for the worker topology named `topology_name`.
+    pub fn machine_deployment(&self, topology_name: &str) -> Option<&Value> {
+        self.objects.iter().find(|o| {
+            o["kind"].as_str() == Some("MachineDeployment")
+                && o["metadata"]["labels"][TOPOLOGY_DEPLOYMENT_NAME_LABEL].as_str() == Some(topology_name)
+        })
+    }
+
+    /// The name of the template `reference` points to when that template's spec equals `spec`
+    /// (so an unchanged template keeps its name; a changed one is rotated).
+    pub fn reusable_template(&self, reference: &Value, spec: &Value) -> Option<String> {
+        let kind = reference["kind"].as_str()?;
+        let name = reference["name"].as_str()?;
+        let template = self.find(kind, name)?;
+        (template.get("spec") == Some(spec)).then(|| name.to_owned())
+    }
+}

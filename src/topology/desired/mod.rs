@@ -1,0 +1,132 @@
+//! Building the desired objects from patched templates.
+
+pub mod control_plane;
+pub mod health_checks;
+pub mod machine_deployments;
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+use crate::api::labels::{
+    CLUSTER_NAME_LABEL, TEMPLATE_CLONED_FROM_GROUP_KIND_ANNOTATION, TEMPLATE_CLONED_FROM_NAME_ANNOTATION,
+    TOPOLOGY_OWNED_LABEL,
+};
+use crate::api::TopologyMetadata;
+use crate::store::group_of;
+
+/// Labels every generated object carries: the Cluster's name and the topology-owned marker.
+pub fn owned_labels(cluster: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (CLUSTER_NAME_LABEL.to_owned(), cluster.to_owned()),
+        (TOPOLOGY_OWNED_LABEL.to_owned(), String::new()),
+    ])
+}
+
+/// Labels and annotations of `layers` merged in order (later wins), then `labels` on top.
+pub fn merged_metadata(
+    layers: &[&TopologyMetadata],
+    labels: BTreeMap<String, String>,
+) -> (Map<String, Value>, Map<String, Value>) {
+    let mut out_labels = Map::new();
+    let mut out_annotations = Map::new();
+    for layer in layers {
+        for (k, v) in &layer.labels {
+            out_labels.insert(k.clone(), Value::String(v.clone()));
+        }
+        for (k, v) in &layer.annotations {
+            out_annotations.insert(k.clone(), Value::String(v.clone()));
+        }
+    }
+    for (k, v) in labels {
+        out_labels.insert(k, Value::String(v));
+    }
+    (out_labels, out_annotations)
+}
+
+/// The clone of a template as stored: same apiVersion and kind (`template_kind_suffix` false) or the
+/// kind without `Template` and the template's `spec.template.spec` (true); labels of the Cluster;
+/// `cloned-from` annotations.
+pub fn clone_template(
+    template: &Value,
+    name: &str,
+    namespace: &str,
+    cluster: &str,
+    instantiate: bool,
+) -> Value {
+    let api_version = template["apiVersion"].as_str().unwrap_or_default();
+    let kind = template["kind"].as_str().unwrap_or_default();
+    let (out_kind, spec) = if instantiate {
+        (
+            kind.strip_suffix("Template").unwrap_or(kind),
+            template["spec"]["template"]["spec"].clone(),
+        )
+    } else {
+        (kind, template["spec"].clone())
+    };
+    let mut labels = Map::new();
+    if instantiate {
+        if let Some(extra) = template["spec"]["template"]["metadata"]["labels"].as_object() {
+            labels.extend(extra.clone());
+        }
+    }
+    for (k, v) in owned_labels(cluster) {
+        labels.insert(k, Value::String(v));
+    }
+    let mut object = json!({
+        "apiVersion": api_version,
+        "kind": out_kind,
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": labels,
+            "annotations": {
+                TEMPLATE_CLONED_FROM_GROUP_KIND_ANNOTATION: format!("{kind}.{}", group_of(api_version)),
+                TEMPLATE_CLONED_FROM_NAME_ANNOTATION: template["metadata"]["name"].as_str().unwrap_or_default(),
+            },
+        },
+    });
+    if !spec.is_null() {
+        object["spec"] = spec;
+    }
+    object
+}
+
+/// An object reference (`apiVersion`, `kind`, `name`, `namespace`) to `object`.
+pub fn reference_to(object: &Value) -> Value {
+    json!({
+        "apiVersion": object["apiVersion"],
+        "kind": object["kind"],
+        "name": object["metadata"]["name"],
+        "namespace": object["metadata"]["namespace"],
+    })
+}
+
+/// Sets `key` on a JSON object when `value` is not null nor an empty object.
+pub fn set_opt(object: &mut Value, key: &str, value: Value) {
+    let empty = value.as_object().is_some_and(Map::is_empty);
+    if let (false, false, Some(map)) = (value.is_null(), empty, object.as_object_mut()) {
+        map.insert(key.to_owned(), value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instantiated_templates_drop_the_suffix_and_keep_only_the_inner_spec() {
+        let template = json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerClusterTemplate",
+            "metadata": {"name": "t"}, "spec": {"template": {"spec": {"a": 1}}}});
+        let object = clone_template(&template, "c-x", "ns", "c", true);
+        assert_eq!(
+            object,
+            json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerCluster",
+            "metadata": {"name": "c-x", "namespace": "ns",
+                "labels": {"cluster.x-k8s.io/cluster-name": "c", "topology.cluster.x-k8s.io/owned": ""},
+                "annotations": {"cluster.x-k8s.io/cloned-from-groupkind": "DockerClusterTemplate.infrastructure.cluster.x-k8s.io",
+                    "cluster.x-k8s.io/cloned-from-name": "t"}},
+            "spec": {"a": 1}})
+        );
+    }
+}

@@ -1,0 +1,598 @@
+//! Validates a value against a compiled schema the way the API server validates a custom
+//! resource (kube-openapi), with Cluster API's rewording: every error shows the whole variable
+//! value, sits at the field it concerns, and names that field relative to the value.
+
+use serde_json::{Map, Number, Value};
+
+use super::formats;
+use super::go_json::{same_json, to_go_json};
+use super::schema::{Schema, MAX_DEPTH};
+use crate::field::{ErrorType, FieldError, FieldErrors, FieldPath};
+
+/// Validates `value` against `schema`, adding errors under `base` (`...variables[x].value`);
+/// `shown` is the value the errors show (rendered as Go renders JSON, only on error).
+pub fn validate(schema: &Schema, value: &Value, base: &FieldPath, shown: &Value, errors: &mut FieldErrors) {
+    let mut walker = Walker {
+        base,
+        shown,
+        errors: Vec::new(),
+    };
+    walker.node(schema, value, "", 0);
+    for error in walker.errors {
+        errors.push(error);
+    }
+}
+
+/// Walks a value against a schema. Field names follow kube-openapi: `a.b`, `list[1]`, `[1]` for
+/// items of the value itself and `.key` for its additionalProperties.
+struct Walker<'a> {
+    base: &'a FieldPath,
+    shown: &'a Value,
+    errors: Vec<FieldError>,
+}
+
+impl Walker<'_> {
+    /// The field an error named `name` sits at (the leading dot of a name is dropped).
+    fn path(&self, name: &str) -> FieldPath {
+        let field = name.strip_prefix('.').unwrap_or(name);
+        if field.is_empty() {
+            self.base.clone()
+        } else {
+            self.base.child(field)
+        }
+    }
+
+    fn shown(&self) -> Value {
+        Value::from(to_go_json(self.shown))
+    }
+
+    /// A keyword error: at the field, detail `"<name> in body <message>"` (just the message at the root).
+    fn report(&mut self, kind: ErrorType, name: &str, message: String) {
+        let detail = if name.is_empty() {
+            message
+        } else {
+            format!("{name} in body {message}")
+        };
+        let error = FieldError::new(kind, &self.path(name), Some(self.shown()), detail);
+        self.errors.push(error);
+    }
+
+    /// A combinator error: at the value itself, naming the field in quotes.
+    fn report_combinator(&mut self, name: &str, message: &str) {
+        let error = FieldError::new(
+            ErrorType::Invalid,
+            self.base,
+            Some(self.shown()),
+            format!("{name:?} {message}"),
+        );
+        self.errors.push(error);
+    }
+
+    /// Validates against `schema` on its own, returning the errors instead of keeping them.
+    fn branch(&mut self, schema: &Schema, value: &Value, name: &str, depth: usize) -> Vec<FieldError> {
+        let kept = std::mem::take(&mut self.errors);
+        self.node(schema, value, name, depth);
+        std::mem::replace(&mut self.errors, kept)
+    }
+
+    fn node(&mut self, schema: &Schema, value: &Value, name: &str, depth: usize) {
+        if depth > MAX_DEPTH {
+            self.report(
+                ErrorType::Invalid,
+                name,
+                format!("is nested deeper than {MAX_DEPTH} levels"),
+            );
+            return;
+        }
+        if value.is_null() {
+            let expected = expected_type(schema);
+            if !expected.is_empty() {
+                self.report(
+                    ErrorType::TypeInvalid,
+                    name,
+                    format!("must be of type {expected}: \"null\""),
+                );
+            }
+            self.enumeration(schema, value, name);
+            return;
+        }
+        self.type_check(schema, value, name);
+        self.combinators(schema, value, name, depth);
+        match value {
+            Value::String(text) => self.string(schema, text, name),
+            Value::Number(number) => self.number(schema, number, name),
+            Value::Array(items) => self.array(schema, items, name, depth),
+            _ => {}
+        }
+        self.enumeration(schema, value, name);
+        if let Value::Object(map) = value {
+            self.object(schema, map, name, depth);
+        }
+    }
+
+    fn type_check(&mut self, schema: &Schema, value: &Value, name: &str) {
+        let expected = expected_type(schema);
+        let actual = type_of(value);
+        let integral = matches!(value, Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0));
+        let ok = expected.is_empty()
+            || expected.split(',').any(|t| {
+                t == actual || (t == "number" && actual == "integer") || (t == "integer" && integral)
+            });
+        if !ok {
+            let message = format!("must be of type {expected}: {actual:?}");
+            self.report(ErrorType::TypeInvalid, name, message);
+        }
+    }
+
+    fn combinators(&mut self, schema: &Schema, value: &Value, name: &str, depth: usize) {
+        if !schema.any_of.is_empty() {
+            let mut best: Option<Vec<FieldError>> = None;
+            let mut passed = false;
+            for branch in &schema.any_of {
+                let found = self.branch(branch, value, name, depth + 1);
+                if found.is_empty() {
+                    passed = true;
+                    break;
+                }
+                if best.as_ref().is_none_or(|b| found.len() < b.len()) {
+                    best = Some(found);
+                }
+            }
+            if !passed {
+                self.report_combinator(name, "must validate at least one schema (anyOf)");
+                self.errors.extend(best.unwrap_or_default());
+            }
+        }
+        if !schema.one_of.is_empty() {
+            let mut best: Option<Vec<FieldError>> = None;
+            let mut valid = 0;
+            for branch in &schema.one_of {
+                let found = self.branch(branch, value, name, depth + 1);
+                if found.is_empty() {
+                    valid += 1;
+                } else if valid == 0 && best.as_ref().is_none_or(|b| found.len() < b.len()) {
+                    best = Some(found);
+                }
+            }
+            if valid == 0 {
+                self.report_combinator(
+                    name,
+                    "must validate one and only one schema (oneOf). Found none valid",
+                );
+                self.errors.extend(best.unwrap_or_default());
+            } else if valid > 1 {
+                let message = format!(
+                    "must validate one and only one schema (oneOf). Found {valid} valid alternatives"
+                );
+                self.report_combinator(name, &message);
+            }
+        }
+        if !schema.all_of.is_empty() {
+            let mut valid = 0;
+            for branch in &schema.all_of {
+                let found = self.branch(branch, value, name, depth + 1);
+                if found.is_empty() {
+                    valid += 1;
+                }
+                self.errors.extend(found);
+            }
+            if valid == 0 {
+                self.report_combinator(name, "must validate all the schemas (allOf). None validated");
+            } else if valid < schema.all_of.len() {
+                self.report_combinator(name, "must validate all the schemas (allOf)");
+            }
+        }
+        if let Some(not) = &schema.not {
+            if self.branch(not, value, name, depth + 1).is_empty() {
+                self.report_combinator(name, "must not validate the schema (not)");
+            }
+        }
+    }
+
+    fn string(&mut self, schema: &Schema, text: &str, name: &str) {
+        let props = &schema.props;
+        let length = i64::try_from(text.chars().count()).unwrap_or(i64::MAX);
+        if let Some(max) = props.max_length.filter(|max| length > *max) {
+            let detail = format!("may not be more than {max} bytes");
+            self.errors.push(FieldError::new(
+                ErrorType::TooLong,
+                &self.path(name),
+                None,
+                detail,
+            ));
+        }
+        if let Some(min) = props.min_length.filter(|min| length < *min) {
+            self.report(
+                ErrorType::Invalid,
+                name,
+                format!("should be at least {min} chars long"),
+            );
+        }
+        if let Some(pattern) = schema.pattern.as_ref().filter(|p| !p.is_match(text)) {
+            let message = format!("should match '{}'", pattern.as_str());
+            self.report(ErrorType::Invalid, name, message);
+        }
+        if !props.format.is_empty() && !formats::is_valid(&props.format, text) {
+            let message = format!("must be of type {}: {text:?}", props.format);
+            self.report(ErrorType::TypeInvalid, name, message);
+        }
+    }
+
+    fn number(&mut self, schema: &Schema, number: &Number, name: &str) {
+        let props = &schema.props;
+        let Some(number) = number.as_f64() else {
+            return;
+        };
+        if let Some(min) = props.minimum {
+            let (fails, phrase) = if props.exclusive_minimum {
+                (number <= min as f64, "greater than")
+            } else {
+                (number < min as f64, "greater than or equal to")
+            };
+            if fails {
+                self.report(ErrorType::Invalid, name, format!("should be {phrase} {min}"));
+            }
+        }
+        if let Some(max) = props.maximum {
+            let (fails, phrase) = if props.exclusive_maximum {
+                (number >= max as f64, "less than")
+            } else {
+                (number > max as f64, "less than or equal to")
+            };
+            if fails {
+                self.report(ErrorType::Invalid, name, format!("should be {phrase} {max}"));
+            }
+        }
+    }
+
+    fn array(&mut self, schema: &Schema, items: &[Value], name: &str, depth: usize) {
+        if let Some(item_schema) = &schema.items {
+            for (i, item) in items.iter().enumerate() {
+                self.node(item_schema, item, &format!("{name}[{i}]"), depth + 1);
+            }
+        }
+        let props = &schema.props;
+        let count = i64::try_from(items.len()).unwrap_or(i64::MAX);
+        if let Some(min) = props.min_items.filter(|min| count < *min) {
+            self.report(
+                ErrorType::Invalid,
+                name,
+                format!("should have at least {min} items"),
+            );
+        }
+        if let Some(max) = props.max_items.filter(|max| count > *max) {
+            self.too_many(name, max);
+        }
+        let duplicated = props.unique_items
+            && items
+                .iter()
+                .enumerate()
+                .any(|(i, item)| items.get(..i).is_some_and(|before| before.contains(item)));
+        if duplicated {
+            self.report(
+                ErrorType::Invalid,
+                name,
+                "shouldn't contain duplicates".to_owned(),
+            );
+        }
+    }
+
+    /// `Too many` at the field: its detail never names the field.
+    fn too_many(&mut self, name: &str, max: i64) {
+        let detail = format!("must have at most {max} items");
+        let error = FieldError::new(ErrorType::TooMany, &self.path(name), Some(self.shown()), detail);
+        self.errors.push(error);
+    }
+
+    fn object(&mut self, schema: &Schema, map: &Map<String, Value>, name: &str, depth: usize) {
+        let props = &schema.props;
+        let count = i64::try_from(map.len()).unwrap_or(i64::MAX);
+        if let Some(min) = props.min_properties.filter(|min| count < *min) {
+            self.report(
+                ErrorType::Invalid,
+                name,
+                format!("should have at least {min} properties"),
+            );
+        }
+        if let Some(max) = props.max_properties.filter(|max| count > *max) {
+            self.too_many(name, max);
+        }
+        for (key, child) in map {
+            if let Some(property) = schema.properties.get(key) {
+                let child_name = if name.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{name}.{key}")
+                };
+                self.node(property, child, &child_name, depth + 1);
+            } else if let Some(additional) = &schema.additional {
+                self.node(additional, child, &format!("{name}.{key}"), depth + 1);
+            }
+        }
+        for required in &props.required {
+            if !map.contains_key(required) {
+                let path = self.path(&format!("{name}.{required}"));
+                self.errors.push(FieldError::required(&path, ""));
+            }
+        }
+    }
+
+    fn enumeration(&mut self, schema: &Schema, value: &Value, name: &str) {
+        let allowed = &schema.props.r#enum;
+        if allowed.is_empty() || (!value.is_null() && allowed.iter().any(|a| same_json(a, value, 0))) {
+            return;
+        }
+        let supported: Vec<String> = allowed
+            .iter()
+            .map(|v| v.as_str().map_or_else(|| to_go_json(v), str::to_owned))
+            .collect();
+        let supported: Vec<&str> = supported.iter().map(String::as_str).collect();
+        let error = FieldError::not_supported(&self.path(name), self.shown(), &supported);
+        self.errors.push(error);
+    }
+}
+
+/// The type(s) a schema requires, comma-separated as kube-openapi prints them ("" for any).
+fn expected_type(schema: &Schema) -> &str {
+    if schema.props.x_int_or_string {
+        "integer,string"
+    } else {
+        &schema.props.type_
+    }
+}
+
+/// The JSON type of a value as kube-openapi names it.
+fn type_of(value: &Value) -> &'static str {
+    match value {
+        Value::String(_) => "string",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+        Value::Null => "null",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const P: &str = "spec.topology.variables[v].value";
+
+    fn errors(schema: &str, value: Value) -> Vec<String> {
+        let schema = Schema::compile(&serde_yaml_ng::from_str(schema).unwrap()).unwrap();
+        let base = FieldPath::new("spec")
+            .children(&["topology", "variables"])
+            .key("v")
+            .child("value");
+        let mut errors = FieldErrors::new();
+        validate(&schema, &value, &base, &value, &mut errors);
+        errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn types_keep_checking_enum_and_accept_integral_numbers_as_integers() {
+        assert_eq!(
+            errors("{type: integer}", json!("1")),
+            [format!(
+                r#"{P}: Invalid value: "\"1\"": must be of type integer: "string""#
+            )]
+        );
+        assert_eq!(
+            errors("{type: string, enum: ['1', '2']}", json!(3)),
+            [
+                format!(r#"{P}: Invalid value: "3": must be of type string: "integer""#),
+                format!(r#"{P}: Unsupported value: "3": supported values: "1", "2""#),
+            ]
+        );
+        assert!(errors("{type: integer}", json!(3.0)).is_empty());
+        assert!(errors("{type: number, enum: [1, 2]}", json!(2.0)).is_empty());
+        assert_eq!(
+            errors("{type: integer}", json!(3.5)),
+            [format!(
+                r#"{P}: Invalid value: "3.5": must be of type integer: "number""#
+            )]
+        );
+        assert_eq!(
+            errors("{type: string}", Value::Null),
+            [format!(
+                r#"{P}: Invalid value: "null": must be of type string: "null""#
+            )]
+        );
+        assert_eq!(
+            errors("{x-kubernetes-int-or-string: true}", json!(true)),
+            [format!(
+                r#"{P}: Invalid value: "true": must be of type integer,string: "boolean""#
+            )]
+        );
+        assert!(errors("{}", Value::Null).is_empty());
+    }
+
+    #[test]
+    fn bounds_strings_and_formats() {
+        assert_eq!(
+            errors("{type: integer, minimum: 1, maximum: 10}", json!(0)),
+            [format!(
+                r#"{P}: Invalid value: "0": should be greater than or equal to 1"#
+            )]
+        );
+        assert_eq!(
+            errors("{type: number, maximum: 10, exclusiveMaximum: true}", json!(10)),
+            [format!(r#"{P}: Invalid value: "10": should be less than 10"#)]
+        );
+        assert_eq!(
+            errors(
+                "{type: string, maxLength: 2, minLength: 5, pattern: '^[0-9]+$'}",
+                json!("abc")
+            ),
+            [
+                format!("{P}: Too long: may not be more than 2 bytes"),
+                format!(r#"{P}: Invalid value: "\"abc\"": should be at least 5 chars long"#),
+                format!(r#"{P}: Invalid value: "\"abc\"": should match '^[0-9]+$'"#),
+            ]
+        );
+        assert_eq!(
+            errors("{type: string, format: uri}", json!("not a URI")),
+            [format!(
+                r#"{P}: Invalid value: "\"not a URI\"": must be of type uri: "not a URI""#
+            )]
+        );
+    }
+
+    #[test]
+    fn nested_fields_are_named_as_kube_openapi_names_them() {
+        let schema =
+            "{type: object, required: [url], properties: {enabled: {type: boolean}, url: {type: string}, \
+                      ports: {type: array, items: {type: integer, maximum: 5}}}}";
+        let value = json!({"enabled": "yes", "ports": [1, 9]});
+        let shown = r#"{\"enabled\":\"yes\",\"ports\":[1,9]}"#;
+        assert_eq!(
+            errors(schema, value),
+            [
+                format!(
+                    r#"{P}.enabled: Invalid value: "{shown}": enabled in body must be of type boolean: "string""#
+                ),
+                format!(
+                    r#"{P}.ports[1]: Invalid value: "{shown}": ports[1] in body should be less than or equal to 5"#
+                ),
+                format!("{P}.url: Required value"),
+            ]
+        );
+        assert_eq!(
+            errors(
+                "{type: array, items: {type: string, enum: [a]}}",
+                json!(["a", "b"])
+            ),
+            [format!(
+                r#"{P}.[1]: Unsupported value: "[\"a\",\"b\"]": supported values: "a""#
+            )]
+        );
+        assert_eq!(
+            errors(
+                "{type: object, additionalProperties: {type: string}}",
+                json!({"k": 1})
+            ),
+            [format!(
+                r#"{P}.k: Invalid value: "{{\"k\":1}}": .k in body must be of type string: "integer""#
+            )]
+        );
+    }
+
+    #[test]
+    fn sizes_and_uniqueness() {
+        assert_eq!(
+            errors(
+                "{type: array, items: {type: string}, maxItems: 1}",
+                json!(["a", "b"])
+            ),
+            [format!(
+                r#"{P}: Too many: "[\"a\",\"b\"]": must have at most 1 items"#
+            )]
+        );
+        assert_eq!(
+            errors(
+                "{type: array, items: {type: string}, minItems: 3, uniqueItems: true}",
+                json!(["a", "a"])
+            ),
+            [
+                format!(r#"{P}: Invalid value: "[\"a\",\"a\"]": should have at least 3 items"#),
+                format!(r#"{P}: Invalid value: "[\"a\",\"a\"]": shouldn't contain duplicates"#),
+            ]
+        );
+        assert_eq!(
+            errors(
+                "{type: object, maxProperties: 1, x-kubernetes-preserve-unknown-fields: true}",
+                json!({"b": 1, "a": 2})
+            ),
+            [format!(
+                r#"{P}: Too many: "{{\"a\":2,\"b\":1}}": must have at most 1 items"#
+            )]
+        );
+        assert_eq!(
+            errors("{type: object, minProperties: 1}", json!({})),
+            [format!(
+                r#"{P}: Invalid value: "{{}}": should have at least 1 properties"#
+            )]
+        );
+    }
+
+    #[test]
+    fn enums_of_objects_print_go_json() {
+        assert_eq!(
+            errors(
+                "{type: object, x-kubernetes-preserve-unknown-fields: true, enum: [{url: u, location: l}]}",
+                json!({"location": "x"})
+            ),
+            [format!(
+                r#"{P}: Unsupported value: "{{\"location\":\"x\"}}": supported values: "{{\"location\":\"l\",\"url\":\"u\"}}""#
+            )]
+        );
+    }
+
+    const AB: &str = "properties: {a: {type: boolean}, b: {type: boolean}}";
+
+    #[test]
+    fn combinators_report_at_the_value_with_inner_errors() {
+        assert_eq!(
+            errors(
+                &format!("{{type: object, {AB}, oneOf: [{{required: [a]}}, {{required: [b]}}]}}"),
+                json!({"a": true, "b": true})
+            ),
+            [format!(
+                r#"{P}: Invalid value: "{{\"a\":true,\"b\":true}}": "" must validate one and only one schema (oneOf). Found 2 valid alternatives"#
+            )]
+        );
+        assert_eq!(
+            errors(
+                &format!("{{type: object, {AB}, oneOf: [{{required: [a]}}, {{required: [b]}}]}}"),
+                json!({})
+            ),
+            [
+                format!(
+                    r#"{P}: Invalid value: "{{}}": "" must validate one and only one schema (oneOf). Found none valid"#
+                ),
+                format!("{P}.a: Required value"),
+            ]
+        );
+        assert_eq!(
+            errors(
+                &format!("{{type: object, {AB}, allOf: [{{required: [a]}}, {{required: [b]}}]}}"),
+                json!({"a": true})
+            ),
+            [
+                format!("{P}.b: Required value"),
+                format!(r#"{P}: Invalid value: "{{\"a\":true}}": "" must validate all the schemas (allOf)"#),
+            ]
+        );
+        assert_eq!(
+            errors(
+                &format!("{{type: object, {AB}, anyOf: [{{required: [a]}}, {{required: [b]}}]}}"),
+                json!({})
+            ),
+            [
+                format!(r#"{P}: Invalid value: "{{}}": "" must validate at least one schema (anyOf)"#),
+                format!("{P}.a: Required value"),
+            ]
+        );
+        assert_eq!(
+            errors(
+                &format!("{{type: object, {AB}, not: {{required: [a, b]}}}}"),
+                json!({"a": true, "b": true})
+            ),
+            [format!(
+                r#"{P}: Invalid value: "{{\"a\":true,\"b\":true}}": "" must not validate the schema (not)"#
+            )]
+        );
+        assert_eq!(
+            errors(
+                "{type: object, properties: {n: {type: string, not: {enum: [x]}}}}",
+                json!({"n": "x"})
+            ),
+            [format!(
+                r#"{P}: Invalid value: "{{\"n\":\"x\"}}": "n" must not validate the schema (not)"#
+            )]
+        );
+    }
+}

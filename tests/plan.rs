@@ -1,0 +1,166 @@
+//! `capi-topology plan` end to end: golden outputs on the quickstart and its upgrade.
+
+use std::process::Command;
+
+fn plan(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_capi-topology"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("plan")
+        .args(args)
+        .output()
+        .expect("run capi-topology");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn golden(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/tests/fixtures/plan/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("golden file")
+}
+
+#[test]
+fn quickstart_dev_desired_state_matches_golden() {
+    let (code, out, err) = plan(&[
+        "-f",
+        "examples/quickstart/00-clusterclass.yaml",
+        "examples/quickstart/10-cluster-dev.yaml",
+    ]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(out, golden("quickstart-dev.yaml"));
+}
+
+#[test]
+fn upgrade_rotates_the_control_plane_template_and_holds_workers_back() {
+    let (code, out, _) = plan(&[
+        "-f",
+        "examples/quickstart/00-clusterclass.yaml",
+        "examples/quickstart-upgrade/",
+        "-o",
+        "diff",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(out, golden("quickstart-upgrade.diff"));
+    assert!(
+        !out.contains("changed MachineDeployment"),
+        "workers wait for the control plane: {out}"
+    );
+    assert!(out.contains("= held MachineDeployment default/dev-md-0-98d6r stays at v1.31.2"));
+}
+
+#[test]
+fn whole_quickstart_plans_every_cluster() {
+    let (code, out, err) = plan(&["-f", "examples/quickstart/", "-o", "json"]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(out.matches("\"kind\": \"List\"").count(), 2);
+    assert_eq!(out.matches("\"kind\": \"MachineDeployment\"").count(), 3, "{out}");
+}
+
+#[test]
+fn failing_patch_is_reported_with_its_name() {
+    let (code, out, err) = plan(&["-f", "tests/fixtures/plan/bad-patch.yaml"]);
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert_eq!(
+        err.trim(),
+        "Cluster default/c1: patch \"broken\": cannot apply to DockerClusterTemplate \"c\": operation '/0' failed at path '/spec/template/spec/missing/deep': path is invalid"
+    );
+}
+
+mod engine {
+    use capi_topology::api::Cluster;
+    use capi_topology::patches::external::NoExternalPatches;
+    use capi_topology::store::{MemoryStore, ObjectSource};
+    use capi_topology::topology::{plan, Blueprint, Current, Plan};
+    use serde_json::{json, Value};
+
+    const FIXTURE: &str = include_str!("fixtures/plan/bench-10md-40patches.yaml");
+
+    fn setup() -> (Blueprint, Cluster) {
+        let store = MemoryStore::from_yaml(FIXTURE).unwrap();
+        let class = store.cluster_class("default", "bench").unwrap().class.clone();
+        let cluster = store
+            .get("cluster.x-k8s.io", "Cluster", "default", "bench")
+            .unwrap();
+        (
+            Blueprint::new(class, &store).unwrap(),
+            serde_json::from_value((*cluster).clone()).unwrap(),
+        )
+    }
+
+    fn names(plan: &Plan, kind: &str) -> Vec<String> {
+        plan.objects
+            .iter()
+            .filter(|o| o["kind"] == kind)
+            .map(|o| o["metadata"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn every_worker_gets_its_objects_and_patches() {
+        let (blueprint, cluster) = setup();
+        let planned = plan(&blueprint, &cluster, &Current::default(), &NoExternalPatches).unwrap();
+        assert_eq!(names(&planned, "MachineDeployment").len(), 10);
+        assert_eq!(names(&planned, "MachineHealthCheck").len(), 0);
+        let md3 = planned
+            .objects
+            .iter()
+            .find(|o| {
+                o["kind"] == "MachineDeployment"
+                    && o["metadata"]["labels"]["topology.cluster.x-k8s.io/deployment-name"] == "md-3"
+            })
+            .unwrap();
+        assert_eq!(md3["spec"]["replicas"], json!(4));
+        assert_eq!(md3["spec"]["template"]["spec"]["version"], json!("v1.31.2"));
+        let cp = planned
+            .objects
+            .iter()
+            .find(|o| o["kind"] == "KubeadmControlPlane")
+            .unwrap();
+        assert_eq!(cp["spec"]["kubeadmConfigSpec"]["f1"], json!("value-1"));
+        assert_eq!(
+            cp["spec"]["kubeadmConfigSpec"]["f5"],
+            json!({"n": 5, "list": [1, 2, 3]})
+        );
+        assert_eq!(cp["spec"]["replicas"], json!(3));
+        assert_eq!(
+            planned.cluster["spec"]["controlPlaneRef"]["name"],
+            cp["metadata"]["name"]
+        );
+    }
+
+    #[test]
+    fn unchanged_templates_keep_their_names_and_changed_ones_rotate() {
+        let (blueprint, mut cluster) = setup();
+        let first = plan(&blueprint, &cluster, &Current::default(), &NoExternalPatches).unwrap();
+        let current = Current {
+            objects: first.objects.clone(),
+        };
+        let again = plan(&blueprint, &cluster, &current, &NoExternalPatches).unwrap();
+        assert_eq!(again.objects, first.objects);
+        // v2 feeds the worker DockerMachineTemplates (p22) and the infrastructure cluster (p12), which is
+        // not a template: its name stays.
+        let topology = cluster.spec.topology.as_mut().unwrap();
+        topology.variables[2].value = Value::String("changed".into());
+        let rotated = plan(&blueprint, &cluster, &current, &NoExternalPatches).unwrap();
+        let before = names(&first, "DockerMachineTemplate");
+        let after = names(&rotated, "DockerMachineTemplate");
+        assert_eq!(before.len(), after.len());
+        assert!(
+            before.iter().zip(&after).any(|(b, a)| b != a),
+            "some template rotated"
+        );
+        assert_eq!(
+            names(&first, "KubeadmConfigTemplate"),
+            names(&rotated, "KubeadmConfigTemplate")
+        );
+        assert_eq!(
+            names(&first, "MachineDeployment"),
+            names(&rotated, "MachineDeployment")
+        );
+    }
+}
