@@ -1,0 +1,197 @@
+//! A throw-away Kubernetes control plane on loopback: etcd and kube-apiserver built by
+//! `build-binaries.sh`, an admin token, and a kubeconfig for kubectl and capi-topology.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use crate::kubectl::Kubectl;
+use crate::process::{free_port, http_get, poll, run_bounded, RunDir, Supervised};
+
+/// How long the API server may take to become ready (the first start migrates storage).
+const APISERVER_READY: Duration = Duration::from_secs(90);
+const ETCD_READY: Duration = Duration::from_secs(30);
+
+/// The directory with `etcd`, `kube-apiserver` and `kubectl`, built (or found in the cache) by
+/// `tests/e2e/build-binaries.sh`, once per test process.
+pub fn binaries() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/build-binaries.sh");
+        // The first build takes up to 25 minutes; its progress goes to our stderr.
+        let output = Command::new("bash")
+            .arg(&script)
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .expect("run tests/e2e/build-binaries.sh");
+        assert!(output.status.success(), "tests/e2e/build-binaries.sh failed");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let bin = PathBuf::from(stdout.lines().last().unwrap_or_default().trim());
+        for tool in ["etcd", "kube-apiserver", "kubectl"] {
+            assert!(
+                bin.join(tool).is_file(),
+                "{} is missing",
+                bin.join(tool).display()
+            );
+        }
+        bin
+    })
+}
+
+/// etcd plus kube-apiserver, stopped when dropped (API server first).
+pub struct ControlPlane {
+    apiserver: Supervised,
+    etcd: Supervised,
+    kubeconfig: PathBuf,
+}
+
+impl ControlPlane {
+    /// Starts etcd and kube-apiserver in `run` and waits until both are ready.
+    pub fn start(run: &RunDir) -> ControlPlane {
+        let bin = binaries();
+        let (etcd, etcd_port) = start_etcd(run, bin);
+        let (apiserver, kubeconfig) = start_apiserver(run, bin, etcd_port);
+        let mut plane = ControlPlane {
+            apiserver,
+            etcd,
+            kubeconfig,
+        };
+        plane.wait_ready();
+        plane
+    }
+
+    /// The admin kubeconfig.
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// A kubectl for the admin.
+    pub fn kubectl(&self) -> Kubectl {
+        Kubectl::new(binaries().join("kubectl"), self.kubeconfig.clone())
+    }
+
+    /// The end of the API server's log, for failure messages.
+    pub fn apiserver_log(&self) -> String {
+        self.apiserver.log_tail(30)
+    }
+
+    fn wait_ready(&mut self) {
+        let kubectl = self.kubectl();
+        let (apiserver, etcd) = (&mut self.apiserver, &mut self.etcd);
+        let ready = poll("kube-apiserver /readyz", APISERVER_READY, || {
+            etcd.ensure_running()?;
+            apiserver.ensure_running()?;
+            let out = kubectl.run(&["get", "--raw", "/readyz"], None)?;
+            if out.success && out.stdout.trim() == "ok" {
+                Ok(())
+            } else {
+                Err(format!("{}{}", out.stdout, out.stderr))
+            }
+        });
+        if let Err(e) = ready {
+            panic!("{e}\n--- kube-apiserver log ---\n{}", self.apiserver.log_tail(40));
+        }
+    }
+}
+
+fn start_etcd(run: &RunDir, bin: &Path) -> (Supervised, u16) {
+    let (client, peer) = (free_port(), free_port());
+    let client_url = format!("http://127.0.0.1:{client}");
+    let peer_url = format!("http://127.0.0.1:{peer}");
+    let mut command = Command::new(bin.join("etcd"));
+    command.args([
+        "--name=e2e",
+        &format!("--data-dir={}", run.join("etcd").display()),
+        &format!("--listen-client-urls={client_url}"),
+        &format!("--advertise-client-urls={client_url}"),
+        &format!("--listen-peer-urls={peer_url}"),
+        &format!("--initial-advertise-peer-urls={peer_url}"),
+        &format!("--initial-cluster=e2e={peer_url}"),
+        "--listen-metrics-urls=",
+        "--unsafe-no-fsync",
+        "--log-level=warn",
+    ]);
+    let mut etcd = Supervised::spawn(run, "etcd", command);
+    let ready = poll("etcd /health", ETCD_READY, || {
+        etcd.ensure_running()?;
+        match http_get(client, "/health")? {
+            (200, body) if body.contains("\"true\"") => Ok(()),
+            (code, body) => Err(format!("{code}: {body}")),
+        }
+    });
+    if let Err(e) = ready {
+        panic!("{e}\n--- etcd log ---\n{}", etcd.log_tail(40));
+    }
+    (etcd, client)
+}
+
+fn start_apiserver(run: &RunDir, bin: &Path, etcd_port: u16) -> (Supervised, PathBuf) {
+    let port = free_port();
+    let certs = run.join("apiserver-certs");
+    fs::create_dir_all(&certs).expect("create the API server's cert dir");
+    let sa_key = certs.join("sa.key");
+    generate_key(&sa_key);
+    let token = format!("e2e-admin-{}", std::process::id());
+    let tokens = certs.join("tokens.csv");
+    fs::write(&tokens, format!("{token},e2e-admin,e2e-admin,system:masters\n"))
+        .expect("write the token file");
+
+    let mut command = Command::new(bin.join("kube-apiserver"));
+    command.args([
+        &format!("--etcd-servers=http://127.0.0.1:{etcd_port}"),
+        &format!("--cert-dir={}", certs.display()),
+        &format!("--secure-port={port}"),
+        "--bind-address=127.0.0.1",
+        "--advertise-address=127.0.0.1",
+        "--service-cluster-ip-range=10.0.0.0/24",
+        &format!("--service-account-issuer=https://127.0.0.1:{port}"),
+        &format!("--service-account-key-file={}", sa_key.display()),
+        &format!("--service-account-signing-key-file={}", sa_key.display()),
+        &format!("--token-auth-file={}", tokens.display()),
+        "--authorization-mode=RBAC",
+        "--disable-admission-plugins=ServiceAccount",
+        "--allow-privileged=true",
+        "--v=1",
+    ]);
+    let apiserver = Supervised::spawn(run, "kube-apiserver", command);
+
+    let kubeconfig = run.join("kubeconfig");
+    fs::write(&kubeconfig, render_kubeconfig(port, &token, &certs)).expect("write the kubeconfig");
+    (apiserver, kubeconfig)
+}
+
+/// A private key for the API server's service-account tokens.
+fn generate_key(path: &Path) {
+    let mut command = Command::new("openssl");
+    command
+        .args(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out"])
+        .arg(path);
+    let out = run_bounded(command, None, Duration::from_secs(30)).expect("run openssl");
+    assert!(out.success, "openssl could not generate a key: {}", out.stderr);
+}
+
+fn render_kubeconfig(port: u16, token: &str, certs: &Path) -> String {
+    // kube-apiserver writes its self-signed serving certificate (with its CA) on startup.
+    let ca = certs.join("apiserver.crt");
+    format!(
+        "apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: https://127.0.0.1:{port}
+    certificate-authority: {ca}
+users:
+- name: e2e-admin
+  user:
+    token: {token}
+contexts:
+- name: e2e
+  context: {{cluster: e2e, user: e2e-admin, namespace: default}}
+current-context: e2e
+",
+        ca = ca.display()
+    )
+}

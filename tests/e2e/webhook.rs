@@ -1,0 +1,226 @@
+//! `capi-topology serve` as the API server's admission webhook: dev certificates, the process,
+//! the webhook configurations (with a probe proving which revision the API server uses), and
+//! the served certificate's fingerprint for the rotation scenario.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use base64::Engine as _;
+use serde_json::{json, Value};
+
+use crate::kubectl::Kubectl;
+use crate::process::{free_port, http_get, poll, run_bounded, RunDir, Supervised};
+
+/// The binary under test: the one cargo built for this test target, or
+/// `$CAPI_TOPOLOGY_E2E_BIN` (e.g. a release build).
+pub fn capi_topology() -> PathBuf {
+    std::env::var_os("CAPI_TOPOLOGY_E2E_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_capi-topology")))
+}
+const SERVER_READY: Duration = Duration::from_secs(30);
+/// How long the API server may take to load a changed webhook configuration.
+const CONFIG_EFFECTIVE: Duration = Duration::from_secs(30);
+const WEBHOOKS: &str = include_str!("fixtures/webhooks.yaml");
+
+/// A running `capi-topology serve` registered with the API server.
+pub struct WebhookServer {
+    process: Supervised,
+    cert_dir: PathBuf,
+    port: u16,
+    revision: u32,
+}
+
+impl WebhookServer {
+    /// Generates dev certificates in `<run>/webhook-certs`, starts the server against the API
+    /// server of `kubeconfig` and waits for its `/readyz`.
+    pub fn start(run: &RunDir, kubeconfig: &Path) -> Result<WebhookServer, String> {
+        let cert_dir = run.join("webhook-certs");
+        generate_certs(&cert_dir)?;
+        let (port, metrics) = (free_port(), free_port());
+        let mut command = Command::new(capi_topology());
+        command
+            .arg("serve")
+            .arg("--cert-dir")
+            .arg(&cert_dir)
+            .arg(format!("--bind-address=127.0.0.1:{port}"))
+            .arg(format!("--metrics-addr=127.0.0.1:{metrics}"))
+            .env("KUBECONFIG", kubeconfig)
+            .env("RUST_LOG", "info");
+        let mut process = Supervised::spawn(run, "capi-topology", command);
+        poll("capi-topology /readyz", SERVER_READY, || {
+            process.ensure_running()?;
+            match http_get(metrics, "/readyz")? {
+                (200, _) => Ok(()),
+                (code, body) => Err(format!("{code}: {body}")),
+            }
+        })
+        .map_err(|e| format!("{e}\n--- capi-topology log ---\n{}", process.log_tail(40)))?;
+        Ok(WebhookServer {
+            process,
+            cert_dir,
+            port,
+            revision: 0,
+        })
+    }
+
+    /// The directory the server reads `tls.crt` / `tls.key` (and `ca.crt`) from.
+    pub fn cert_dir(&self) -> &Path {
+        &self.cert_dir
+    }
+
+    /// The end of the server's log, for failure messages.
+    pub fn log_tail(&self) -> String {
+        self.process.log_tail(40)
+    }
+
+    /// Applies the webhook configurations trusting `ca_pem` and waits until the API server uses
+    /// exactly this revision of both.
+    pub fn register(&mut self, kubectl: &Kubectl, ca_pem: &str) -> Result<(), String> {
+        self.revision += 1;
+        register(kubectl, self.port, ca_pem, self.revision)
+    }
+
+    /// The SHA-256 fingerprint of the certificate the server presents now.
+    pub fn served_fingerprint(&self) -> Result<String, String> {
+        let mut command = Command::new("openssl");
+        command.args([
+            "s_client",
+            "-connect",
+            &format!("127.0.0.1:{}", self.port),
+            "-showcerts",
+        ]);
+        let out = run_bounded(command, Some(b""), Duration::from_secs(10))?;
+        let pem = first_pem(&out.stdout).ok_or_else(|| format!("no certificate served: {}", out.stderr))?;
+        fingerprint(&pem)
+    }
+}
+
+/// Applies the webhook configurations for a server on `port` trusting `ca_pem` as `revision`,
+/// and waits until the API server uses exactly that revision of both.
+pub fn register(kubectl: &Kubectl, port: u16, ca_pem: &str, revision: u32) -> Result<(), String> {
+    let manifest = render_configurations(port, ca_pem, revision)?;
+    let out = kubectl.apply(&manifest, &[])?;
+    if !out.success {
+        return Err(format!("webhook configurations refused: {}", out.stderr));
+    }
+    for kind in ["mutate", "validate"] {
+        wait_for_probe(kubectl, kind, revision)?;
+    }
+    Ok(())
+}
+
+/// `capi-topology certs` into `dir`: `ca.crt`, `tls.crt`, `tls.key` for 127.0.0.1 and localhost.
+pub fn generate_certs(dir: &Path) -> Result<(), String> {
+    let mut command = Command::new(capi_topology());
+    command
+        .arg("certs")
+        .arg("--out")
+        .arg(dir)
+        .args(["--dns", "localhost", "--ip", "127.0.0.1"]);
+    let out = run_bounded(command, None, Duration::from_secs(60))?;
+    if !out.success {
+        return Err(format!(
+            "capi-topology certs failed: {}{}",
+            out.stdout, out.stderr
+        ));
+    }
+    for file in ["ca.crt", "tls.crt", "tls.key"] {
+        if !dir.join(file).is_file() {
+            return Err(format!(
+                "capi-topology certs wrote no {file} in {}",
+                dir.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The SHA-256 fingerprint of the PEM certificate `pem`, as openssl prints it.
+pub fn fingerprint(pem: &str) -> Result<String, String> {
+    let mut command = Command::new("openssl");
+    command.args(["x509", "-noout", "-fingerprint", "-sha256"]);
+    let out = run_bounded(command, Some(pem.as_bytes()), Duration::from_secs(10))?;
+    if out.success {
+        Ok(out.stdout.trim().to_owned())
+    } else {
+        Err(format!("openssl x509: {}", out.stderr))
+    }
+}
+
+fn first_pem(text: &str) -> Option<String> {
+    const BEGIN: &str = "-----BEGIN CERTIFICATE-----";
+    const END: &str = "-----END CERTIFICATE-----";
+    let start = text.find(BEGIN)?;
+    let end = start + text[start..].find(END)? + END.len();
+    Some(format!("{}\n", &text[start..end]))
+}
+
+/// The fixture's configurations for `port` and `ca_pem`, each with one more webhook: a probe
+/// named after `revision` that fails every request for ConfigMaps labelled with that revision.
+/// When a dry-run ConfigMap with the label fails, the API server uses this revision.
+fn render_configurations(port: u16, ca_pem: &str, revision: u32) -> Result<String, String> {
+    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(ca_pem);
+    let text = WEBHOOKS
+        .replace("${BASE_URL}", &format!("https://127.0.0.1:{port}"))
+        .replace("${CA_BUNDLE}", &ca_bundle);
+    let mut documents = Vec::new();
+    for document in serde_yaml_ng::Deserializer::from_str(&text) {
+        let mut config: Value = serde::Deserialize::deserialize(document).map_err(|e| e.to_string())?;
+        let kind = if config["kind"] == "MutatingWebhookConfiguration" {
+            "mutate"
+        } else {
+            "validate"
+        };
+        let probe = json!({
+            "name": format!("rev-{revision}.{kind}.probe.e2e.capi-topology.dev"),
+            "clientConfig": {"url": "https://127.0.0.1:1/probe", "caBundle": ca_bundle},
+            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                       "resources": ["configmaps"]}],
+            "objectSelector": {"matchLabels": {probe_label(kind): format!("rev-{revision}")}},
+            "failurePolicy": "Fail",
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+            "timeoutSeconds": 2,
+        });
+        if let Some(webhooks) = config["webhooks"].as_array_mut() {
+            webhooks.push(probe);
+        }
+        documents.push(serde_yaml_ng::to_string(&config).map_err(|e| e.to_string())?);
+    }
+    Ok(documents.join("---\n"))
+}
+
+fn probe_label(kind: &str) -> String {
+    format!("e2e.capi-topology.dev/{kind}-probe")
+}
+
+fn wait_for_probe(kubectl: &Kubectl, kind: &str, revision: u32) -> Result<(), String> {
+    let probe = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "webhook-probe", "namespace": "default",
+                     "labels": {probe_label(kind): format!("rev-{revision}")}},
+    })
+    .to_string();
+    let webhook = format!("rev-{revision}.{kind}.probe.e2e.capi-topology.dev");
+    poll(
+        &format!("the API server to call {webhook}"),
+        CONFIG_EFFECTIVE,
+        || {
+            let out = kubectl.apply(&probe, &["--dry-run=server"])?;
+            if !out.success && out.stderr.contains(&webhook) {
+                Ok(())
+            } else {
+                Err(format!("{}{}", out.stdout, out.stderr))
+            }
+        },
+    )
+}
+
+/// Reads a file of the cert dir as text.
+pub fn read_pem(dir: &Path, file: &str) -> Result<String, String> {
+    fs::read_to_string(dir.join(file)).map_err(|e| format!("{}: {e}", dir.join(file).display()))
+}
