@@ -2,6 +2,7 @@
 //! class's `status.variables`) and validation (refs, networks, topology, version changes,
 //! workers, health checks, autoscaler, class changes).
 
+mod metadata;
 mod topology;
 mod variables;
 mod version;
@@ -13,7 +14,8 @@ use crate::api::{Cluster, ClusterClass};
 use crate::field::{FieldError, FieldErrors, FieldPath};
 use crate::store::{ClassEntry, ObjectSource};
 
-pub use topology::{class_key, label_value_problems, validate_autoscaler};
+pub use metadata::label_value_problems;
+pub use topology::{class_key, validate_autoscaler};
 
 /// Mutating webhook: defaults the Cluster, then defaults and validates its variables against the
 /// class (so the class cannot change between defaulting and validation).
@@ -52,7 +54,7 @@ pub fn validate(cluster: &Cluster, old: Option<&Cluster>, source: &dyn ObjectSou
     let mut outcome = Outcome::default();
     let errors = &mut outcome.errors;
     let name = cluster.metadata.name.as_deref().unwrap_or_default();
-    for problem in topology::label_value_problems(name) {
+    for problem in label_value_problems(name) {
         errors.push(FieldError::invalid(
             &FieldPath::new("metadata").child("name"),
             name,
@@ -162,6 +164,16 @@ enum ClassProblem {
     Missing,
     /// The ClusterClass's status does not describe its current generation.
     NotReconciled,
+}
+
+impl ClassProblem {
+    /// The error the API reader gives for the class `name`.
+    fn describe(self, name: &str) -> String {
+        match self {
+            Self::Missing => format!("clusterclasses.cluster.x-k8s.io {name:?} not found"),
+            Self::NotReconciled => "ClusterClass is not successfully reconciled".to_owned(),
+        }
+    }
 }
 
 /// The Cluster's class when it exists and is reconciled.

@@ -16,9 +16,6 @@ use crate::field::{FieldError, FieldErrors, FieldPath};
 use crate::store::ObjectSource;
 use crate::topology::compatibility::check_classes_compatible;
 
-/// Longest label value.
-const MAX_LABEL_VALUE: usize = 63;
-
 /// The namespace and name of the ClusterClass a Cluster uses (`classNamespace` defaults to the
 /// Cluster's own namespace).
 pub fn class_key(cluster: &Cluster) -> (String, String) {
@@ -53,28 +50,7 @@ pub fn default_remediation_namespaces(topology: &mut Topology, namespace: &str) 
     }
 }
 
-/// Why `value` is not a valid label value, as Kubernetes words it.
-pub fn label_value_problems(value: &str) -> Vec<String> {
-    let mut problems = Vec::new();
-    if value.len() > MAX_LABEL_VALUE {
-        problems.push(format!("must be no more than {MAX_LABEL_VALUE} characters"));
-    }
-    let bytes = value.as_bytes();
-    let edges_ok = bytes.first().is_none_or(u8::is_ascii_alphanumeric)
-        && bytes.last().is_none_or(u8::is_ascii_alphanumeric);
-    let chars_ok = bytes
-        .iter()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    if !edges_ok || !chars_ok {
-        problems.push(
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must \
-             start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for \
-             validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-                .to_owned(),
-        );
-    }
-    problems
-}
+use super::metadata::label_value_problems;
 
 /// Validates the topology of `cluster` (create when `old` is None).
 pub fn validate(cluster: &Cluster, old: Option<&Cluster>, source: &dyn ObjectSource) -> Outcome {
@@ -144,7 +120,7 @@ fn validate_update(
     if source.cluster_class(&class_namespace, &class_name).is_none() {
         outcome.errors.push(FieldError::internal(
             &path.child("class"),
-            format!("ClusterClass.cluster.x-k8s.io {class_name:?} not found"),
+            ClassProblem::Missing.describe(&class_name),
         ));
         return;
     }
@@ -169,22 +145,41 @@ fn validate_update(
         .as_ref()
         .map(|t| t.version.as_str())
         .unwrap_or_default();
+    let old_version = old
+        .spec
+        .topology
+        .as_ref()
+        .map(|t| t.version.as_str())
+        .unwrap_or_default();
+    let version_path = path.child("version");
+    let (new_version, old_version, parse_errors) = version::parse_update(&version_path, version, old_version);
+    outcome.errors.extend(parse_errors);
     if annotations.is_some_and(|a| a.contains_key(UNSAFE_UPDATE_VERSION_ANNOTATION)) {
         outcome.warnings.push(format!(
             "Skipping version validation for Cluster because annotation {UNSAFE_UPDATE_VERSION_ANNOTATION:?} is set."
         ));
-    } else if let Some(error) = version::check_change(&path.child("version"), version, old, source) {
+    } else if let Some(error) =
+        version::check_change(&version_path, version, &new_version, &old_version, old, source)
+    {
         outcome.errors.push(error);
     }
     let old_key = class_key(old);
     if old_key != (class_namespace.clone(), class_name.clone()) {
-        match (source.cluster_class(&old_key.0, &old_key.1), class) {
-            (Some(old_class), Some(new_class)) => outcome.errors.extend(check_classes_compatible(&old_class.class, new_class)),
-            _ => outcome.errors.push(FieldError::forbidden(
+        let old_path = format!("{}/{}", old_key.0, old_key.1);
+        match (class_of(old, source), class) {
+            (Ok(old_class), Some(new_class)) => {
+                outcome.errors.extend(check_classes_compatible(&old_class.class, new_class));
+            }
+            (Ok(_), None) => outcome.errors.push(FieldError::invalid(
+                &FieldPath::new(""),
+                "",
+                "could not compare ClusterClass compatibility: desired ClusterClass must not be nil",
+            )),
+            (Err(problem), _) => outcome.errors.push(FieldError::forbidden(
                 &path.child("class"),
                 format!(
-                    "valid ClusterClass with name \"{}/{}\" could not be retrieved, change from class \"{}/{}\" to class \"{class_namespace}/{class_name}\" cannot be validated",
-                    old_key.0, old_key.1, old_key.0, old_key.1
+                    "valid ClusterClass with name {old_path:?} could not be retrieved, change from class {old_path:?} to class \"{class_namespace}/{class_name}\" cannot be validated. Error: {}",
+                    problem.describe(&old_key.1)
                 ),
             )),
         }
@@ -193,25 +188,11 @@ fn validate_update(
 
 fn validate_metadata(topology: &Topology, path: &FieldPath, errors: &mut FieldErrors) {
     let mut check = |metadata: &TopologyMetadata, at: FieldPath| {
-        for (key, value) in &metadata.labels {
-            for problem in label_value_problems(value) {
-                errors.push(FieldError::invalid(&at.child("labels"), value.as_str(), problem));
-            }
-            if key.is_empty() {
-                errors.push(FieldError::invalid(
-                    &at.child("labels"),
-                    key.as_str(),
-                    "name part must be non-empty",
-                ));
-            }
-        }
-        for key in metadata.annotations.keys().filter(|k| k.is_empty()) {
-            errors.push(FieldError::invalid(
-                &at.child("annotations"),
-                key.as_str(),
-                "name part must be non-empty",
-            ));
-        }
+        errors.extend(super::metadata::validate(
+            &metadata.labels,
+            &metadata.annotations,
+            &at,
+        ));
     };
     check(
         &topology.control_plane.metadata,

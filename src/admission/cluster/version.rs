@@ -10,11 +10,22 @@ use serde_json::Value;
 
 use crate::api::labels::{CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
 use crate::api::Cluster;
-use crate::field::{FieldError, FieldPath};
+use crate::field::{FieldError, FieldErrors, FieldPath};
 use crate::store::{group_of, ObjectSource};
 
 /// The API group of MachineDeployments, Machines and MachinePools.
 const CAPI_GROUP: &str = "cluster.x-k8s.io";
+
+/// How two versions compare when build metadata counts: like precedence, then build identifiers
+/// (numeric ones by value, before textual ones); two different textual identifiers are not
+/// ordered, only `Different`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Order {
+    Less,
+    Equal,
+    Greater,
+    Different,
+}
 
 /// Whether `version` is a Kubernetes semantic version (`v1.31.2`, `1.30.0+rke2r1`).
 pub fn is_kube_semver(version: &str) -> bool {
@@ -27,47 +38,76 @@ pub fn is_kube_semver(version: &str) -> bool {
         .is_match(version)
 }
 
-/// Parses like Go's `semver.ParseTolerant`: a leading `v` and surrounding spaces are allowed.
+/// Parses like Go's `semver.ParseTolerant`: surrounding spaces and one leading `v` are dropped,
+/// leading zeros removed, and a missing patch (or minor) number is taken as 0.
 pub fn parse_tolerant(version: &str) -> Option<Version> {
-    Version::parse(version.trim().trim_start_matches('v')).ok()
+    let trimmed = version.trim();
+    let trimmed = trimmed.strip_prefix('v').unwrap_or(trimmed);
+    let mut parts: Vec<String> = trimmed
+        .splitn(3, '.')
+        .map(|part| {
+            if part.len() < 2 {
+                return part.to_owned();
+            }
+            let stripped = part.trim_start_matches('0');
+            if stripped.starts_with(|c: char| c.is_ascii_digit()) {
+                stripped.to_owned()
+            } else {
+                format!("0{stripped}")
+            }
+        })
+        .collect();
+    if parts.len() < 3 {
+        if parts.last().is_some_and(|p| p.contains(['+', '-'])) {
+            return None;
+        }
+        parts.resize(3, "0".to_owned());
+    }
+    Version::parse(&parts.join(".")).ok()
 }
 
-/// The error for a change of `spec.topology.version` from `old_cluster`'s, if it is not allowed.
+/// The versions of an update (zero when they do not parse), with an error for each that does not.
+pub fn parse_update(path: &FieldPath, new: &str, old: &str) -> (Version, Version, FieldErrors) {
+    let mut errors = FieldErrors::new();
+    let mut parse = |text: &str, detail: &str| {
+        parse_tolerant(text).unwrap_or_else(|| {
+            errors.push(FieldError::invalid(path, text, detail));
+            Version::new(0, 0, 0)
+        })
+    };
+    let new_version = parse(new, "version must be a valid semantic version");
+    let old_version = parse(old, "old version must be a valid semantic version");
+    (new_version, old_version, errors)
+}
+
+/// The error for a change of `spec.topology.version` from `old_version` (`old_cluster`'s) to
+/// `new_version` (written `new`), if it is not allowed.
 pub fn check_change(
     path: &FieldPath,
     new: &str,
+    new_version: &Version,
+    old_version: &Version,
     old_cluster: &Cluster,
     source: &dyn ObjectSource,
 ) -> Option<FieldError> {
-    let old = old_cluster.spec.topology.as_ref()?.version.as_str();
-    let (Some(new_version), Some(old_version)) = (parse_tolerant(new), parse_tolerant(old)) else {
-        return None;
-    };
-    match compare(&new_version, &old_version) {
-        Ordering::Equal => return None,
-        Ordering::Less => {
-            let detail = format!(
-                "version cannot be decreased from {:?} to {:?}",
-                old_version.to_string(),
-                new_version.to_string()
-            );
+    let zero = Version::new(0, 0, 0);
+    match compare(new_version, old_version) {
+        Order::Equal => return None,
+        Order::Less if *new_version != zero && *old_version != zero => {
+            let detail = format!("version cannot be decreased from \"{old_version}\" to \"{new_version}\"");
             return Some(FieldError::invalid(path, new, detail));
         }
-        Ordering::Greater => {}
+        _ => {}
     }
-    let ceiling = Version::new(old_version.major, old_version.minor + 2, 0);
-    if new_version >= ceiling {
-        let detail = format!(
-            "version cannot be increased from {:?} to {:?}",
-            old_version.to_string(),
-            new_version.to_string()
-        );
+    let ceiling = Version::new(old_version.major, old_version.minor.saturating_add(2), 0);
+    if new_version.cmp_precedence(&ceiling) != Ordering::Less {
+        let detail = format!("version cannot be increased from \"{old_version}\" to \"{new_version}\"");
         return Some(FieldError::invalid(path, new, detail));
     }
     let problems: Vec<String> = [
-        control_plane_problem(old_cluster, &old_version, source),
-        workers_problem(old_cluster, &old_version, source, "MachineDeployment"),
-        workers_problem(old_cluster, &old_version, source, "MachinePool"),
+        control_plane_problem(old_cluster, old_version, source),
+        workers_problem(old_cluster, old_version, source, "MachineDeployment"),
+        workers_problem(old_cluster, old_version, source, "MachinePool"),
     ]
     .into_iter()
     .flatten()
@@ -84,9 +124,42 @@ pub fn check_change(
     ))
 }
 
-/// Versions compare by precedence, then by build metadata.
-fn compare(a: &Version, b: &Version) -> Ordering {
-    a.cmp_precedence(b).then_with(|| a.build.cmp(&b.build))
+/// Versions compare by precedence, then by build identifiers.
+fn compare(a: &Version, b: &Version) -> Order {
+    match a.cmp_precedence(b) {
+        Ordering::Less => return Order::Less,
+        Ordering::Greater => return Order::Greater,
+        Ordering::Equal => {}
+    }
+    let split = |v: &Version| -> Vec<String> {
+        let build = v.build.as_str();
+        if build.is_empty() {
+            Vec::new()
+        } else {
+            build.split('.').map(str::to_owned).collect()
+        }
+    };
+    let (left, right) = (split(a), split(b));
+    for (l, r) in left.iter().zip(&right) {
+        let number = |s: &str| {
+            s.bytes()
+                .all(|b| b.is_ascii_digit())
+                .then(|| s.parse::<u64>().unwrap_or(0))
+        };
+        match (number(l), number(r)) {
+            (Some(_), None) => return Order::Less,
+            (None, Some(_)) => return Order::Greater,
+            (Some(x), Some(y)) if x < y => return Order::Less,
+            (Some(x), Some(y)) if x > y => return Order::Greater,
+            (None, None) if l != r => return Order::Different,
+            _ => {}
+        }
+    }
+    match left.len().cmp(&right.len()) {
+        Ordering::Equal => Order::Equal,
+        Ordering::Less => Order::Less,
+        Ordering::Greater => Order::Greater,
+    }
 }
 
 fn control_plane_problem(
@@ -97,7 +170,7 @@ fn control_plane_problem(
     let prefix = "failed to check if control plane is upgrading";
     let Some(reference) = &cluster.spec.control_plane_ref else {
         return Some(format!(
-            "{prefix}: failed to get control plane object: Cluster has no spec.controlPlaneRef"
+            "{prefix}: failed to get control plane object: cannot get object - object reference not set"
         ));
     };
     let group = group_of(reference.api_version.as_deref().unwrap_or_default());
@@ -105,38 +178,68 @@ fn control_plane_problem(
     let namespace = reference.namespace.as_deref().unwrap_or_default();
     let name = reference.name.as_deref().unwrap_or_default();
     let Some(control_plane) = source.get(group, kind, namespace, name) else {
+        let object = if namespace.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{namespace}/{name}")
+        };
+        let resource = match group {
+            "" => plural(kind),
+            group => format!("{}.{group}", plural(kind)),
+        };
         return Some(format!(
-            "{prefix}: failed to get control plane object: {kind} {namespace}/{name} not found"
+            "{prefix}: failed to get control plane object: failed to retrieve {kind} {object}: {resource} {name:?} not found"
         ));
     };
     let Some(spec_version) = control_plane.pointer("/spec/version").and_then(Value::as_str) else {
-        return Some(format!("{prefix}: failed to get control plane version"));
+        return Some(format!(
+            "{prefix}: failed to get control plane version: path .spec.version: field not found"
+        ));
     };
     let Some(version) = parse_tolerant(spec_version) else {
         return Some(format!(
             "{prefix}: failed to parse control plane version {spec_version}"
         ));
     };
-    if compare(&version, old_version) != Ordering::Equal {
+    if version.cmp_precedence(old_version) != Ordering::Equal {
         return Some(format!(
             "Cluster.spec.topology.version {old_version} was not propagated to control plane yet (control plane version {version})"
         ));
     }
-    match control_plane
+    let status_version = control_plane
         .pointer("/status/version")
         .and_then(Value::as_str)
-        .and_then(parse_tolerant)
+        .unwrap_or_default();
+    if status_version.is_empty() {
+        return Some("control plane is currently provisioning".to_owned());
+    }
+    let Some(status_version) = parse_tolerant(status_version) else {
+        return Some(format!("{prefix}: failed to parse control plane status version"));
+    };
+    matches!(
+        compare(&version, &status_version),
+        Order::Greater | Order::Different
+    )
+    .then(|| "control plane is still completing a previous upgrade".to_owned())
+}
+
+/// The lowercase plural resource name of a kind, as CRDs are usually named.
+fn plural(kind: &str) -> String {
+    let lower = kind.to_ascii_lowercase();
+    if let Some(stem) = lower
+        .strip_suffix('y')
+        .filter(|s| !s.ends_with(['a', 'e', 'o', 'u']))
     {
-        None => Some("control plane is currently provisioning".to_owned()),
-        Some(status_version) if status_version < version => {
-            Some("control plane is still completing a previous upgrade".to_owned())
-        }
-        Some(_) => None,
+        format!("{stem}ies")
+    } else if lower.ends_with(['s', 'x']) || lower.ends_with("ch") || lower.ends_with("sh") {
+        format!("{lower}es")
+    } else {
+        format!("{lower}s")
     }
 }
 
 /// MachineDeployments (or MachinePools) of the topology whose version differs from the old one,
-/// or whose Machines are still at another version.
+/// or (MachineDeployments) whose Machines are still at another version.
 fn workers_problem(
     cluster: &Cluster,
     old_version: &Version,
@@ -147,13 +250,13 @@ fn workers_problem(
     let cluster_name = cluster.metadata.name.as_deref().unwrap_or_default();
     let mut upgrading = Vec::new();
     for object in source.list(CAPI_GROUP, kind, namespace) {
-        let labels = object.pointer("/metadata/labels");
-        let owned = labels.and_then(|l| l.get(TOPOLOGY_OWNED_LABEL)).is_some();
-        let ours = labels
-            .and_then(|l| l.get(CLUSTER_NAME_LABEL))
-            .and_then(Value::as_str)
-            == Some(cluster_name);
-        if !owned || !ours {
+        let label = |key: &str| {
+            object
+                .pointer("/metadata/labels")
+                .and_then(|l| l.get(key))
+                .and_then(Value::as_str)
+        };
+        if label(TOPOLOGY_OWNED_LABEL) != Some("") || label(CLUSTER_NAME_LABEL) != Some(cluster_name) {
             continue;
         }
         let name = object
@@ -161,16 +264,28 @@ fn workers_problem(
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        let version = object
+        let Some(version) = object
             .pointer("/spec/template/spec/version")
-            .and_then(Value::as_str);
-        let at_old = version
-            .and_then(parse_tolerant)
-            .is_some_and(|v| compare(&v, old_version) == Ordering::Equal);
-        if !at_old
-            || (kind == "MachineDeployment" && machines_differ(&object, version.unwrap_or_default(), source))
-        {
+            .and_then(Value::as_str)
+        else {
             upgrading.push(name);
+            continue;
+        };
+        let Some(parsed) = parse_tolerant(version) else {
+            return Some(format!(
+                "failed to check if {kind} {name} is upgrading: failed to parse version {version}"
+            ));
+        };
+        if parsed.cmp_precedence(old_version) != Ordering::Equal {
+            upgrading.push(name);
+            continue;
+        }
+        if kind == "MachineDeployment" {
+            match machines_upgrading(&object, &name, version, source) {
+                Ok(true) => upgrading.push(name),
+                Ok(false) => {}
+                Err(problem) => return Some(problem),
+            }
         }
     }
     (!upgrading.is_empty()).then(|| {
@@ -181,53 +296,46 @@ fn workers_problem(
     })
 }
 
-/// True when a Machine selected by the MachineDeployment runs another version.
-fn machines_differ(deployment: &Value, version: &str, source: &dyn ObjectSource) -> bool {
+/// Whether a Machine selected by the MachineDeployment (Machines in name order) runs another
+/// version; an error when one has no version.
+fn machines_upgrading(
+    deployment: &Value,
+    name: &str,
+    version: &str,
+    source: &dyn ObjectSource,
+) -> Result<bool, String> {
     let namespace = deployment
         .pointer("/metadata/namespace")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let Some(selector) = deployment
+    let empty = serde_json::Map::new();
+    let selector = deployment
         .pointer("/spec/selector/matchLabels")
         .and_then(Value::as_object)
-    else {
-        return false;
-    };
-    source
-        .list(CAPI_GROUP, "Machine", namespace)
-        .iter()
-        .any(|machine| {
-            let labels = machine.pointer("/metadata/labels");
-            let selected = selector
-                .iter()
-                .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v));
-            selected && machine.pointer("/spec/version").and_then(Value::as_str) != Some(version)
-        })
+        .unwrap_or(&empty);
+    for machine in source.list(CAPI_GROUP, "Machine", namespace) {
+        let labels = machine.pointer("/metadata/labels");
+        if !selector
+            .iter()
+            .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
+        {
+            continue;
+        }
+        let Some(machine_version) = machine.pointer("/spec/version").and_then(Value::as_str) else {
+            let machine_name = machine
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            return Err(format!(
+                "failed to check if MachineDeployment {name} is upgrading: Machine {machine_name} has no version"
+            ));
+        };
+        if machine_version != version {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn kube_semver_accepts_build_metadata_and_rejects_junk() {
-        assert!(
-            is_kube_semver("v1.31.2") && is_kube_semver("1.30.0+rke2r1") && is_kube_semver("v1.31.0-rc.1")
-        );
-        assert!(!is_kube_semver("1.x") && !is_kube_semver("v1.31") && !is_kube_semver("v01.2.3"));
-    }
-
-    #[test]
-    fn build_metadata_orders_equal_precedence() {
-        let a = parse_tolerant("v1.30.0+rke2r1").unwrap();
-        let b = parse_tolerant("v1.30.0+rke2r2").unwrap();
-        assert_eq!(compare(&a, &b), Ordering::Less);
-        assert_eq!(
-            compare(
-                &parse_tolerant("1.30.0").unwrap(),
-                &parse_tolerant("v1.30.0").unwrap()
-            ),
-            Ordering::Equal
-        );
-    }
-}
+mod tests;

@@ -1,0 +1,266 @@
+//! Label and annotation checks of topology metadata, worded like the API server's
+//! `ValidateLabels` and `ValidateAnnotations` (qualified-name keys, label values, total size).
+
+use std::collections::BTreeMap;
+
+use crate::field::{FieldError, FieldErrors, FieldPath};
+
+/// Longest name part of a qualified name, and longest label value.
+const NAME_MAX: usize = 63;
+/// Longest DNS-1123 subdomain (the prefix of a qualified name).
+const SUBDOMAIN_MAX: usize = 253;
+/// Largest total size of a map of annotations, keys and values together.
+const ANNOTATIONS_MAX_BYTES: usize = 256 * 1024;
+
+const QUALIFIED_NAME_FORMAT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+const QUALIFIED_NAME_RULE: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start \
+     and end with an alphanumeric character";
+const QUALIFIED_NAME_EXAMPLES: &[&str] = &["MyName", "my.name", "123-abc"];
+const SUBDOMAIN_FORMAT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+const SUBDOMAIN_RULE: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric \
+     characters, '-' or '.', and must start and end with an alphanumeric character";
+const LABEL_VALUE_FORMAT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
+const LABEL_VALUE_RULE: &str = "a valid label must be an empty string or consist of alphanumeric \
+     characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+
+/// Validates labels and annotations found at `path` (`<path>.labels`, `<path>.annotations`).
+pub fn validate(
+    labels: &BTreeMap<String, String>,
+    annotations: &BTreeMap<String, String>,
+    path: &FieldPath,
+) -> FieldErrors {
+    let mut errors = FieldErrors::new();
+    let labels_path = path.child("labels");
+    for (key, value) in labels {
+        for problem in qualified_name_problems(key) {
+            errors.push(FieldError::invalid(&labels_path, key.as_str(), problem));
+        }
+        for problem in label_value_problems(value) {
+            errors.push(FieldError::invalid(&labels_path, value.as_str(), problem));
+        }
+    }
+    let annotations_path = path.child("annotations");
+    for key in annotations.keys() {
+        // Annotation keys are qualified names in which case does not matter.
+        for problem in qualified_name_problems(&key.to_lowercase()) {
+            errors.push(FieldError::invalid(&annotations_path, key.as_str(), problem));
+        }
+    }
+    let size: usize = annotations.iter().map(|(k, v)| k.len() + v.len()).sum();
+    if size > ANNOTATIONS_MAX_BYTES {
+        errors.push(FieldError::too_long(&annotations_path, ANNOTATIONS_MAX_BYTES));
+    }
+    errors
+}
+
+/// Why `value` is not a qualified name (`[prefix/]name`, e.g. `example.com/MyName`).
+pub fn qualified_name_problems(value: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    let parts: Vec<&str> = value.split('/').collect();
+    let name = match parts.as_slice() {
+        [name] => *name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                problems.push("prefix part must be non-empty".to_owned());
+            } else {
+                problems.extend(
+                    subdomain_problems(prefix)
+                        .into_iter()
+                        .map(|p| format!("prefix part {p}")),
+                );
+            }
+            *name
+        }
+        _ => {
+            return vec![format!(
+            "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+            format_problem(
+                QUALIFIED_NAME_RULE,
+                QUALIFIED_NAME_FORMAT,
+                QUALIFIED_NAME_EXAMPLES
+            )
+        )]
+        }
+    };
+    if name.is_empty() {
+        problems.push("name part must be non-empty".to_owned());
+    } else if name.len() > NAME_MAX {
+        problems.push(format!("name part must be no more than {NAME_MAX} characters"));
+    }
+    if !is_qualified_name_part(name) {
+        problems.push(format!(
+            "name part {}",
+            format_problem(
+                QUALIFIED_NAME_RULE,
+                QUALIFIED_NAME_FORMAT,
+                QUALIFIED_NAME_EXAMPLES
+            )
+        ));
+    }
+    problems
+}
+
+/// Why `value` is not a valid label value.
+pub fn label_value_problems(value: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    if value.len() > NAME_MAX {
+        problems.push(format!("must be no more than {NAME_MAX} characters"));
+    }
+    if !value.is_empty() && !is_qualified_name_part(value) {
+        problems.push(format_problem(
+            LABEL_VALUE_RULE,
+            LABEL_VALUE_FORMAT,
+            &["MyValue", "my_value", "12345"],
+        ));
+    }
+    problems
+}
+
+/// Why `value` is not a lowercase RFC 1123 subdomain.
+fn subdomain_problems(value: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    if value.len() > SUBDOMAIN_MAX {
+        problems.push(format!("must be no more than {SUBDOMAIN_MAX} characters"));
+    }
+    let label_ok = |label: &str| {
+        let bytes = label.as_bytes();
+        let edge = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+        edge(bytes.first())
+            && edge(bytes.last())
+            && bytes
+                .iter()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+    };
+    if !value.split('.').all(label_ok) {
+        problems.push(format_problem(SUBDOMAIN_RULE, SUBDOMAIN_FORMAT, &["example.com"]));
+    }
+    problems
+}
+
+/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, the whole of `value`.
+fn is_qualified_name_part(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    let edge = |b: Option<&u8>| b.is_some_and(u8::is_ascii_alphanumeric);
+    edge(bytes.first())
+        && edge(bytes.last())
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// A format rule with examples, as Kubernetes words it.
+fn format_problem(rule: &str, format: &str, examples: &[&str]) -> String {
+    let examples: Vec<String> = examples.iter().map(|e| format!("'{e}', ")).collect();
+    format!(
+        "{rule} (e.g. {}regex used for validation is '{format}')",
+        examples.join(" or ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NAME_RULE: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end \
+        with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is \
+        '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+
+    fn metadata(yaml: &str) -> BTreeMap<String, String> {
+        serde_yaml_ng::from_str(yaml).unwrap()
+    }
+
+    fn causes(errors: &FieldErrors) -> Vec<String> {
+        errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn valid_keys_and_values_pass() {
+        let labels = metadata("{example.com/MyName: v_1, a: '', topology.cluster.x-k8s.io/owned: ''}");
+        let annotations = metadata("{Example.COM/Mixed-Case: anything at all}");
+        assert!(validate(&labels, &annotations, &FieldPath::new("metadata")).is_empty());
+    }
+
+    #[test]
+    fn empty_key_has_two_problems() {
+        assert_eq!(
+            qualified_name_problems(""),
+            vec![
+                "name part must be non-empty".to_owned(),
+                format!("name part {NAME_RULE}")
+            ]
+        );
+    }
+
+    #[test]
+    fn prefix_must_be_a_lowercase_subdomain() {
+        assert_eq!(
+            qualified_name_problems("Example.com/x"),
+            vec!["prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \
+                  '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used \
+                  for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+                .to_owned()]
+        );
+        assert_eq!(
+            qualified_name_problems("/x"),
+            vec!["prefix part must be non-empty".to_owned()]
+        );
+    }
+
+    #[test]
+    fn two_slashes_are_one_problem() {
+        assert_eq!(
+            qualified_name_problems("a/b/c"),
+            vec![format!(
+                "a qualified name {NAME_RULE} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+            )]
+        );
+    }
+
+    #[test]
+    fn key_problems_come_before_value_problems() {
+        let labels = metadata("{-bad: -bad}");
+        let errors = validate(
+            &labels,
+            &BTreeMap::new(),
+            &FieldPath::new("spec").child("metadata"),
+        );
+        assert_eq!(
+            causes(&errors),
+            vec![
+                format!("spec.metadata.labels: Invalid value: \"-bad\": name part {NAME_RULE}"),
+                "spec.metadata.labels: Invalid value: \"-bad\": a valid label must be an empty string or consist of \
+                 alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. \
+                 'MyValue',  or 'my_value',  or '12345', regex used for validation is \
+                 '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+                    .to_owned(),
+            ]
+        );
+    }
+
+    #[test]
+    fn long_name_and_value() {
+        let long = "a".repeat(64);
+        assert_eq!(
+            qualified_name_problems(&long),
+            vec!["name part must be no more than 63 characters".to_owned()]
+        );
+        assert_eq!(
+            label_value_problems(&long),
+            vec!["must be no more than 63 characters".to_owned()]
+        );
+    }
+
+    #[test]
+    fn annotation_keys_ignore_case_and_total_size_is_bounded() {
+        let mut annotations = metadata("{'bad key': x}");
+        annotations.insert("big".into(), "x".repeat(ANNOTATIONS_MAX_BYTES));
+        let errors = validate(&BTreeMap::new(), &annotations, &FieldPath::new("m"));
+        assert_eq!(
+            causes(&errors),
+            vec![
+                format!("m.annotations: Invalid value: \"bad key\": name part {NAME_RULE}"),
+                "m.annotations: Too long: may not be more than 262144 bytes".to_owned(),
+            ]
+        );
+    }
+}
