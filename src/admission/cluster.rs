@@ -2,7 +2,7 @@
 //! class's `status.variables`) and validation (refs, networks, topology, version changes,
 //! workers, health checks, autoscaler, class changes).
 
-mod metadata;
+pub(crate) mod metadata;
 mod topology;
 mod variables;
 mod version;

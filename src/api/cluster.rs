@@ -1,5 +1,6 @@
 //! Cluster (cluster.x-k8s.io/v1beta1), with the managed topology it may carry.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -10,7 +11,7 @@ use super::common::{
 use super::variables::{ClusterVariable, VariableOverrides};
 
 /// A Cluster.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Cluster {
     /// `cluster.x-k8s.io/v1beta1`.
@@ -27,11 +28,12 @@ pub struct Cluster {
     pub spec: ClusterSpec,
     /// The observed state. Admission never reads it, so it is kept as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<super::cluster_status::ClusterStatus>")]
     pub status: Option<Value>,
 }
 
 /// The desired state of a Cluster.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterSpec {
     /// Stops reconciliation of the Cluster and its objects.
@@ -58,7 +60,7 @@ pub struct ClusterSpec {
 }
 
 /// Host and port of an API server.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiEndpoint {
     /// The host name or IP.
@@ -70,7 +72,7 @@ pub struct ApiEndpoint {
 }
 
 /// Cluster networking.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterNetwork {
     /// The API server port.
@@ -88,7 +90,7 @@ pub struct ClusterNetwork {
 }
 
 /// A list of CIDR blocks.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NetworkRanges {
     /// The CIDR blocks.
@@ -97,7 +99,7 @@ pub struct NetworkRanges {
 }
 
 /// A Cluster's managed topology.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Topology {
     /// The ClusterClass's name.
@@ -124,7 +126,7 @@ pub struct Topology {
 }
 
 /// MachineHealthCheck settings of a topology part.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MachineHealthCheckTopology {
     /// Whether to create the MachineHealthCheck (default: when the class defines one).
@@ -136,7 +138,7 @@ pub struct MachineHealthCheckTopology {
 }
 
 /// The control plane of a topology.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ControlPlaneTopology {
     /// Labels and annotations for the control plane.
@@ -177,7 +179,7 @@ impl ControlPlaneTopology {
 }
 
 /// The worker pools of a topology.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkersTopology {
     /// MachineDeployments.
@@ -189,7 +191,7 @@ pub struct WorkersTopology {
 }
 
 /// A MachineDeployment of a topology.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MachineDeploymentTopology {
     /// Labels and annotations for the MachineDeployment.
@@ -238,7 +240,7 @@ pub struct MachineDeploymentTopology {
 }
 
 /// A MachinePool of a topology.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MachinePoolTopology {
     /// Labels and annotations for the MachinePool.

@@ -1,5 +1,6 @@
 //! ClusterClass (cluster.x-k8s.io/v1beta1): the blueprint a managed topology is built from.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::cluster_class_patches::ClusterClassPatch;
@@ -11,7 +12,7 @@ use super::common::{
 use super::variables::{ClusterClassStatusVariable, ClusterClassVariable};
 
 /// A ClusterClass.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterClass {
     /// `cluster.x-k8s.io/v1beta1`.
@@ -32,7 +33,7 @@ pub struct ClusterClass {
 }
 
 /// The blueprint of a ClusterClass.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterClassSpec {
     /// Conditions that gate the availability of Clusters of this class.
@@ -59,7 +60,7 @@ pub struct ClusterClassSpec {
 }
 
 /// A Go template for generated names (`{{ .cluster.name }}-{{ .random }}`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NamingStrategy {
     /// The template.
@@ -68,7 +69,7 @@ pub struct NamingStrategy {
 }
 
 /// The control plane of a ClusterClass.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ControlPlaneClass {
     /// Labels and annotations for the control plane object.
@@ -105,7 +106,7 @@ pub struct ControlPlaneClass {
 }
 
 /// The worker classes of a ClusterClass.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkersClass {
     /// MachineDeployment classes.
@@ -117,7 +118,7 @@ pub struct WorkersClass {
 }
 
 /// The templates of a worker class.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerClassTemplate {
     /// Labels and annotations for the generated objects.
@@ -136,7 +137,7 @@ pub struct WorkerClassTemplate {
 }
 
 /// A MachineDeployment class.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MachineDeploymentClass {
     /// The class's name, referenced by topologies.
@@ -174,7 +175,7 @@ pub struct MachineDeploymentClass {
 }
 
 /// A MachinePool class.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MachinePoolClass {
     /// The class's name, referenced by topologies.
@@ -203,7 +204,7 @@ pub struct MachinePoolClass {
 }
 
 /// What the ClusterClass reconciler observed.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterClassStatus {
     /// Every variable with its definitions (inline and external).

@@ -2,11 +2,12 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A named patch (`spec.patches[]`): inline definitions or an external extension.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterClassPatch {
     /// The patch's name, unique in the class.
@@ -26,7 +27,7 @@ pub struct ClusterClassPatch {
 }
 
 /// Which templates to patch, and how.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PatchDefinition {
     /// The templates this definition applies to.
@@ -37,7 +38,7 @@ pub struct PatchDefinition {
 }
 
 /// Selects templates by apiVersion, kind and role.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PatchSelector {
     /// The template's apiVersion.
@@ -50,7 +51,7 @@ pub struct PatchSelector {
 }
 
 /// The template roles a selector matches.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PatchSelectorMatch {
     /// The control plane template (and its machine infrastructure template).
@@ -68,7 +69,7 @@ pub struct PatchSelectorMatch {
 }
 
 /// Class names a selector matches: exact, `*`, `prefix*` or `*suffix`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PatchSelectorMatchNames {
     /// The names.
@@ -78,7 +79,7 @@ pub struct PatchSelectorMatchNames {
 
 /// One JSON patch operation.
 #[allow(clippy::upper_case_acronyms)]
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JSONPatch {
     /// `add`, `replace` or `remove`.
@@ -87,6 +88,7 @@ pub struct JSONPatch {
     pub path: String,
     /// A literal value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::crd::preserve_unknown_fields")]
     pub value: Option<Value>,
     /// Where to take the value from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -95,7 +97,7 @@ pub struct JSONPatch {
 
 /// The source of a patch value: a variable or a Go template.
 #[allow(clippy::upper_case_acronyms)]
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JSONPatchValue {
     /// A variable path (`name`, `obj.field`, `list[0]`, `builtin.cluster.name`).
@@ -107,7 +109,7 @@ pub struct JSONPatchValue {
 }
 
 /// A patch computed by runtime extensions.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExternalPatchDefinition {
     /// The extension that generates patches.

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use k8s_openapi::api::core::v1::ObjectReference;
@@ -19,7 +20,7 @@ where
 }
 
 /// Labels and annotations a topology propagates to generated objects.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TopologyMetadata {
     /// Labels to set.
@@ -46,7 +47,7 @@ impl TopologyMetadata {
 }
 
 /// A v1beta1 condition (`status.conditions[]`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
     /// The condition's type, e.g. `VariablesReconciled`.
@@ -69,7 +70,7 @@ pub struct Condition {
 }
 
 /// Conditions under `status.v1beta2` (metav1.Condition lists).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct V1Beta2Conditions {
     /// The conditions.
@@ -78,7 +79,7 @@ pub struct V1Beta2Conditions {
 }
 
 /// A condition that gates a Machine's readiness.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MachineReadinessGate {
     /// The condition type to look for on the Machine.
@@ -89,7 +90,7 @@ pub struct MachineReadinessGate {
 }
 
 /// A condition that gates the Cluster's availability.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterAvailabilityGate {
     /// The condition type to look for on the Cluster.
@@ -100,7 +101,7 @@ pub struct ClusterAvailabilityGate {
 }
 
 /// A Node condition that, held for `timeout`, makes a Machine unhealthy.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UnhealthyCondition {
     /// The Node condition type.
@@ -113,7 +114,7 @@ pub struct UnhealthyCondition {
 }
 
 /// MachineHealthCheck settings of a class or a topology.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MachineHealthCheckClass {
     /// Node conditions that make a Machine unhealthy.
@@ -134,7 +135,7 @@ pub struct MachineHealthCheckClass {
 }
 
 /// How a MachineDeployment replaces Machines.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MachineDeploymentStrategy {
     /// `RollingUpdate` or `OnDelete`.
@@ -149,7 +150,7 @@ pub struct MachineDeploymentStrategy {
 }
 
 /// Rolling update parameters of a MachineDeployment.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MachineRollingUpdateDeployment {
     /// Machines that may be unavailable during the update.
@@ -164,7 +165,7 @@ pub struct MachineRollingUpdateDeployment {
 }
 
 /// Remediation parameters of a MachineDeployment.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RemediationStrategy {
     /// Machines remediated at the same time.
@@ -173,7 +174,7 @@ pub struct RemediationStrategy {
 }
 
 /// A reference to a template, as ClusterClasses hold them.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LocalObjectTemplate {
     /// The template.

@@ -38,3 +38,41 @@ pub const REPLICAS_MANAGED_BY_ANNOTATION: &str = "cluster.x-k8s.io/replicas-mana
 pub const VARIABLE_DEFINITION_FROM_INLINE: &str = "inline";
 /// The condition the ClusterClass reconciler sets once `status.variables` is up to date.
 pub const VARIABLES_RECONCILED_CONDITION: &str = "VariablesReconciled";
+/// Names the Cluster an object belongs to, as an annotation (on Nodes).
+pub const CLUSTER_NAME_ANNOTATION: &str = "cluster.x-k8s.io/cluster-name";
+/// Names the namespace of the Cluster an object belongs to (on Nodes).
+pub const CLUSTER_NAMESPACE_ANNOTATION: &str = "cluster.x-k8s.io/cluster-namespace";
+/// Names the provider of a component.
+pub const PROVIDER_NAME_LABEL: &str = "cluster.x-k8s.io/provider";
+/// Marks control plane Machines.
+pub const MACHINE_CONTROL_PLANE_LABEL: &str = "cluster.x-k8s.io/control-plane";
+/// Names the control plane a Machine belongs to.
+pub const MACHINE_CONTROL_PLANE_NAME_LABEL: &str = "cluster.x-k8s.io/control-plane-name";
+/// Names the MachineSet a Machine belongs to.
+pub const MACHINE_SET_NAME_LABEL: &str = "cluster.x-k8s.io/set-name";
+/// Names the MachineDeployment a MachineSet or Machine belongs to.
+pub const MACHINE_DEPLOYMENT_NAME_LABEL: &str = "cluster.x-k8s.io/deployment-name";
+/// Names the MachinePool a Machine belongs to.
+pub const MACHINE_POOL_NAME_LABEL: &str = "cluster.x-k8s.io/pool-name";
+/// Makes a controller reconcile only objects with its value.
+pub const WATCH_LABEL: &str = "cluster.x-k8s.io/watch-filter";
+/// Marks infrastructure managed outside Cluster API.
+pub const MANAGED_BY_ANNOTATION: &str = "cluster.x-k8s.io/managed-by";
+/// Marks objects produced by a topology dry run.
+pub const TOPOLOGY_DRY_RUN_ANNOTATION: &str = "topology.cluster.x-k8s.io/dry-run";
+/// Prefix of annotations that block a Cluster upgrade until a runtime hook lets it through.
+pub const BEFORE_CLUSTER_UPGRADE_HOOK_ANNOTATION_PREFIX: &str =
+    "before-upgrade.hook.cluster.cluster.x-k8s.io";
+/// Stops the MachineSet controller from creating Machines.
+pub const DISABLE_MACHINE_CREATE_ANNOTATION: &str = "cluster.x-k8s.io/disable-machine-create";
+/// Marks a Machine to delete first when scaling down.
+pub const DELETE_MACHINE_ANNOTATION: &str = "cluster.x-k8s.io/delete-machine";
+/// Lists MachineSet preflight checks to skip.
+pub const MACHINE_SET_SKIP_PREFLIGHT_CHECKS_ANNOTATION: &str =
+    "machineset.cluster.x-k8s.io/skip-preflight-checks";
+/// The revision of a MachineSet within its MachineDeployment.
+pub const MACHINE_DEPLOYMENT_REVISION_ANNOTATION: &str = "machinedeployment.clusters.x-k8s.io/revision";
+/// The label holding the hash of a MachineSet's template.
+pub const MACHINE_DEPLOYMENT_UNIQUE_LABEL: &str = "machine-template-hash";
+/// The suffix of template kinds (`DockerMachineTemplate`).
+pub const TEMPLATE_SUFFIX: &str = "Template";

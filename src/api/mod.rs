@@ -4,14 +4,34 @@
 mod cluster;
 mod cluster_class;
 mod cluster_class_patches;
+mod cluster_status;
 mod common;
+pub mod control_plane;
+pub mod crd;
 mod json_schema;
 pub mod labels;
+mod machine;
+mod machine_deployment;
+mod machine_health_check;
+mod machine_pool;
+mod machine_set;
+mod object_ref;
 mod variables;
+pub mod version;
 
 pub use cluster::*;
 pub use cluster_class::*;
 pub use cluster_class_patches::*;
+pub use cluster_status::*;
 pub use common::*;
 pub use json_schema::*;
+pub use machine::*;
+pub use machine_deployment::*;
+pub use machine_health_check::*;
+pub use machine_pool::*;
+pub use machine_set::*;
+pub use object_ref::*;
 pub use variables::*;
+
+#[cfg(test)]
+mod roundtrip_tests;

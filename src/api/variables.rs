@@ -1,5 +1,6 @@
 //! ClusterClass variable definitions, their reconciled status, and the values Clusters set.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -7,7 +8,7 @@ use super::common::TopologyMetadata;
 use super::json_schema::VariableSchema;
 
 /// A variable a ClusterClass defines inline (`spec.variables[]`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterClassVariable {
     /// The variable's name.
@@ -28,7 +29,7 @@ pub struct ClusterClassVariable {
 
 /// A variable as the ClusterClass reconciler reports it (`status.variables[]`): every definition
 /// from inline variables and from external patches.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterClassStatusVariable {
     /// The variable's name.
@@ -42,7 +43,7 @@ pub struct ClusterClassStatusVariable {
 }
 
 /// One definition of a variable in the ClusterClass status.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterClassStatusVariableDefinition {
     /// Where the definition comes from: `inline` or an external patch's name.
@@ -58,7 +59,7 @@ pub struct ClusterClassStatusVariableDefinition {
 }
 
 /// A value a Cluster sets for a variable.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterVariable {
     /// The variable's name.
@@ -68,11 +69,12 @@ pub struct ClusterVariable {
     pub definition_from: String,
     /// The value, any JSON.
     #[serde(default)]
+    #[schemars(schema_with = "super::crd::preserve_unknown_fields")]
     pub value: Value,
 }
 
 /// Variable overrides of a topology part (`variables.overrides`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VariableOverrides {
     /// Values that replace the Cluster-level ones for this part.

@@ -1,7 +1,9 @@
 //! The command line: one file per subcommand, each a thin adapter over the engine.
 
 mod admit;
+mod certs;
 mod check;
+mod crds;
 mod files;
 mod plan;
 
@@ -30,6 +32,12 @@ pub enum Command {
     /// Print the objects the topology controller would create for every Cluster in the files,
     /// or their difference with the current objects given (`-o diff`).
     Plan(plan::PlanArgs),
+    /// Print the CustomResourceDefinitions of the cluster.x-k8s.io kinds, generated from the API
+    /// types (or write them into a directory).
+    Crds(crds::CrdsArgs),
+    /// Write a development CA and a serving certificate signed by it (`ca.crt`, `tls.crt`,
+    /// `tls.key`), for local use and tests. Production uses cert-manager.
+    Certs(certs::CertsArgs),
 }
 
 /// Exit code when a command ran but found problems (a denied object).
@@ -54,6 +62,8 @@ pub fn run() -> ExitCode {
         Command::Admit(args) => admit::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Plan(args) => plan::run(&args),
+        Command::Crds(args) => crds::run(&args),
+        Command::Certs(args) => certs::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -116,8 +116,8 @@ pub fn label_value_problems(value: &str) -> Vec<String> {
     problems
 }
 
-/// Why `value` is not a lowercase RFC 1123 subdomain.
-fn subdomain_problems(value: &str) -> Vec<String> {
+/// Why `value` is not a lowercase RFC 1123 subdomain, in the API server's words.
+pub(crate) fn subdomain_problems(value: &str) -> Vec<String> {
     let mut problems = Vec::new();
     if value.len() > SUBDOMAIN_MAX {
         problems.push(format!("must be no more than {SUBDOMAIN_MAX} characters"));

@@ -2,12 +2,10 @@
 
 use serde_json::json;
 
+use crate::admission::cluster::metadata::subdomain_problems;
 use crate::api::ClusterClass;
 use crate::field::{FieldError, FieldErrors, FieldPath};
 use crate::patches::template::{ExecOptions, Template};
-
-/// Longest DNS-1123 subdomain.
-const MAX_SUBDOMAIN: usize = 253;
 
 /// Errors of every naming strategy of the class.
 pub fn validate(class: &ClusterClass) -> FieldErrors {
@@ -84,32 +82,6 @@ fn render(source: &str, worker: Option<&str>) -> Result<String, String> {
         ..ExecOptions::default()
     };
     template.execute(&data, &options).map_err(|e| e.to_string())
-}
-
-/// Why `name` is not a DNS-1123 subdomain, in Kubernetes' words.
-fn subdomain_problems(name: &str) -> Vec<String> {
-    let mut problems = Vec::new();
-    if name.len() > MAX_SUBDOMAIN {
-        problems.push(format!("must be no more than {MAX_SUBDOMAIN} characters"));
-    }
-    let label_ok = |label: &str| {
-        let bytes = label.as_bytes();
-        !bytes.is_empty()
-            && bytes
-                .iter()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-            && bytes.first().is_some_and(|b| b.is_ascii_alphanumeric())
-            && bytes.last().is_some_and(|b| b.is_ascii_alphanumeric())
-    };
-    if !name.split('.').all(label_ok) {
-        problems.push(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must \
-             start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is \
-             '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-                .to_owned(),
-        );
-    }
-    problems
 }
 
 #[cfg(test)]

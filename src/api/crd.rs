@@ -1,0 +1,215 @@
+//! CustomResourceDefinitions for the cluster.x-k8s.io/v1beta1 kinds, generated from our types:
+//! names, scope and subresources as Cluster API declares them, and structural schemas (no
+//! `$ref`, every node typed) that keep every field our types know.
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, CustomResourceDefinitionNames, CustomResourceDefinitionSpec,
+    CustomResourceDefinitionVersion, CustomResourceSubresourceScale, CustomResourceSubresourceStatus,
+    CustomResourceSubresources, CustomResourceValidation, JSONSchemaProps as CrdSchema,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use schemars::generate::{SchemaGenerator, SchemaSettings};
+use schemars::{json_schema, JsonSchema, Schema};
+use serde_json::{json, Value};
+
+use super::{
+    ClusterClassSpec, ClusterClassStatus, ClusterSpec, ClusterStatus, MachineDeploymentSpec,
+    MachineDeploymentStatus, MachineHealthCheckSpec, MachineHealthCheckStatus, MachinePoolSpec,
+    MachinePoolStatus, MachineSetSpec, MachineSetStatus, MachineSpec, MachineStatus,
+};
+
+/// The API group of every kind here.
+pub const GROUP: &str = "cluster.x-k8s.io";
+/// The API version the CRDs serve and store.
+pub const VERSION: &str = "v1beta1";
+
+/// Schema of a field holding arbitrary JSON, kept as given (`x-kubernetes-preserve-unknown-fields`).
+/// Also used for the recursive fields of variable schemas, as Cluster API's CRD does.
+pub(crate) fn preserve_unknown_fields(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "x-kubernetes-preserve-unknown-fields": true })
+}
+
+/// Schema of a list of arbitrary JSON values.
+pub(crate) fn preserve_unknown_list(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "array", "items": { "x-kubernetes-preserve-unknown-fields": true } })
+}
+
+/// How a kind's `/scale` subresource maps onto its fields.
+struct Scale {
+    /// Whether `status.selector` exists for the scale subresource.
+    selector: bool,
+}
+
+/// One kind and its resource names.
+struct Kind {
+    kind: &'static str,
+    plural: &'static str,
+    short_names: &'static [&'static str],
+    scale: Option<Scale>,
+    spec: fn() -> Value,
+    status: fn() -> Value,
+}
+
+/// The CRDs of Cluster, ClusterClass, MachineDeployment, MachineSet, Machine, MachineHealthCheck
+/// and MachinePool.
+pub fn custom_resource_definitions() -> Result<Vec<CustomResourceDefinition>, serde_json::Error> {
+    kinds().iter().map(definition).collect()
+}
+
+fn kinds() -> [Kind; 7] {
+    [
+        Kind {
+            kind: "Cluster",
+            plural: "clusters",
+            short_names: &["cl"],
+            scale: None,
+            spec: structural_schema::<ClusterSpec>,
+            status: structural_schema::<ClusterStatus>,
+        },
+        Kind {
+            kind: "ClusterClass",
+            plural: "clusterclasses",
+            short_names: &["cc"],
+            scale: None,
+            spec: structural_schema::<ClusterClassSpec>,
+            status: structural_schema::<ClusterClassStatus>,
+        },
+        Kind {
+            kind: "MachineDeployment",
+            plural: "machinedeployments",
+            short_names: &["md"],
+            scale: Some(Scale { selector: true }),
+            spec: structural_schema::<MachineDeploymentSpec>,
+            status: structural_schema::<MachineDeploymentStatus>,
+        },
+        Kind {
+            kind: "MachineSet",
+            plural: "machinesets",
+            short_names: &["ms"],
+            scale: Some(Scale { selector: true }),
+            spec: structural_schema::<MachineSetSpec>,
+            status: structural_schema::<MachineSetStatus>,
+        },
+        Kind {
+            kind: "Machine",
+            plural: "machines",
+            short_names: &["ma"],
+            scale: None,
+            spec: structural_schema::<MachineSpec>,
+            status: structural_schema::<MachineStatus>,
+        },
+        Kind {
+            kind: "MachineHealthCheck",
+            plural: "machinehealthchecks",
+            short_names: &["mhc", "mhcs"],
+            scale: None,
+            spec: structural_schema::<MachineHealthCheckSpec>,
+            status: structural_schema::<MachineHealthCheckStatus>,
+        },
+        Kind {
+            kind: "MachinePool",
+            plural: "machinepools",
+            short_names: &["mp"],
+            scale: Some(Scale { selector: false }),
+            spec: structural_schema::<MachinePoolSpec>,
+            status: structural_schema::<MachinePoolStatus>,
+        },
+    ]
+}
+
+fn definition(kind: &Kind) -> Result<CustomResourceDefinition, serde_json::Error> {
+    let schema = json!({
+        "description": format!("A {} (cluster.x-k8s.io/v1beta1).", kind.kind),
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": (kind.spec)(),
+            "status": (kind.status)(),
+        },
+    });
+    let scale = kind.scale.as_ref().map(|scale| CustomResourceSubresourceScale {
+        spec_replicas_path: ".spec.replicas".to_owned(),
+        status_replicas_path: ".status.replicas".to_owned(),
+        label_selector_path: scale.selector.then(|| ".status.selector".to_owned()),
+    });
+    Ok(CustomResourceDefinition {
+        metadata: ObjectMeta {
+            name: Some(format!("{}.{GROUP}", kind.plural)),
+            ..ObjectMeta::default()
+        },
+        spec: CustomResourceDefinitionSpec {
+            group: GROUP.to_owned(),
+            names: CustomResourceDefinitionNames {
+                categories: Some(vec!["cluster-api".to_owned()]),
+                kind: kind.kind.to_owned(),
+                list_kind: Some(format!("{}List", kind.kind)),
+                plural: kind.plural.to_owned(),
+                short_names: Some(kind.short_names.iter().map(|s| (*s).to_owned()).collect()),
+                singular: Some(kind.kind.to_ascii_lowercase()),
+            },
+            scope: "Namespaced".to_owned(),
+            versions: vec![CustomResourceDefinitionVersion {
+                name: VERSION.to_owned(),
+                served: true,
+                storage: true,
+                schema: Some(CustomResourceValidation {
+                    open_api_v3_schema: Some(serde_json::from_value::<CrdSchema>(schema)?),
+                }),
+                subresources: Some(CustomResourceSubresources {
+                    scale,
+                    status: Some(CustomResourceSubresourceStatus(json!({}))),
+                }),
+                ..CustomResourceDefinitionVersion::default()
+            }],
+            ..CustomResourceDefinitionSpec::default()
+        },
+        status: None,
+    })
+}
+
+/// The structural OpenAPI schema of `T`: subschemas inlined, `Option`s and enums rewritten the
+/// way Kubernetes wants them, then `nullable` and `title` dropped (Cluster API's CRDs have
+/// neither, so `null`s are pruned as there).
+fn structural_schema<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::openapi3()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .with_transform(schemars::transform::AddNullable::default())
+        .with_transform(kube::core::schema::StructuralSchemaRewriter)
+        .with_transform(kube::core::schema::OptionalEnum)
+        .with_transform(kube::core::schema::OptionalIntOrString)
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    strip_annotations(&mut schema);
+    schema
+}
+
+/// Removes `nullable` and `title` from a schema node and every node below it.
+fn strip_annotations(node: &mut Value) {
+    let Some(map) = node.as_object_mut() else {
+        return;
+    };
+    map.remove("nullable");
+    map.remove("title");
+    for key in ["items", "additionalProperties", "not"] {
+        if let Some(child) = map.get_mut(key) {
+            strip_annotations(child);
+        }
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        if let Some(Value::Array(children)) = map.get_mut(key) {
+            children.iter_mut().for_each(strip_annotations);
+        }
+    }
+    if let Some(Value::Object(properties)) = map.get_mut("properties") {
+        properties.values_mut().for_each(strip_annotations);
+    }
+}
+
+#[cfg(test)]
+#[path = "crd_tests.rs"]
+mod tests;

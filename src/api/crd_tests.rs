@@ -1,0 +1,249 @@
+use pretty_assertions::assert_eq;
+use serde_json::{json, Map, Value};
+
+use super::*;
+
+fn all() -> Vec<Value> {
+    let crds = custom_resource_definitions().unwrap_or_else(|e| panic!("generating CRDs: {e}"));
+    crds.iter()
+        .map(|crd| serde_json::to_value(crd).unwrap_or_else(|e| panic!("encoding CRD: {e}")))
+        .collect()
+}
+
+fn crd(kind: &str) -> Value {
+    all()
+        .into_iter()
+        .find(|crd| crd["spec"]["names"]["kind"] == kind)
+        .unwrap_or_else(|| panic!("no CRD for {kind}"))
+}
+
+fn schema(kind: &str) -> Value {
+    crd(kind)["spec"]["versions"][0]["schema"]["openAPIV3Schema"].clone()
+}
+
+/// The schema nodes directly below a node, with the path suffix leading to each.
+fn children(map: &Map<String, Value>) -> Vec<(String, &Value)> {
+    let mut out: Vec<(String, &Value)> = Vec::new();
+    for key in ["items", "additionalProperties", "not"] {
+        if let Some(child) = map.get(key).filter(|c| c.is_object()) {
+            out.push((format!("[{key}]"), child));
+        }
+    }
+    if let Some(Value::Object(properties)) = map.get("properties") {
+        out.extend(properties.iter().map(|(k, v)| (format!(".{k}"), v)));
+    }
+    out
+}
+
+/// Paths of nodes that break Kubernetes' structural schema rules.
+fn structural_problems(node: &Value, path: &str, out: &mut Vec<String>) {
+    let Some(map) = node.as_object() else {
+        out.push(format!("{path}: not an object"));
+        return;
+    };
+    for key in [
+        "$ref",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "nullable",
+        "title",
+        "definitions",
+        "$defs",
+    ] {
+        if map.contains_key(key) {
+            out.push(format!("{path}: has {key}"));
+        }
+    }
+    let open = map.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true))
+        || map.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
+    if !open && !map.contains_key("type") {
+        out.push(format!("{path}: no type"));
+    }
+    for (suffix, child) in children(map) {
+        structural_problems(child, &format!("{path}{suffix}"), out);
+    }
+}
+
+/// Paths of fields in `value` that the API server would prune with `schema`.
+fn pruned(value: &Value, schema: &Value, path: &str, out: &mut Vec<String>) {
+    if schema["x-kubernetes-preserve-unknown-fields"] == true {
+        return;
+    }
+    match value {
+        Value::Object(fields) => {
+            for (key, field) in fields {
+                let child = match schema["properties"].get(key) {
+                    Some(child) => child,
+                    None if schema["additionalProperties"].is_object() => &schema["additionalProperties"],
+                    None => {
+                        out.push(format!("{path}.{key}"));
+                        continue;
+                    }
+                };
+                pruned(field, child, &format!("{path}.{key}"), out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                pruned(item, &schema["items"], &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn names_scope_and_subresources_follow_cluster_api() {
+    let names: Vec<(String, String, String)> = all()
+        .iter()
+        .map(|crd| {
+            (
+                crd["metadata"]["name"].as_str().unwrap_or_default().to_owned(),
+                crd["spec"]["names"]["kind"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                crd["spec"]["names"]["shortNames"].to_string(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("clusters.cluster.x-k8s.io", "Cluster", r#"["cl"]"#),
+        ("clusterclasses.cluster.x-k8s.io", "ClusterClass", r#"["cc"]"#),
+        (
+            "machinedeployments.cluster.x-k8s.io",
+            "MachineDeployment",
+            r#"["md"]"#,
+        ),
+        ("machinesets.cluster.x-k8s.io", "MachineSet", r#"["ms"]"#),
+        ("machines.cluster.x-k8s.io", "Machine", r#"["ma"]"#),
+        (
+            "machinehealthchecks.cluster.x-k8s.io",
+            "MachineHealthCheck",
+            r#"["mhc","mhcs"]"#,
+        ),
+        ("machinepools.cluster.x-k8s.io", "MachinePool", r#"["mp"]"#),
+    ]
+    .map(|(a, b, c)| (a.to_owned(), b.to_owned(), c.to_owned()));
+    assert_eq!(names, expected);
+
+    let cluster = crd("Cluster");
+    assert_eq!(
+        cluster["spec"]["names"],
+        json!({
+            "categories": ["cluster-api"], "kind": "Cluster", "listKind": "ClusterList",
+            "plural": "clusters", "shortNames": ["cl"], "singular": "cluster"
+        })
+    );
+    assert_eq!(cluster["spec"]["scope"], "Namespaced");
+    let version = &cluster["spec"]["versions"][0];
+    assert_eq!(version["name"], "v1beta1");
+    assert_eq!(
+        (version["served"].clone(), version["storage"].clone()),
+        (json!(true), json!(true))
+    );
+    assert_eq!(version["subresources"], json!({"status": {}}));
+
+    let md = &crd("MachineDeployment")["spec"]["versions"][0]["subresources"];
+    assert_eq!(
+        md["scale"],
+        json!({"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas",
+               "labelSelectorPath": ".status.selector"})
+    );
+    let mp = &crd("MachinePool")["spec"]["versions"][0]["subresources"];
+    assert_eq!(
+        mp["scale"],
+        json!({"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"})
+    );
+}
+
+#[test]
+fn schemas_are_structural() {
+    for crd in all() {
+        let kind = crd["spec"]["names"]["kind"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let mut problems = Vec::new();
+        structural_problems(
+            &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"],
+            &kind,
+            &mut problems,
+        );
+        assert_eq!(problems, Vec::<String>::new());
+        assert!(!serde_json::to_string(&crd).unwrap_or_default().contains("$ref"));
+    }
+}
+
+#[test]
+fn variable_schemas_and_values_are_kept_as_given() {
+    let schema = schema("ClusterClass");
+    let open_api = &schema["properties"]["spec"]["properties"]["variables"]["items"]["properties"]["schema"]
+        ["properties"]["openAPIV3Schema"];
+    for key in [
+        "properties",
+        "items",
+        "additionalProperties",
+        "allOf",
+        "not",
+        "default",
+        "example",
+    ] {
+        assert_eq!(
+            open_api["properties"][key]["x-kubernetes-preserve-unknown-fields"], true,
+            "{key}"
+        );
+    }
+    assert_eq!(
+        open_api["properties"]["enum"]["items"],
+        json!({"x-kubernetes-preserve-unknown-fields": true})
+    );
+    let cluster = schema_of_cluster_variables();
+    assert_eq!(
+        cluster["properties"]["value"]["x-kubernetes-preserve-unknown-fields"],
+        true
+    );
+    assert_eq!(cluster["required"], json!(["name"]));
+}
+
+fn schema_of_cluster_variables() -> Value {
+    schema("Cluster")["properties"]["spec"]["properties"]["topology"]["properties"]["variables"]["items"]
+        .clone()
+}
+
+#[test]
+fn nothing_of_the_full_fixtures_is_pruned() {
+    let fixtures = [
+        ("Cluster", include_str!("testdata/cluster_full.yaml")),
+        ("ClusterClass", include_str!("testdata/cluster_class_full.yaml")),
+        ("Machine", include_str!("testdata/machine_full.yaml")),
+        ("MachineSet", include_str!("testdata/machine_set_full.yaml")),
+        (
+            "MachineDeployment",
+            include_str!("testdata/machine_deployment_full.yaml"),
+        ),
+        (
+            "MachineHealthCheck",
+            include_str!("testdata/machine_health_check_full.yaml"),
+        ),
+        ("MachinePool", include_str!("testdata/machine_pool_full.yaml")),
+    ];
+    for (kind, text) in fixtures {
+        let mut object: Value = serde_yaml_ng::from_str(text).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        // metadata is `type: object` without properties in every CRD: the API server handles it.
+        object.as_object_mut().map(|o| o.remove("metadata"));
+        let mut lost = Vec::new();
+        pruned(&object, &schema(kind), kind, &mut lost);
+        assert_eq!(lost, Vec::<String>::new(), "{kind}");
+    }
+}
+
+#[test]
+fn unknown_fields_would_be_pruned() {
+    let object =
+        json!({"spec": {"topology": {"class": "c", "bogus": 1}}, "status": {"phase": "x", "nope": {}}});
+    let mut lost = Vec::new();
+    pruned(&object, &schema("Cluster"), "Cluster", &mut lost);
+    assert_eq!(lost, ["Cluster.spec.topology.bogus", "Cluster.status.nope"]);
+}

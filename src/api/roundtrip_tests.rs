@@ -1,0 +1,132 @@
+//! Every kind, with every field Cluster API v1.10 defines set, decodes into our types and
+//! encodes back to the same JSON.
+
+use pretty_assertions::assert_eq;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::*;
+
+/// Decodes `text` as `T` (failing with the JSON path of the problem) and checks the encoding
+/// equals the input; returns the typed object for further checks.
+fn round_trip<T: DeserializeOwned + Serialize>(text: &str) -> T {
+    let input: Value = serde_yaml_ng::from_str(text).unwrap_or_else(|e| panic!("bad YAML: {e}"));
+    let typed: T = serde_path_to_error::deserialize(input.clone()).unwrap_or_else(|e| panic!("decode: {e}"));
+    let output = serde_json::to_value(&typed).unwrap_or_else(|e| panic!("encode: {e}"));
+    assert_eq!(output, input);
+    typed
+}
+
+#[test]
+fn cluster_class_with_every_field() {
+    let class: ClusterClass = round_trip(include_str!("testdata/cluster_class_full.yaml"));
+    let schema = &class.spec.variables[0].schema.open_api_v3_schema;
+    assert!(schema.properties["port"].x_int_or_string);
+    assert!(schema.properties["free"].x_preserve_unknown_fields);
+    assert_eq!(
+        schema.x_validations[0].reason.as_deref(),
+        Some("FieldValueForbidden")
+    );
+    assert_eq!(schema.x_validations[0].field_path, ".number");
+    assert_eq!(
+        schema.additional_properties.as_ref().map(|p| p.type_.as_str()),
+        Some("string")
+    );
+    let status = class.status.unwrap_or_default();
+    assert!(status.variables[0].definitions_conflict);
+    assert_eq!(status.variables[0].definitions[1].from, "external");
+    let patch = &class.spec.patches[0].definitions[0].json_patches;
+    assert_eq!(patch[3].value, None, "remove has no value");
+}
+
+#[test]
+fn cluster_with_every_field() {
+    let cluster: Cluster = round_trip(include_str!("testdata/cluster_full.yaml"));
+    let topology = cluster.spec.topology.clone().unwrap_or_default();
+    assert_eq!(topology.class_namespace.as_deref(), Some("classes"));
+    assert_eq!(topology.variables[1].definition_from, "external");
+    let workers = topology.workers.unwrap_or_default();
+    assert_eq!(
+        workers.machine_pools[0]
+            .variables
+            .clone()
+            .unwrap_or_default()
+            .overrides[0]
+            .value,
+        Value::Null
+    );
+
+    let status = cluster.typed_status().ok().flatten().unwrap_or_default();
+    assert_eq!(status.failure_domains.len(), 2);
+    assert!(status.failure_domains["fd1"].control_plane);
+    let workers = status.v1beta2.clone().and_then(|s| s.workers).unwrap_or_default();
+    assert_eq!(workers.up_to_date_replicas, Some(4));
+    let encoded = serde_json::to_value(&status).ok();
+    assert_eq!(
+        encoded.as_ref(),
+        cluster.status.as_ref(),
+        "typed status round-trips"
+    );
+}
+
+#[test]
+fn typed_status_of_a_cluster_without_status_is_none() {
+    assert_eq!(Cluster::default().typed_status().ok(), Some(None));
+    let broken = Cluster {
+        status: Some(serde_json::json!({"phase": 3})),
+        ..Cluster::default()
+    };
+    assert!(broken.typed_status().is_err());
+}
+
+#[test]
+fn machine_with_every_field() {
+    let machine: Machine = round_trip(include_str!("testdata/machine_full.yaml"));
+    assert_eq!(machine.spec.provider_id.as_deref(), Some("docker:////m1"));
+    let status = machine.status.unwrap_or_default();
+    assert_eq!(status.node_info.map(|i| i.system_uuid).as_deref(), Some("u"));
+    assert_eq!(status.addresses[0].type_, "InternalIP");
+}
+
+#[test]
+fn machine_set_with_every_field() {
+    let set: MachineSet = round_trip(include_str!("testdata/machine_set_full.yaml"));
+    assert_eq!(set.spec.min_ready_seconds, Some(5));
+    assert_eq!(set.status.unwrap_or_default().fully_labeled_replicas, 2);
+}
+
+#[test]
+fn machine_deployment_with_every_field() {
+    let md: MachineDeployment = round_trip(include_str!("testdata/machine_deployment_full.yaml"));
+    assert_eq!(md.spec.template.spec.version.as_deref(), Some("v1.31.2"));
+    let status = md.status.unwrap_or_default();
+    assert_eq!(status.v1beta2.and_then(|s| s.up_to_date_replicas), Some(2));
+}
+
+#[test]
+fn machine_health_check_with_every_field() {
+    let mhc: MachineHealthCheck = round_trip(include_str!("testdata/machine_health_check_full.yaml"));
+    assert_eq!(mhc.spec.checks.unhealthy_range.as_deref(), Some("[1-3]"));
+    assert_eq!(mhc.status.unwrap_or_default().targets.len(), 3);
+}
+
+#[test]
+fn machine_pool_with_every_field() {
+    let pool: MachinePool = round_trip(include_str!("testdata/machine_pool_full.yaml"));
+    assert_eq!(pool.spec.provider_id_list.len(), 2);
+    assert_eq!(pool.status.unwrap_or_default().unavailable_replicas, Some(1));
+}
+
+#[test]
+fn required_counters_are_always_written() {
+    let md: MachineDeployment = serde_yaml_ng::from_str("status: {}").unwrap_or_default();
+    let encoded = serde_json::to_value(&md).unwrap_or_default();
+    assert_eq!(
+        encoded["status"],
+        serde_json::json!({
+            "replicas": 0, "updatedReplicas": 0, "readyReplicas": 0,
+            "availableReplicas": 0, "unavailableReplicas": 0
+        })
+    );
+}

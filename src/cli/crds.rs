@@ -1,0 +1,49 @@
+//! `capi-topology crds`: the CustomResourceDefinitions of the cluster.x-k8s.io kinds, generated
+//! from our API types, or written one file per CRD into a directory (`manifests/crds/`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+use super::print_stdout;
+use crate::api::crd::custom_resource_definitions;
+
+/// Arguments of `crds`.
+#[derive(Debug, Args)]
+pub struct CrdsArgs {
+    /// Write one `<group>_<plural>.yaml` per CRD into this directory instead of printing them.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// Prints (or writes) every CRD as YAML.
+pub fn run(args: &CrdsArgs) -> Result<ExitCode> {
+    let crds = custom_resource_definitions().context("cannot generate the CRDs")?;
+    match &args.out {
+        None => {
+            let documents = crds.iter().map(to_yaml).collect::<Result<Vec<_>>>()?;
+            print_stdout(&documents.join("---\n"))?;
+        }
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            for crd in &crds {
+                let file = dir.join(file_name(crd));
+                std::fs::write(&file, to_yaml(crd)?)
+                    .with_context(|| format!("cannot write {}", file.display()))?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The file a CRD is kept in: `cluster.x-k8s.io_clusters.yaml`, as controller-gen names them.
+pub fn file_name(crd: &CustomResourceDefinition) -> String {
+    format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural)
+}
+
+fn to_yaml(crd: &CustomResourceDefinition) -> Result<String> {
+    serde_yaml_ng::to_string(crd).context("cannot encode a CRD")
+}
