@@ -107,7 +107,14 @@ fn admit_rejects_an_unknown_path_as_usage_error() {
 #[test]
 fn readme_documents_every_subcommand() {
     let readme = std::fs::read_to_string("README.md").expect("README.md");
-    for subcommand in [None, Some("plan"), Some("check"), Some("admit"), Some("crds"), Some("certs")] {
+    for subcommand in [
+        None,
+        Some("plan"),
+        Some("check"),
+        Some("admit"),
+        Some("crds"),
+        Some("certs"),
+    ] {
         let mut args: Vec<&str> = subcommand.into_iter().collect();
         args.push("--help");
         let help = stdout(&capi_topology(&args, None));

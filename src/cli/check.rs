@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use super::files::read_objects;
+use super::files::{now_rfc3339, read_objects};
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::store::apply::{apply, Applied, Verdict};
 use crate::store::MemoryStore;
@@ -90,11 +90,4 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// The current time as the API server writes timestamps (`2026-01-02T03:04:05Z`).
-fn now_rfc3339() -> String {
-    k8s_openapi::jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
 }

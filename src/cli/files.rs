@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::Value;
 
+use crate::store::apply::{apply, Verdict};
 use crate::store::{parse_manifests, MemoryStore};
 
 /// Manifest file endings read from a directory.
@@ -47,6 +48,29 @@ pub fn load_store(paths: &[PathBuf]) -> Result<MemoryStore> {
         store
             .insert(sourced.object)
             .with_context(|| format!("{}", sourced.source.display()))?;
+    }
+    Ok(store)
+}
+
+/// The current time as the API server writes timestamps (`2026-01-02T03:04:05Z`).
+pub fn now_rfc3339() -> String {
+    k8s_openapi::jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+/// A store holding every object of `paths` as an API server would after `kubectl apply`: each
+/// object admitted by the webhooks (defaulted), ClusterClass status written. Fails on the first
+/// object the webhooks refuse.
+pub fn admitted_store(paths: &[PathBuf]) -> Result<MemoryStore> {
+    let mut store = MemoryStore::default();
+    let now = now_rfc3339();
+    for sourced in read_objects(paths)? {
+        let source = sourced.source.display().to_string();
+        let applied = apply(&mut store, sourced.object, &source, &now)?;
+        if applied.verdict == Verdict::Denied {
+            anyhow::bail!("{source}: {}", applied.message);
+        }
     }
     Ok(store)
 }

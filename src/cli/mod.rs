@@ -6,6 +6,7 @@ mod check;
 mod crds;
 mod files;
 mod plan;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -38,6 +39,9 @@ pub enum Command {
     /// Write a development CA and a serving certificate signed by it (`ca.crt`, `tls.crt`,
     /// `tls.key`), for local use and tests. Production uses cert-manager.
     Certs(certs::CertsArgs),
+    /// Serve the admission webhooks over HTTPS, reading objects from the API server (or files),
+    /// with /metrics, /healthz and /readyz on a side port.
+    Serve(serve::ServeArgs),
 }
 
 /// Exit code when a command ran but found problems (a denied object).
@@ -64,6 +68,7 @@ pub fn run() -> ExitCode {
         Command::Plan(args) => plan::run(&args),
         Command::Crds(args) => crds::run(&args),
         Command::Certs(args) => certs::run(&args),
+        Command::Serve(args) => serve::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -150,6 +150,21 @@ impl MemoryStore {
         self.objects.remove(&key).is_some()
     }
 
+    /// Namespace and name of every object of a group and kind, in order.
+    pub fn names_of_kind(&self, group: &str, kind: &str) -> Vec<(String, String)> {
+        let start = ObjectKey {
+            group: group.to_owned(),
+            kind: kind.to_owned(),
+            namespace: String::new(),
+            name: String::new(),
+        };
+        self.objects
+            .range(start..)
+            .take_while(|(key, _)| key.group == group && key.kind == kind)
+            .map(|(key, _)| (key.namespace.clone(), key.name.clone()))
+            .collect()
+    }
+
     /// The number of objects held.
     pub fn len(&self) -> usize {
         self.objects.len()

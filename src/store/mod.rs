@@ -5,6 +5,7 @@ pub mod apply;
 mod class_entry;
 mod manifest;
 mod memory;
+mod watch_cache;
 
 use std::sync::Arc;
 
@@ -15,6 +16,7 @@ use crate::api::Cluster;
 pub use class_entry::ClassEntry;
 pub use manifest::{parse_manifests, ManifestError};
 pub use memory::{MemoryStore, StoreError};
+pub use watch_cache::{WatchCache, WATCHED_KINDS};
 
 /// Read access to the objects admission and the topology engine need. Implementations answer
 /// from memory (a watch cache, parsed files): no call may block on the network.

@@ -1,11 +1,9 @@
 //! End-to-end suite: a real etcd + kube-apiserver on loopback, `capi-topology serve` as its
 //! admission webhook, and the real kubectl as the operator.
 //!
-//! Run it (the first run builds the Kubernetes binaries into a cache, 10-25 minutes):
-//!
-//! ```text
-//! cargo test --test e2e -- --ignored
-//! ```
+//! It is part of `cargo test`; alone: `cargo test --test e2e`. The first run builds the
+//! Kubernetes binaries into a per-machine cache (`tests/e2e/build-binaries.sh`, 10-25 minutes on 2
+//! cores); later runs take about a minute.
 //!
 //! Needs Go (first run only), openssl and a Linux `/proc`. Logs of a failed run are kept and
 //! their directory printed (until the next run); processes of a crashed run are stopped by the
@@ -27,7 +25,6 @@ use manifests::{quickstart_templates, render};
 
 /// The control plane starts, takes the provider CRDs, and kubectl round-trips an object.
 #[test]
-#[ignore = "needs kube-apiserver; run: cargo test --test e2e -- --ignored"]
 fn control_plane_serves_provider_kinds() {
     let env = Env::control_plane("smoke");
     let applied = env.kubectl.accepts(&render(&quickstart_templates()));

@@ -46,7 +46,6 @@ fn quickstart_env(label: &str, extra: &[Value]) -> Env {
 /// The quickstart examples are admitted; the Cluster webhook's defaults and the version's "v"
 /// prefix show in what the API server stored.
 #[test]
-#[ignore = "needs kube-apiserver; run: cargo test --test e2e -- --ignored"]
 fn quickstart_is_admitted_and_defaulted() {
     let env = quickstart_env("quickstart", &[]);
     let dev = env
@@ -79,7 +78,6 @@ fn quickstart_is_admitted_and_defaulted() {
 /// Every bad change is refused with the field path and the reason in kubectl's output, and
 /// nothing changed.
 #[test]
-#[ignore = "needs kube-apiserver; run: cargo test --test e2e -- --ignored"]
 fn bad_changes_are_refused() {
     let env = quickstart_env("refusals", &refusals::extra_classes());
     let failures: Vec<String> = refusals::cases()
@@ -129,7 +127,6 @@ fn bad_changes_are_refused() {
 /// is trusted first, the files are replaced, the server presents the new certificate, the old
 /// CA is dropped, and requests keep succeeding throughout.
 #[test]
-#[ignore = "needs kube-apiserver; run: cargo test --test e2e -- --ignored"]
 fn certificate_rotation_fails_no_request() {
     let mut env = quickstart_env("rotation", &[]);
     let cert_dir = env.server().cert_dir().to_owned();

@@ -1,0 +1,256 @@
+//! Prometheus metrics of the server: one [`Registry`] built at start-up and passed around, the
+//! typed metric families registered in it. Every label is a bounded enum.
+
+use std::fmt::Write as _;
+use std::sync::atomic::AtomicU64;
+use std::time::Instant;
+
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+use crate::admission::Webhook;
+
+/// The prefix of every metric name.
+pub const PREFIX: &str = "capi_topology";
+
+/// A webhook endpoint as a label value: its URL path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct WebhookLabel(pub Webhook);
+
+impl EncodeLabelValue for WebhookLabel {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        encoder.write_str(self.0.path())
+    }
+}
+
+/// What a webhook answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// The object may pass (possibly with a patch).
+    Allowed,
+    /// The rules refused the object (422).
+    Denied,
+    /// The request could not be read or answered (400, timeout, unknown path).
+    Error,
+}
+
+impl Verdict {
+    /// The verdict as logged.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allowed => "allowed",
+            Self::Denied => "denied",
+            Self::Error => "error",
+        }
+    }
+}
+
+impl EncodeLabelValue for Verdict {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        encoder.write_str(self.as_str())
+    }
+}
+
+/// Labels of the request counter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct RequestLabels {
+    /// The endpoint called.
+    pub webhook: WebhookLabel,
+    /// What it answered.
+    pub verdict: Verdict,
+}
+
+/// Labels of the latency histogram.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct EndpointLabels {
+    /// The endpoint called.
+    pub webhook: WebhookLabel,
+}
+
+/// Labels of the cache size gauge: the watched kind, one of a set fixed at start-up.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct CacheLabels {
+    /// `Kind.group` of the watched objects.
+    pub resource: String,
+}
+
+/// Outcome of a certificate reload attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReloadResult {
+    /// The new certificate is served.
+    Success,
+    /// The new files did not parse; the previous certificate is still served.
+    Failure,
+}
+
+impl EncodeLabelValue for ReloadResult {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        encoder.write_str(match self {
+            Self::Success => "success",
+            Self::Failure => "failure",
+        })
+    }
+}
+
+/// Labels of the certificate reload counter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct ReloadLabels {
+    /// Whether the reload took effect.
+    pub result: ReloadResult,
+}
+
+/// Every metric family the server updates.
+#[derive(Debug, Clone)]
+pub struct Metrics {
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<EndpointLabels, Histogram>,
+    cache_objects: Family<CacheLabels, Gauge>,
+    certificate_expiry: Gauge<f64, AtomicU64>,
+    certificate_reloads: Family<ReloadLabels, Counter>,
+}
+
+impl Metrics {
+    /// Creates the metric families and registers them in `registry` under [`PREFIX`].
+    pub fn register(registry: &mut Registry) -> Self {
+        let metrics = Self {
+            requests: Family::default(),
+            // 100 µs .. ~3.3 s: admission takes microseconds to milliseconds; the tail shows stalls.
+            latency: Family::new_with_constructor(|| Histogram::new(exponential_buckets(0.0001, 2.0, 16))),
+            cache_objects: Family::default(),
+            certificate_expiry: Gauge::default(),
+            certificate_reloads: Family::default(),
+        };
+        let registry = registry.sub_registry_with_prefix(PREFIX);
+        registry.register(
+            "webhook_requests",
+            "Admission reviews answered, by webhook path and verdict",
+            metrics.requests.clone(),
+        );
+        registry.register(
+            "webhook_request_duration_seconds",
+            "Time to answer an admission review, body read to response",
+            metrics.latency.clone(),
+        );
+        registry.register(
+            "cache_objects",
+            "Objects held in the watch caches, by resource",
+            metrics.cache_objects.clone(),
+        );
+        registry.register(
+            "certificate_expiration_timestamp_seconds",
+            "Unix time at which the served certificate expires",
+            metrics.certificate_expiry.clone(),
+        );
+        registry.register(
+            "certificate_reloads",
+            "Attempts to load a changed serving certificate, by result",
+            metrics.certificate_reloads.clone(),
+        );
+        metrics
+    }
+
+    /// Starts timing one review on `webhook`; the review is counted when [`ReviewMeasurer::finish`]
+    /// is called or, as an error, when the measurer is dropped unfinished (a timeout, a panic).
+    pub fn measure_review(&self, webhook: Webhook) -> ReviewMeasurer<'_> {
+        ReviewMeasurer {
+            metrics: self,
+            webhook: WebhookLabel(webhook),
+            start: Instant::now(),
+            verdict: None,
+        }
+    }
+
+    /// Sets the number of cached objects of `resource` (`Kind.group`).
+    pub fn set_cache_objects(&self, resource: &str, count: usize) {
+        let labels = CacheLabels {
+            resource: resource.to_owned(),
+        };
+        self.cache_objects
+            .get_or_create(&labels)
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
+
+    /// Records a certificate reload attempt; on success, `not_after` is the new certificate's
+    /// expiry in Unix seconds.
+    pub fn record_certificate(&self, result: ReloadResult, not_after: Option<i64>) {
+        self.certificate_reloads
+            .get_or_create(&ReloadLabels { result })
+            .inc();
+        if let Some(not_after) = not_after {
+            // Unix seconds fit an f64 exactly for the next hundreds of millions of years.
+            #[allow(clippy::cast_precision_loss)]
+            self.certificate_expiry.set(not_after as f64);
+        }
+    }
+}
+
+/// Times one review; records latency and verdict once, when dropped.
+#[derive(Debug)]
+pub struct ReviewMeasurer<'a> {
+    metrics: &'a Metrics,
+    webhook: WebhookLabel,
+    start: Instant,
+    verdict: Option<Verdict>,
+}
+
+impl ReviewMeasurer<'_> {
+    /// Sets the verdict and returns the time elapsed so far.
+    pub fn finish(&mut self, verdict: Verdict) -> std::time::Duration {
+        self.verdict = Some(verdict);
+        self.start.elapsed()
+    }
+}
+
+impl Drop for ReviewMeasurer<'_> {
+    fn drop(&mut self) {
+        let labels = RequestLabels {
+            webhook: self.webhook,
+            verdict: self.verdict.unwrap_or(Verdict::Error),
+        };
+        self.metrics.requests.get_or_create(&labels).inc();
+        self.metrics
+            .latency
+            .get_or_create(&EndpointLabels {
+                webhook: self.webhook,
+            })
+            .observe(self.start.elapsed().as_secs_f64());
+    }
+}
+
+/// The registry in Prometheus' text exposition format.
+pub fn encode(registry: &Registry) -> Result<String, std::fmt::Error> {
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, registry)?;
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_reviews_by_path_and_verdict() {
+        let mut registry = Registry::default();
+        let metrics = Metrics::register(&mut registry);
+        let webhook = Webhook::ALL[0];
+        metrics.measure_review(webhook).finish(Verdict::Denied);
+        drop(metrics.measure_review(webhook));
+        metrics.set_cache_objects("Cluster.cluster.x-k8s.io", 3);
+        metrics.record_certificate(ReloadResult::Success, Some(1_900_000_000));
+        let text = encode(&registry).unwrap();
+        for line in [
+            r#"capi_topology_webhook_requests_total{webhook="/mutate-cluster-x-k8s-io-v1beta1-cluster",verdict="denied"} 1"#,
+            r#"capi_topology_webhook_requests_total{webhook="/mutate-cluster-x-k8s-io-v1beta1-cluster",verdict="error"} 1"#,
+            r#"capi_topology_webhook_request_duration_seconds_count{webhook="/mutate-cluster-x-k8s-io-v1beta1-cluster"} 2"#,
+            r#"capi_topology_cache_objects{resource="Cluster.cluster.x-k8s.io"} 3"#,
+            "capi_topology_certificate_expiration_timestamp_seconds 1900000000.0",
+            r#"capi_topology_certificate_reloads_total{result="success"} 1"#,
+        ] {
+            assert!(text.contains(line), "missing {line} in\n{text}");
+        }
+    }
+}

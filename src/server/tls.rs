@@ -1,0 +1,250 @@
+//! The serving certificate: rustls configuration (HTTP/2 and HTTP/1.1 by ALPN) whose certificate
+//! is swapped atomically when the files in the certificate directory change.
+//!
+//! Kubernetes mounts a Secret as `tls.crt -> ..data/tls.crt` and rotates it by re-pointing the
+//! `..data` symlink, which inode watches on the files miss. So the directory is polled: the
+//! identity (inode, size, mtime) of the files the names *resolve* to is compared every few
+//! seconds, and a change reloads both. A pair that does not parse, or whose key does not match the
+//! certificate (a writer caught halfway), keeps the previous certificate in service.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use arc_swap::ArcSwap;
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::{ClientHello, ResolvesServerCert};
+use rustls::sign::CertifiedKey;
+use rustls::ServerConfig;
+use tokio_util::sync::CancellationToken;
+
+use crate::metrics::{Metrics, ReloadResult};
+
+/// File name of the serving certificate chain (PEM) in the certificate directory.
+pub const CERT_FILE: &str = "tls.crt";
+/// File name of the private key (PEM, PKCS#8, PKCS#1 or SEC1) in the certificate directory.
+pub const KEY_FILE: &str = "tls.key";
+
+/// Why a certificate could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The certificate file holds no PEM certificate.
+    #[error("{0}: no PEM certificate")]
+    NoCertificate(PathBuf),
+    /// The key file holds no usable PEM private key.
+    #[error("{path}: {reason}")]
+    Key {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// rustls refused the pair (unsupported key, key not matching the certificate).
+    #[error("certificate and key in {dir}: {source}")]
+    Rustls {
+        /// The certificate directory.
+        dir: PathBuf,
+        /// The rustls error.
+        source: rustls::Error,
+    },
+}
+
+/// Device, inode, size and modification time of one file.
+type FileIdentity = (u64, u64, u64, Option<SystemTime>);
+
+/// What identifies the content of the files without reading them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Fingerprint(Vec<Option<FileIdentity>>);
+
+impl Fingerprint {
+    fn of(paths: &[PathBuf]) -> Self {
+        Self(
+            paths
+                .iter()
+                .map(|path| {
+                    // `metadata` follows symlinks: a swapped `..data` link yields the new file.
+                    let meta = std::fs::metadata(path).ok()?;
+                    Some((inode(&meta).0, inode(&meta).1, meta.len(), meta.modified().ok()))
+                })
+                .collect(),
+        )
+    }
+}
+
+#[cfg(unix)]
+fn inode(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+#[cfg(not(unix))]
+fn inode(_meta: &std::fs::Metadata) -> (u64, u64) {
+    (0, 0)
+}
+
+/// The certificate in service, reloaded from a directory; a rustls [`ResolvesServerCert`] that
+/// every handshake asks, so a swap takes effect on the next connection without a restart.
+pub struct ReloadingCert {
+    dir: PathBuf,
+    provider: Arc<CryptoProvider>,
+    current: ArcSwap<CertifiedKey>,
+    seen: Mutex<Fingerprint>,
+    metrics: Option<Metrics>,
+}
+
+impl fmt::Debug for ReloadingCert {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReloadingCert")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ReloadingCert {
+    /// Loads `tls.crt` and `tls.key` from `dir`; failing here fails start-up.
+    pub fn load(dir: &Path, metrics: Option<Metrics>) -> Result<Arc<Self>, TlsError> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let seen = Fingerprint::of(&files(dir));
+        let (key, not_after) = load_pair(dir, &provider)?;
+        if let Some(metrics) = &metrics {
+            metrics.record_certificate(ReloadResult::Success, not_after);
+        }
+        Ok(Arc::new(Self {
+            dir: dir.to_owned(),
+            provider,
+            current: ArcSwap::from_pointee(key),
+            seen: Mutex::new(seen),
+            metrics,
+        }))
+    }
+
+    /// The certificate chain in service now (leaf first).
+    pub fn current_chain(&self) -> Vec<CertificateDer<'static>> {
+        self.current.load().cert.clone()
+    }
+
+    /// Reloads the pair if the files changed since last looked at. Returns true when a new
+    /// certificate is in service; a pair that fails to load is logged and the old one kept.
+    pub fn reload_if_changed(&self) -> bool {
+        let now = Fingerprint::of(&files(&self.dir));
+        {
+            let Ok(mut seen) = self.seen.lock() else {
+                return false;
+            };
+            if *seen == now {
+                return false;
+            }
+            // Remember even a failing state: a half-written pair changes again when finished.
+            *seen = now;
+        }
+        match load_pair(&self.dir, &self.provider) {
+            Ok((key, not_after)) => {
+                self.current.store(Arc::new(key));
+                self.record(ReloadResult::Success, not_after);
+                tracing::info!(dir = %self.dir.display(), "serving certificate reloaded");
+                true
+            }
+            Err(err) => {
+                self.record(ReloadResult::Failure, None);
+                tracing::warn!(error = %err, "new serving certificate not loaded; keeping the previous one");
+                false
+            }
+        }
+    }
+
+    fn record(&self, result: ReloadResult, not_after: Option<i64>) {
+        if let Some(metrics) = &self.metrics {
+            metrics.record_certificate(result, not_after);
+        }
+    }
+
+    /// A rustls server configuration serving this certificate, offering HTTP/2 and HTTP/1.1.
+    pub fn server_config(self: &Arc<Self>) -> Result<Arc<ServerConfig>, TlsError> {
+        let mut config = ServerConfig::builder_with_provider(self.provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|source| TlsError::Rustls {
+                dir: self.dir.clone(),
+                source,
+            })?
+            .with_no_client_auth()
+            .with_cert_resolver(self.clone());
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        Ok(Arc::new(config))
+    }
+
+    /// Polls the directory every `period` until `shutdown` is cancelled.
+    pub fn watch(
+        self: Arc<Self>,
+        period: Duration,
+        shutdown: CancellationToken,
+    ) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(period);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    _ = ticks.tick() => {
+                        self.reload_if_changed();
+                    }
+                }
+            }
+        })
+    }
+}
+
+impl ResolvesServerCert for ReloadingCert {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.current.load_full())
+    }
+}
+
+fn files(dir: &Path) -> [PathBuf; 2] {
+    [dir.join(CERT_FILE), dir.join(KEY_FILE)]
+}
+
+/// Reads and checks the pair in `dir`; also returns the leaf's expiry in Unix seconds.
+fn load_pair(dir: &Path, provider: &CryptoProvider) -> Result<(CertifiedKey, Option<i64>), TlsError> {
+    let [cert_path, key_path] = files(dir);
+    let read = |path: &PathBuf| {
+        std::fs::read(path).map_err(|source| TlsError::Read {
+            path: path.clone(),
+            source,
+        })
+    };
+    let cert_pem = read(&cert_path)?;
+    let key_pem = read(&key_path)?;
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert_pem)
+        .filter_map(Result::ok)
+        .collect();
+    let Some(leaf) = chain.first() else {
+        return Err(TlsError::NoCertificate(cert_path));
+    };
+    let not_after = expiry(leaf);
+    let key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|err| TlsError::Key {
+        path: key_path,
+        reason: err.to_string(),
+    })?;
+    let certified = CertifiedKey::from_der(chain, key, provider).map_err(|source| TlsError::Rustls {
+        dir: dir.to_owned(),
+        source,
+    })?;
+    Ok((certified, not_after))
+}
+
+/// The certificate's notAfter in Unix seconds.
+pub fn expiry(cert: &CertificateDer<'_>) -> Option<i64> {
+    let (_, parsed) = x509_parser::parse_x509_certificate(cert.as_ref()).ok()?;
+    Some(parsed.validity().not_after.timestamp())
+}

@@ -1,0 +1,444 @@
+//! An [`ObjectSource`] over a live API server: watch caches of the Cluster API kinds the webhooks
+//! read, kept in a [`MemoryStore`] (typed ClusterClasses with compiled schemas, Clusters indexed by
+//! class), so answering a review makes no API call.
+//!
+//! Kinds not known in advance (a control plane's provider kind) are fetched directly the first
+//! time they are asked for, and watched from then on.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::api::{Api, DynamicObject, ListParams};
+use kube::core::ApiResource;
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::WatchStreamExt;
+use kube::{discovery, Client};
+use serde_json::Value;
+use tokio::runtime::{Handle, RuntimeFlavor};
+use tokio_util::sync::CancellationToken;
+
+use super::{ClassEntry, MemoryStore, ObjectSource};
+use crate::api::Cluster;
+use crate::metrics::Metrics;
+
+/// The Cluster API group and the version whose shapes our types decode.
+const CAPI_GROUP: &str = "cluster.x-k8s.io";
+const CAPI_VERSION: &str = "v1beta1";
+/// The Cluster API kinds watched from the start; readiness waits for each that is installed.
+pub const WATCHED_KINDS: [&str; 6] = [
+    "ClusterClass",
+    "Cluster",
+    "MachineDeployment",
+    "MachineSet",
+    "Machine",
+    "MachinePool",
+];
+/// How long a direct read of a kind not cached yet may take before it counts as not found.
+const DIRECT_READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// Pause between attempts to discover the Cluster API group at start-up.
+const DISCOVERY_RETRY: Duration = Duration::from_secs(2);
+
+type GroupKind = (String, String);
+
+/// Watch caches of the API server behind an [`ObjectSource`].
+#[derive(Clone)]
+pub struct WatchCache {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    store: RwLock<MemoryStore>,
+    client: Client,
+    runtime: Handle,
+    /// Kinds with a watcher, and whether their first list has arrived.
+    watched: Mutex<HashMap<GroupKind, Arc<AtomicBool>>>,
+    /// Start-up kinds whose first list has not arrived (discovery counts as one).
+    unsynced: AtomicUsize,
+    metrics: Option<Metrics>,
+    shutdown: CancellationToken,
+}
+
+impl std::fmt::Debug for WatchCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WatchCache")
+            .field("unsynced", &self.shared.unsynced.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl WatchCache {
+    /// Starts discovering and watching [`WATCHED_KINDS`] in the background; the watchers stop
+    /// when `shutdown` is cancelled. Call inside the tokio runtime.
+    pub fn start(client: Client, metrics: Option<Metrics>, shutdown: CancellationToken) -> Self {
+        let shared = Arc::new(Shared {
+            store: RwLock::new(MemoryStore::default()),
+            client,
+            runtime: Handle::current(),
+            watched: Mutex::new(HashMap::new()),
+            unsynced: AtomicUsize::new(1),
+            metrics,
+            shutdown,
+        });
+        tokio::spawn(discover_and_watch(shared.clone()));
+        Self { shared }
+    }
+
+    /// True once every start-up kind has been listed: the caches can answer for the cluster.
+    pub fn is_synced(&self) -> bool {
+        self.shared.unsynced.load(Ordering::Acquire) == 0
+    }
+
+    fn synced_kind(&self, group: &str, kind: &str) -> bool {
+        self.shared
+            .watched
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&(group.to_owned(), kind.to_owned()))
+            .is_some_and(|synced| synced.load(Ordering::Acquire))
+    }
+
+    fn read<T>(&self, read: impl FnOnce(&MemoryStore) -> T) -> T {
+        read(&self.shared.store.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Reads a kind not cached yet straight from the API server (blocking this thread, bounded by
+    /// [`DIRECT_READ_TIMEOUT`]) and starts watching it for the next time.
+    fn read_direct(&self, group: &str, kind: &str, namespace: &str, name: Option<&str>) -> Vec<Arc<Value>> {
+        if Handle::try_current().is_ok_and(|h| h.runtime_flavor() == RuntimeFlavor::CurrentThread) {
+            tracing::warn!(
+                group,
+                kind,
+                "not cached, and this thread cannot wait for the API server"
+            );
+            return Vec::new();
+        }
+        let shared = self.shared.clone();
+        let (group, kind) = (group.to_owned(), kind.to_owned());
+        let (namespace, name) = (namespace.to_owned(), name.map(str::to_owned));
+        let read = async move {
+            let resource = find_resource(&shared.client, &group, &kind).await?;
+            start_watch(&shared, resource.clone(), false);
+            let api: Api<DynamicObject> = Api::namespaced_with(shared.client.clone(), &namespace, &resource);
+            let objects = match name {
+                Some(name) => api.get_opt(&name).await.ok()?.into_iter().collect(),
+                None => api.list(&ListParams::default()).await.ok()?.items,
+            };
+            Some(
+                objects
+                    .into_iter()
+                    .map(|o| Arc::new(to_value(o, &resource)))
+                    .collect(),
+            )
+        };
+        let runtime = self.shared.runtime.clone();
+        let fetched = tokio::task::block_in_place(|| {
+            runtime.block_on(async { tokio::time::timeout(DIRECT_READ_TIMEOUT, read).await })
+        });
+        match fetched {
+            Ok(Some(objects)) => objects,
+            Ok(None) => Vec::new(),
+            Err(_) => {
+                tracing::warn!("reading from the API server took longer than {DIRECT_READ_TIMEOUT:?}");
+                Vec::new()
+            }
+        }
+    }
+}
+
+impl ObjectSource for WatchCache {
+    fn get(&self, group: &str, kind: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        if self.synced_kind(group, kind) {
+            return self.read(|store| store.get(group, kind, namespace, name));
+        }
+        self.read_direct(group, kind, namespace, Some(name)).pop()
+    }
+
+    fn list(&self, group: &str, kind: &str, namespace: &str) -> Vec<Arc<Value>> {
+        if self.synced_kind(group, kind) {
+            return self.read(|store| store.list(group, kind, namespace));
+        }
+        self.read_direct(group, kind, namespace, None)
+    }
+
+    fn cluster_class(&self, namespace: &str, name: &str) -> Option<Arc<ClassEntry>> {
+        self.read(|store| store.cluster_class(namespace, name))
+    }
+
+    fn clusters_using_class(&self, class_namespace: &str, class_name: &str) -> Vec<Arc<Cluster>> {
+        self.read(|store| store.clusters_using_class(class_namespace, class_name))
+    }
+}
+
+/// Finds the Cluster API group (retrying until it is installed or shutdown) and starts a watcher
+/// per installed kind of [`WATCHED_KINDS`].
+async fn discover_and_watch(shared: Arc<Shared>) {
+    let group = loop {
+        match discovery::group(&shared.client, CAPI_GROUP).await {
+            Ok(group) => break group,
+            Err(err) => {
+                tracing::warn!(error = %err, "cannot discover {CAPI_GROUP}; are the Cluster API CRDs installed?");
+                tokio::select! {
+                    () = shared.shutdown.cancelled() => return,
+                    () = tokio::time::sleep(DISCOVERY_RETRY) => {}
+                }
+            }
+        }
+    };
+    let resources = group.versioned_resources(CAPI_VERSION);
+    let installed: Vec<ApiResource> = WATCHED_KINDS
+        .iter()
+        .filter_map(|kind| {
+            let found = resources
+                .iter()
+                .find(|(r, _)| r.kind == *kind)
+                .map(|(r, _)| r.clone());
+            if found.is_none() {
+                tracing::warn!(
+                    kind,
+                    "{CAPI_GROUP}/{CAPI_VERSION} {kind} is not served; treated as empty"
+                );
+                mark_empty(&shared, kind);
+            }
+            found
+        })
+        .collect();
+    shared.unsynced.fetch_add(installed.len(), Ordering::AcqRel);
+    shared.unsynced.fetch_sub(1, Ordering::AcqRel);
+    for resource in installed {
+        start_watch(&shared, resource, true);
+    }
+}
+
+/// Records a start-up kind the API server does not serve as cached and empty.
+fn mark_empty(shared: &Shared, kind: &str) {
+    shared
+        .watched
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(
+            (CAPI_GROUP.to_owned(), kind.to_owned()),
+            Arc::new(AtomicBool::new(true)),
+        );
+}
+
+/// The served resource of `group` and `kind` (the group's preferred version).
+async fn find_resource(client: &Client, group: &str, kind: &str) -> Option<ApiResource> {
+    let found = discovery::group(client, group).await.ok()?.recommended_kind(kind);
+    if found.is_none() {
+        tracing::warn!(group, kind, "kind is not served by the API server");
+    }
+    found.map(|(resource, _)| resource)
+}
+
+/// Spawns a watcher of `resource` into the store unless one runs already. A `startup` kind
+/// counts towards readiness.
+fn start_watch(shared: &Arc<Shared>, resource: ApiResource, startup: bool) {
+    let synced = Arc::new(AtomicBool::new(false));
+    {
+        let mut watched = shared.watched.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = (resource.group.clone(), resource.kind.clone());
+        if watched.contains_key(&key) {
+            return;
+        }
+        watched.insert(key, synced.clone());
+    }
+    tokio::spawn(watch(shared.clone(), resource, synced, startup));
+}
+
+async fn watch(shared: Arc<Shared>, resource: ApiResource, synced: Arc<AtomicBool>, startup: bool) {
+    let api: Api<DynamicObject> = Api::all_with(shared.client.clone(), &resource);
+    let stream = watcher::watcher(api, watcher::Config::default().any_semantic()).default_backoff();
+    let mut stream = std::pin::pin!(stream);
+    let mut buffer = Vec::new();
+    let label = format!("{}.{}", resource.kind, resource.group);
+    loop {
+        let next = tokio::select! {
+            () = shared.shutdown.cancelled() => return,
+            next = stream.next() => next,
+        };
+        let event = match next {
+            None => return,
+            Some(Err(err)) => {
+                tracing::warn!(resource = %label, error = %err, "watch failed; retrying");
+                continue;
+            }
+            Some(Ok(event)) => as_values(event, &resource),
+        };
+        let listed = matches!(event, Event::InitDone);
+        let count = {
+            let mut store = shared.store.write().unwrap_or_else(PoisonError::into_inner);
+            apply_event(&mut store, &resource.group, &resource.kind, event, &mut buffer);
+            store.names_of_kind(&resource.group, &resource.kind).len()
+        };
+        if let Some(metrics) = &shared.metrics {
+            metrics.set_cache_objects(&label, count);
+        }
+        if listed && !synced.swap(true, Ordering::AcqRel) {
+            tracing::info!(resource = %label, objects = count, "watch cache synced");
+            if startup {
+                shared.unsynced.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+    }
+}
+
+/// An object from the API server as the store keeps it: with `apiVersion` and `kind` (list items
+/// may lack them) and without `managedFields`, which nothing here reads.
+fn to_value(mut object: DynamicObject, resource: &ApiResource) -> Value {
+    object.metadata.managed_fields = None;
+    let mut value = serde_json::to_value(object).unwrap_or(Value::Null);
+    if let Some(map) = value.as_object_mut() {
+        map.insert("apiVersion".to_owned(), Value::from(resource.api_version.clone()));
+        map.insert("kind".to_owned(), Value::from(resource.kind.clone()));
+    }
+    value
+}
+
+fn as_values(event: Event<DynamicObject>, resource: &ApiResource) -> Event<Value> {
+    match event {
+        Event::Apply(object) => Event::Apply(to_value(object, resource)),
+        Event::Delete(object) => Event::Delete(to_value(object, resource)),
+        Event::Init => Event::Init,
+        Event::InitApply(object) => Event::InitApply(to_value(object, resource)),
+        Event::InitDone => Event::InitDone,
+    }
+}
+
+/// Applies one watch event for `group`/`kind` to the store. A relist (`Init` .. `InitDone`) is
+/// buffered and then replaces every object of the kind at once, dropping those gone meanwhile.
+fn apply_event(
+    store: &mut MemoryStore,
+    group: &str,
+    kind: &str,
+    event: Event<Value>,
+    buffer: &mut Vec<Value>,
+) {
+    match event {
+        Event::Init => buffer.clear(),
+        Event::InitApply(object) => buffer.push(object),
+        Event::InitDone => {
+            let listed: std::collections::HashSet<(String, String)> =
+                buffer.iter().filter_map(identity).collect();
+            for (namespace, name) in store.names_of_kind(group, kind) {
+                if !listed.contains(&(namespace.clone(), name.clone())) {
+                    store.remove(group, kind, &namespace, &name);
+                }
+            }
+            for object in buffer.drain(..) {
+                insert(store, group, kind, object);
+            }
+        }
+        Event::Apply(object) => insert(store, group, kind, object),
+        Event::Delete(object) => {
+            if let Some((namespace, name)) = identity(&object) {
+                store.remove(group, kind, &namespace, &name);
+            }
+        }
+    }
+}
+
+fn identity(object: &Value) -> Option<(String, String)> {
+    let metadata = object.get("metadata")?;
+    let name = metadata.get("name")?.as_str()?;
+    let namespace = metadata
+        .get("namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    Some((namespace.to_owned(), name.to_owned()))
+}
+
+/// Stores an object; one that does not decode into its type is dropped (with its older version)
+/// and logged, so the webhooks treat it as absent rather than as it was.
+fn insert(store: &mut MemoryStore, group: &str, kind: &str, object: Value) {
+    let id = identity(&object);
+    if let Err(err) = store.insert(object) {
+        tracing::warn!(error = %err, "object not cached");
+        if let Some((namespace, name)) = id {
+            store.remove(group, kind, &namespace, &name);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn cluster(name: &str, class: &str) -> Value {
+        json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+            "metadata": {"name": name, "namespace": "ns"},
+            "spec": {"topology": {"class": class, "version": "v1.31.0"}}
+        })
+    }
+
+    fn names(store: &MemoryStore) -> Vec<String> {
+        store
+            .names_of_kind(CAPI_GROUP, "Cluster")
+            .into_iter()
+            .map(|(_, name)| name)
+            .collect()
+    }
+
+    #[test]
+    fn a_relist_replaces_the_kind_and_drops_what_is_gone() {
+        let mut store = MemoryStore::default();
+        let mut buffer = Vec::new();
+        let mut apply =
+            |store: &mut MemoryStore, event| apply_event(store, CAPI_GROUP, "Cluster", event, &mut buffer);
+        apply(&mut store, Event::Apply(cluster("a", "x")));
+        apply(&mut store, Event::Apply(cluster("b", "x")));
+        apply(&mut store, Event::Init);
+        apply(&mut store, Event::InitApply(cluster("b", "y")));
+        assert_eq!(
+            names(&store),
+            ["a", "b"],
+            "nothing changes before the list is complete"
+        );
+        apply(&mut store, Event::InitApply(cluster("c", "y")));
+        apply(&mut store, Event::InitDone);
+        assert_eq!(names(&store), ["b", "c"]);
+        assert!(store.clusters_using_class("ns", "x").is_empty());
+        assert_eq!(store.clusters_using_class("ns", "y").len(), 2);
+    }
+
+    #[test]
+    fn deletes_remove_and_undecodable_updates_drop_the_old_version() {
+        let mut store = MemoryStore::default();
+        let mut buffer = Vec::new();
+        let mut apply =
+            |store: &mut MemoryStore, event| apply_event(store, CAPI_GROUP, "Cluster", event, &mut buffer);
+        apply(&mut store, Event::Apply(cluster("a", "x")));
+        apply(&mut store, Event::Apply(cluster("b", "x")));
+        apply(&mut store, Event::Delete(cluster("a", "x")));
+        let mut broken = cluster("b", "x");
+        broken["spec"]["topology"]["class"] = json!(42);
+        apply(&mut store, Event::Apply(broken));
+        assert!(names(&store).is_empty());
+    }
+
+    #[test]
+    fn objects_keep_their_type_and_lose_managed_fields() {
+        let resource = ApiResource {
+            group: CAPI_GROUP.to_owned(),
+            version: CAPI_VERSION.to_owned(),
+            api_version: "cluster.x-k8s.io/v1beta1".to_owned(),
+            kind: "Cluster".to_owned(),
+            plural: "clusters".to_owned(),
+        };
+        let object: DynamicObject = serde_json::from_value(json!({
+            "metadata": {"name": "a", "managedFields": [{"manager": "kubectl"}]},
+            "spec": {"paused": true}
+        }))
+        .unwrap();
+        let value = to_value(object, &resource);
+        assert_eq!(value["kind"], "Cluster");
+        assert_eq!(value["apiVersion"], "cluster.x-k8s.io/v1beta1");
+        assert_eq!(value["spec"]["paused"], true);
+        assert!(value["metadata"].get("managedFields").is_none());
+    }
+}
