@@ -7,10 +7,12 @@ pub mod request;
 mod review;
 pub mod status;
 pub mod webhook;
+mod wire;
 
 pub use request::admit_value;
 pub use review::{review, MAX_BODY_BYTES};
 pub use webhook::{Kind, Webhook};
+pub use wire::encode_review;
 
 use crate::field::FieldErrors;
 

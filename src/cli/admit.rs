@@ -37,7 +37,9 @@ pub fn run(args: &AdmitArgs) -> Result<ExitCode> {
         .read_to_end(&mut body)
         .context("cannot read the AdmissionReview from stdin")?;
     let answer = admission::review(args.path.path(), &body, &store);
-    let text = serde_json::to_string_pretty(&answer).context("cannot encode the answer")?;
+    let bytes = admission::encode_review(&answer).context("cannot encode the answer")?;
+    let pretty: serde_json::Value = serde_json::from_slice(&bytes).context("cannot encode the answer")?;
+    let text = serde_json::to_string_pretty(&pretty).context("cannot encode the answer")?;
     print_stdout(&(text + "\n"))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -74,7 +74,7 @@ pub async fn admit(state: AppState, webhook: Webhook, body: Bytes) -> Response {
         "latency_us",
         u64::try_from(latency.as_micros()).unwrap_or(u64::MAX),
     );
-    match serde_json::to_vec(&review) {
+    match admission::encode_review(&review) {
         Ok(bytes) => ([(header::CONTENT_TYPE, "application/json")], bytes).into_response(),
         Err(err) => {
             tracing::error!(error = %err, "cannot encode the AdmissionReview");
