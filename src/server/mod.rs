@@ -2,6 +2,7 @@
 //! from disk without a restart), and probes and metrics over plain HTTP on a side port. Both stop
 //! accepting on shutdown and finish the requests in flight.
 
+pub mod dev_certs;
 mod handlers;
 mod probes;
 mod router;

@@ -1,0 +1,346 @@
+//! The webhook server in-process on loopback: reviews over HTTP/1.1 and HTTP/2 with TLS, the body
+//! limit, certificate rotation without a restart, probes, metrics and graceful shutdown.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use capi_topology::metrics::Metrics;
+use capi_topology::server::dev_certs::generate;
+use capi_topology::server::{serve, AppState, Readiness, ServerConfig};
+use capi_topology::store::apply::{apply, Verdict};
+use capi_topology::store::{parse_manifests, MemoryStore};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use prometheus_client::registry::Registry;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+use serde_json::{json, Value};
+use tokio::task::JoinHandle;
+use tokio_rustls::TlsConnector;
+use tokio_util::sync::CancellationToken;
+
+const MUTATE_CLUSTER: &str = "/mutate-cluster-x-k8s-io-v1beta1-cluster";
+
+/// A server on free loopback ports, stopped (and awaited) when the test ends.
+struct Running {
+    admission: SocketAddr,
+    probes: SocketAddr,
+    cert_dir: tempdir::Dir,
+    ready: Arc<AtomicBool>,
+    shutdown: CancellationToken,
+    task: Option<JoinHandle<anyhow::Result<()>>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+mod tempdir {
+    use std::path::{Path, PathBuf};
+
+    /// A directory removed when dropped.
+    pub struct Dir(PathBuf);
+
+    impl Dir {
+        pub fn new(label: &str) -> Dir {
+            let path = std::env::temp_dir().join(format!(
+                "capi-topology-server-test-{label}-{}",
+                std::process::id()
+            ));
+            let _ = std::fs::remove_dir_all(&path);
+            std::fs::create_dir_all(&path).expect("temporary directory");
+            Dir(path)
+        }
+
+        pub fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn free_port() -> SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+}
+
+/// Writes a fresh CA and serving certificate for `localhost` into `dir`; returns the CA.
+fn write_certs(dir: &Path) -> String {
+    let certs = generate(&["localhost".to_owned()], &[], 1).expect("certificates");
+    // Key first, then certificate, each atomically, as a Secret update lands.
+    for (name, text) in [("tls.key", &certs.key_pem), ("tls.crt", &certs.cert_pem)] {
+        let temporary = dir.join(format!("{name}.new"));
+        std::fs::write(&temporary, text).unwrap();
+        std::fs::rename(&temporary, dir.join(name)).unwrap();
+    }
+    certs.ca_pem
+}
+
+fn quickstart_store() -> MemoryStore {
+    let mut store = MemoryStore::default();
+    for file in ["00-clusterclass.yaml", "10-cluster-dev.yaml"] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/quickstart")
+            .join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        for object in parse_manifests(&text).unwrap() {
+            let applied = apply(&mut store, object, file, "2026-01-01T00:00:00Z").unwrap();
+            assert_ne!(applied.verdict, Verdict::Denied, "{}", applied.message);
+        }
+    }
+    store
+}
+
+async fn start(label: &str) -> (Running, String) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let cert_dir = tempdir::Dir::new(label);
+    let ca = write_certs(cert_dir.path());
+    let mut registry = Registry::default();
+    let metrics = Metrics::register(&mut registry);
+    let ready = Arc::new(AtomicBool::new(false));
+    let readiness: Readiness = {
+        let ready = ready.clone();
+        Arc::new(move || ready.load(Ordering::SeqCst))
+    };
+    let config = ServerConfig {
+        bind: free_port(),
+        probes: free_port(),
+        cert_dir: cert_dir.path().to_owned(),
+        cert_poll: Duration::from_millis(100),
+        drain: Duration::from_secs(5),
+    };
+    let state = AppState {
+        source: Arc::new(quickstart_store()),
+        metrics,
+    };
+    let shutdown = CancellationToken::new();
+    let task = tokio::spawn({
+        let config = config.clone();
+        let shutdown = shutdown.clone();
+        async move { serve(&config, state, Arc::new(registry), readiness, shutdown).await }
+    });
+    let running = Running {
+        admission: config.bind,
+        probes: config.probes,
+        cert_dir,
+        ready,
+        shutdown,
+        task: Some(task),
+    };
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(running.probes).await.is_ok() {
+            return (running, ca);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the server did not start listening");
+}
+
+/// A cluster CREATE review of the quickstart's dev Cluster under a new name.
+fn cluster_review() -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quickstart/10-cluster-dev.yaml");
+    let mut cluster = parse_manifests(&std::fs::read_to_string(path).unwrap())
+        .unwrap()
+        .remove(0);
+    cluster["metadata"]["name"] = json!("served");
+    serde_json::to_vec(&json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "uid-1",
+            "kind": {"group": "cluster.x-k8s.io", "version": "v1beta1", "kind": "Cluster"},
+            "resource": {"group": "cluster.x-k8s.io", "version": "v1beta1", "resource": "clusters"},
+            "namespace": "default", "name": "served", "operation": "CREATE",
+            "userInfo": {"username": "test"},
+            "object": cluster,
+        }
+    }))
+    .unwrap()
+}
+
+/// One TLS connection to the admission port offering `alpn`: the certificate the server
+/// presented and the answer to one POST.
+async fn post(
+    addr: SocketAddr,
+    ca_pem: &str,
+    alpn: &[u8],
+    path: &str,
+    body: Vec<u8>,
+) -> (Vec<u8>, u16, Vec<u8>) {
+    let tls = connect(addr, ca_pem, alpn)
+        .await
+        .expect("TLS handshake with the dev CA");
+    exchange(tls, alpn, path, body).await
+}
+
+type Tls = tokio_rustls::client::TlsStream<tokio::net::TcpStream>;
+
+/// A TLS connection trusting only `ca_pem`; fails when the server's certificate is not its.
+async fn connect(addr: SocketAddr, ca_pem: &str, alpn: &[u8]) -> std::io::Result<Tls> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(ca_pem.as_bytes()).unwrap())
+        .unwrap();
+    let mut config = rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![alpn.to_vec()];
+    let tcp = tokio::net::TcpStream::connect(addr).await?;
+    TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+}
+
+async fn exchange(tls: Tls, alpn: &[u8], path: &str, body: Vec<u8>) -> (Vec<u8>, u16, Vec<u8>) {
+    let served = tls.get_ref().1.peer_certificates().unwrap()[0].to_vec();
+    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(alpn), "ALPN negotiated");
+    let request = hyper::Request::post(path)
+        .header("host", "localhost")
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(body)))
+        .unwrap();
+    let io = TokioIo::new(tls);
+    let response = if alpn == b"h2" {
+        let (mut sender, connection) = hyper::client::conn::http2::handshake(TokioExecutor::new(), io)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        sender.send_request(request).await.unwrap()
+    } else {
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(io).await.unwrap();
+        tokio::spawn(connection);
+        sender.send_request(request).await.unwrap()
+    };
+    let status = response.status().as_u16();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes().to_vec();
+    (served, status, bytes)
+}
+
+async fn get_probe(addr: SocketAddr, path: &str) -> (u16, String) {
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let request = hyper::Request::get(path)
+        .header("host", "localhost")
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    let status = response.status().as_u16();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_reviews_over_http1_and_http2() {
+    let (running, ca) = start("protocols").await;
+    for alpn in [b"http/1.1".as_slice(), b"h2".as_slice()] {
+        let (_, status, body) = post(running.admission, &ca, alpn, MUTATE_CLUSTER, cluster_review()).await;
+        assert_eq!(status, 200);
+        let review: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(review["response"]["uid"], "uid-1");
+        assert_eq!(review["response"]["allowed"], true);
+        assert_eq!(review["response"]["patchType"], "JSONPatch");
+        let patch = base64::engine::general_purpose::STANDARD
+            .decode(review["response"]["patch"].as_str().expect("a base64 patch"))
+            .unwrap();
+        let patch: Vec<Value> = serde_json::from_slice(&patch).unwrap();
+        assert!(
+            patch.iter().any(|op| op["path"] == "/spec/topology/variables"),
+            "defaulted variables are patched in: {patch:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_over_the_limit_are_refused_before_decoding() {
+    let (running, ca) = start("limit").await;
+    let huge = vec![b' '; capi_topology::admission::MAX_BODY_BYTES + 1];
+    let (_, status, _) = post(running.admission, &ca, b"http/1.1", MUTATE_CLUSTER, huge).await;
+    assert_eq!(status, 413);
+    let (_, status, body) = post(running.admission, &ca, b"http/1.1", MUTATE_CLUSTER, b"{".to_vec()).await;
+    assert_eq!(status, 200, "a bad review is answered in the review");
+    let review: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(review["response"]["status"]["code"], 400);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotated_certificate_is_served_from_the_next_connection() {
+    let (running, first_ca) = start("rotation").await;
+    let (before, ..) = post(
+        running.admission,
+        &first_ca,
+        b"h2",
+        MUTATE_CLUSTER,
+        cluster_review(),
+    )
+    .await;
+    let second_ca = write_certs(running.cert_dir.path());
+    // Until the swap only the first CA verifies the server, after it only the second; every
+    // connection meanwhile is answered by one of the two.
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if let Ok(tls) = connect(running.admission, &second_ca, b"h2").await {
+            let (after, status, _) = exchange(tls, b"h2", MUTATE_CLUSTER, cluster_review()).await;
+            assert_eq!(status, 200);
+            assert_ne!(after, before);
+            return;
+        }
+        if connect(running.admission, &first_ca, b"h2").await.is_err() {
+            // The swap may land between the two handshakes; then the second CA verifies now.
+            let tls = connect(running.admission, &second_ca, b"h2").await;
+            assert!(tls.is_ok(), "neither certificate was served: {tls:?}");
+        }
+    }
+    panic!("the new certificate was never served");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn probes_follow_readiness_and_metrics_count_reviews() {
+    let (running, ca) = start("probes").await;
+    assert_eq!(get_probe(running.probes, "/healthz").await.0, 200);
+    assert_eq!(get_probe(running.probes, "/readyz").await.0, 503);
+    running.ready.store(true, Ordering::SeqCst);
+    assert_eq!(get_probe(running.probes, "/readyz").await.0, 200);
+    post(
+        running.admission,
+        &ca,
+        b"http/1.1",
+        MUTATE_CLUSTER,
+        cluster_review(),
+    )
+    .await;
+    let (status, metrics) = get_probe(running.probes, "/metrics").await;
+    assert_eq!(status, 200);
+    let line =
+        format!(r#"capi_topology_webhook_requests_total{{webhook="{MUTATE_CLUSTER}",verdict="allowed"}} 1"#);
+    assert!(metrics.contains(&line), "{metrics}");
+    assert!(metrics.contains("capi_topology_certificate_expiration_timestamp_seconds "));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_stops_serving_and_returns() {
+    let (mut running, _) = start("shutdown").await;
+    running.shutdown.cancel();
+    let task = running.task.take().unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(10), task)
+        .await
+        .expect("serve returns after shutdown")
+        .unwrap();
+    result.expect("a clean stop");
+    assert!(tokio::net::TcpStream::connect(running.admission).await.is_err());
+}
