@@ -104,7 +104,17 @@ fn quickstart_store() -> MemoryStore {
     store
 }
 
+/// Starts a server; retries on fresh ports when a port picked turned out to be taken meanwhile.
 async fn start(label: &str) -> (Running, String) {
+    for _ in 0..3 {
+        if let Some(started) = try_start(label).await {
+            return started;
+        }
+    }
+    panic!("the server did not start on three sets of ports");
+}
+
+async fn try_start(label: &str) -> Option<(Running, String)> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let cert_dir = tempdir::Dir::new(label);
     let ca = write_certs(cert_dir.path());
@@ -132,7 +142,7 @@ async fn start(label: &str) -> (Running, String) {
         let shutdown = shutdown.clone();
         async move { serve(&config, state, Arc::new(registry), readiness, shutdown).await }
     });
-    let running = Running {
+    let mut running = Running {
         admission: config.bind,
         probes: config.probes,
         cert_dir,
@@ -140,13 +150,21 @@ async fn start(label: &str) -> (Running, String) {
         shutdown,
         task: Some(task),
     };
-    for _ in 0..100 {
-        if tokio::net::TcpStream::connect(running.probes).await.is_ok() {
-            return (running, ca);
+    // Generous: the suite runs beside the e2e suite's API servers on two cores.
+    for _ in 0..600 {
+        if tokio::net::TcpStream::connect(running.probes).await.is_ok()
+            && tokio::net::TcpStream::connect(running.admission).await.is_ok()
+        {
+            return Some((running, ca));
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        if running.task.as_ref().is_some_and(JoinHandle::is_finished) {
+            let result = running.task.take().unwrap().await.unwrap();
+            eprintln!("server stopped at start-up: {result:?}");
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("the server did not start listening");
+    panic!("the server did not start listening within 30 s");
 }
 
 /// A cluster CREATE review of the quickstart's dev Cluster under a new name.
