@@ -9,9 +9,9 @@ use serde_json::{json, Value};
 
 use super::{group_of, MemoryStore, ObjectSource, StoreError};
 use crate::admission::{self, Kind, Webhook};
-use crate::api::labels::{VARIABLES_RECONCILED_CONDITION, VARIABLE_DEFINITION_FROM_INLINE};
-use crate::api::{ClusterClass, ClusterClassStatusVariable, ClusterClassStatusVariableDefinition};
+use crate::api::ClusterClass;
 use crate::decode::decode_value;
+use crate::topology::class_status::class_status;
 
 /// What applying one object came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -215,54 +215,17 @@ fn stamp_generation(mut object: Value, old: Option<&Value>) -> Value {
     object
 }
 
-/// The status the ClusterClass reconciler writes for a class with inline variables only.
+/// The status the ClusterClass reconciler writes.
 fn reconcile_class_status(mut object: Value, now: &str) -> Value {
     let Ok(class) = decode_value::<ClusterClass>(object.clone()) else {
         return object;
     };
-    let variables: Vec<ClusterClassStatusVariable> = class
-        .spec
-        .variables
-        .iter()
-        .map(|variable| ClusterClassStatusVariable {
-            name: variable.name.clone(),
-            definitions_conflict: false,
-            definitions: vec![ClusterClassStatusVariableDefinition {
-                from: VARIABLE_DEFINITION_FROM_INLINE.to_owned(),
-                required: variable.required,
-                metadata: variable.metadata.clone(),
-                schema: variable.schema.clone(),
-            }],
-        })
-        .collect();
     let generation = object
         .pointer("/metadata/generation")
-        .cloned()
-        .unwrap_or(json!(1));
-    let status = json!({
-        "variables": variables,
-        "observedGeneration": generation,
-        "conditions": [variables_condition(&class, now)],
-    });
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
     if let Some(map) = object.as_object_mut() {
-        map.insert("status".to_owned(), status);
+        map.insert("status".to_owned(), class_status(&class, generation, now));
     }
     object
-}
-
-/// `VariablesReconciled`: True, unless external patches declare variables that only their
-/// runtime extension can tell, which an offline check cannot ask.
-fn variables_condition(class: &ClusterClass, now: &str) -> Value {
-    let discovers = class.spec.patches.iter().any(|p| {
-        p.external
-            .as_ref()
-            .is_some_and(|e| e.discover_variables_extension.is_some())
-    });
-    if discovers {
-        json!({"type": VARIABLES_RECONCILED_CONDITION, "status": "False", "severity": "Warning",
-               "reason": "VariablesDiscoveryUnavailable", "lastTransitionTime": now,
-               "message": "variables of external patches can only be discovered by their runtime extension"})
-    } else {
-        json!({"type": VARIABLES_RECONCILED_CONDITION, "status": "True", "lastTransitionTime": now})
-    }
 }

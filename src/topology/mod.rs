@@ -2,6 +2,7 @@
 
 pub mod blueprint;
 pub mod builtins;
+pub mod class_status;
 pub mod compatibility;
 pub mod current;
 pub mod desired;
