@@ -67,20 +67,14 @@ pub async fn serve(
     let admission_listener = std::net::TcpListener::bind(config.bind)
         .with_context(|| format!("cannot listen on {}", config.bind))?;
     admission_listener.set_nonblocking(true)?;
-    let probes_listener = tokio::net::TcpListener::bind(config.probes)
-        .await
-        .with_context(|| format!("cannot listen on {}", config.probes))?;
-    tracing::info!(admission = %config.bind, probes = %config.probes, "serving");
+    tracing::info!(admission = %config.bind, "serving admission reviews");
 
     let handle = axum_server::Handle::new();
     let admission = axum_server::from_tcp_rustls(admission_listener, tls_config)?
         .handle(handle.clone())
         .serve(router(state).into_make_service());
 
-    let shutting_down = shutdown.clone();
-    let ready_unless_stopping: Readiness = Arc::new(move || !shutting_down.is_cancelled() && ready());
-    let probes = axum::serve(probes_listener, probes::router(registry, ready_unless_stopping))
-        .with_graceful_shutdown(shutdown.clone().cancelled_owned());
+    let probes = serve_probes(config.probes, registry, ready, shutdown.clone());
 
     let drain = config.drain;
     let stopper = tokio::spawn(async move {
@@ -91,7 +85,27 @@ pub async fn serve(
     stopper.abort();
     cert_watch.abort();
     admission.context("admission server failed")?;
-    probes.context("probe server failed")?;
+    probes?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Serves `/metrics`, `/healthz` and `/readyz` on `addr` until `shutdown`; `/readyz` fails from
+/// the moment shutdown begins.
+pub async fn serve_probes(
+    addr: SocketAddr,
+    registry: Arc<Registry>,
+    ready: Readiness,
+    shutdown: CancellationToken,
+) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    tracing::info!(probes = %addr, "serving probes and metrics");
+    let shutting_down = shutdown.clone();
+    let ready_unless_stopping: Readiness = Arc::new(move || !shutting_down.is_cancelled() && ready());
+    axum::serve(listener, probes::router(registry, ready_unless_stopping))
+        .with_graceful_shutdown(shutdown.cancelled_owned())
+        .await
+        .context("probe server failed")
 }

@@ -91,6 +91,24 @@ impl WatchCache {
         self.shared.unsynced.load(Ordering::Acquire) == 0
     }
 
+    /// Stores `object` as seen by another watch of the same API server (a controller's trigger),
+    /// unless the cache already holds that version or a newer one, so that work triggered by an
+    /// event never reads an older version than the event's.
+    pub fn observe(&self, object: Value) {
+        let Some((namespace, name)) = identity(&object) else {
+            return;
+        };
+        let api_version = object["apiVersion"].as_str().unwrap_or_default();
+        let group = super::group_of(api_version).to_owned();
+        let kind = object["kind"].as_str().unwrap_or_default().to_owned();
+        let mut store = self.shared.store.write().unwrap_or_else(PoisonError::into_inner);
+        let cached = store.get(&group, &kind, &namespace, &name);
+        if cached.is_some_and(|cached| resource_version(&cached) >= resource_version(&object)) {
+            return;
+        }
+        insert(&mut store, &group, &kind, object);
+    }
+
     fn synced_kind(&self, group: &str, kind: &str) -> bool {
         self.shared
             .watched
@@ -340,6 +358,15 @@ fn apply_event(
     }
 }
 
+/// An object's resourceVersion as a number (etcd's revision); 0 when it is not one.
+fn resource_version(object: &Value) -> u64 {
+    object
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 fn identity(object: &Value) -> Option<(String, String)> {
     let metadata = object.get("metadata")?;
     let name = metadata.get("name")?.as_str()?;
@@ -419,6 +446,21 @@ mod tests {
         broken["spec"]["topology"]["class"] = json!(42);
         apply(&mut store, Event::Apply(broken));
         assert!(names(&store).is_empty());
+    }
+
+    #[test]
+    fn resource_versions_compare_as_numbers() {
+        let versioned = |rv: &str| {
+            let mut object = cluster("a", "x");
+            object["metadata"]["resourceVersion"] = json!(rv);
+            object
+        };
+        assert!(resource_version(&versioned("100")) > resource_version(&versioned("99")));
+        assert_eq!(
+            resource_version(&cluster("b", "x")),
+            0,
+            "no version is the oldest"
+        );
     }
 
     #[test]

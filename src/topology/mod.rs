@@ -10,6 +10,7 @@ pub mod diff;
 pub mod error;
 pub mod names;
 pub mod plan;
+pub mod reconcile;
 pub mod upgrade;
 
 pub use blueprint::Blueprint;

@@ -12,6 +12,7 @@
 
 mod class_status;
 mod control_plane;
+mod controllers;
 mod deployment;
 mod env;
 mod kubectl;

@@ -29,7 +29,7 @@ fn quickstart_env(label: &str, extra: &[Value]) -> Env {
             for class in &classes {
                 env.kubectl.accepts(&render(std::slice::from_ref(class)))?;
                 let name = class["metadata"]["name"].as_str().unwrap_or_default();
-                class_status::reconcile(&env.kubectl, "default", name)?;
+                class_status::wait_reconciled(&env.kubectl, "default", name)?;
             }
             for file in ["10-cluster-dev.yaml", "11-cluster-prod.yaml"] {
                 env.kubectl

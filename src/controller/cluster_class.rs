@@ -1,0 +1,61 @@
+//! The ClusterClass controller: writes each class's `status.variables`, `observedGeneration` and
+//! `VariablesReconciled`, which the Cluster webhooks and the topology controller read.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::api::DynamicObject;
+use kube::core::ApiResource;
+use kube::runtime::controller::Action;
+
+use super::sync::Syncer;
+use super::{now_rfc3339, object_value};
+use crate::api::ClusterClass;
+use crate::decode::decode_value;
+use crate::topology::class_status::{class_status, status_is_current};
+
+/// What every reconcile shares.
+pub struct Context {
+    /// Writes.
+    pub syncer: Syncer,
+    /// The ClusterClass resource.
+    pub resource: ApiResource,
+}
+
+/// Why a reconcile failed; the class is retried.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write the status of ClusterClass {name}: {source}")]
+pub struct ReconcileError {
+    name: String,
+    source: kube::Error,
+}
+
+/// Reconciles one ClusterClass.
+pub async fn reconcile_class(class: Arc<DynamicObject>, ctx: Arc<Context>) -> Result<Action, ReconcileError> {
+    let object = object_value(&class, &ctx.resource);
+    let typed = match decode_value::<ClusterClass>(object.clone()) {
+        Ok(typed) => typed,
+        Err(reason) => {
+            tracing::warn!(%reason, "ClusterClass does not decode; not reconciled");
+            return Ok(Action::await_change());
+        }
+    };
+    let generation = class.metadata.generation.unwrap_or(1);
+    let desired = class_status(&typed, generation, &now_rfc3339());
+    if !status_is_current(object.get("status"), &desired) {
+        ctx.syncer
+            .patch_status(&object, &desired)
+            .await
+            .map_err(|source| ReconcileError {
+                name: class.metadata.name.clone().unwrap_or_default(),
+                source,
+            })?;
+    }
+    Ok(Action::await_change())
+}
+
+/// Requeue after a failed reconcile.
+pub fn on_error(_class: Arc<DynamicObject>, error: &ReconcileError, _ctx: Arc<Context>) -> Action {
+    tracing::warn!(error = %error, "ClusterClass reconcile failed; retrying");
+    Action::requeue(Duration::from_secs(5))
+}

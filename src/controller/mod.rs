@@ -1,0 +1,196 @@
+//! The controllers `serve` runs beside the webhooks: the topology controller and the ClusterClass
+//! controller (kube-rs `Controller`s), run by whichever replica holds the leader Lease. They read
+//! through the same watch caches as the webhooks and decide through the pure engine
+//! ([`topology::reconcile`](crate::topology::reconcile),
+//! [`topology::class_status`](crate::topology::class_status)); this module only carries that out.
+
+mod cluster_class;
+mod leader;
+mod sync;
+mod topology;
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use kube::api::{Api, DynamicObject};
+use kube::core::ApiResource;
+use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::{watcher, Controller};
+use kube::Client;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::api::labels::CLUSTER_NAME_LABEL;
+use crate::store::{ObjectSource, WatchCache};
+
+pub use leader::LEASE_DURATION;
+pub use sync::FIELD_MANAGER;
+
+/// The Lease the replicas compete for.
+const LEASE_NAME: &str = "capi-topology-controllers";
+
+/// How the controllers run.
+#[derive(Debug, Clone)]
+pub struct ControllerOptions {
+    /// Namespace of the leader Lease (the pod's namespace).
+    pub lease_namespace: String,
+    /// This replica's name in the Lease (the pod's name).
+    pub identity: String,
+}
+
+/// Waits for leadership, then runs both controllers until `shutdown` (returns `Ok`) or until the
+/// Lease is lost (returns an error: the process should exit, as another replica may lead now).
+pub async fn run(
+    client: Client,
+    cache: WatchCache,
+    options: ControllerOptions,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let elector = leader::LeaderElector::new(
+        client.clone(),
+        &options.lease_namespace,
+        LEASE_NAME,
+        &options.identity,
+    );
+    if !elector.acquire(&shutdown).await {
+        return Ok(());
+    }
+    let lost = CancellationToken::new();
+    let stop = CancellationToken::new();
+    let holder = tokio::spawn({
+        let (shutdown, lost) = (shutdown.clone(), lost.clone());
+        async move { elector.hold(shutdown, lost).await }
+    });
+    let stopper = tokio::spawn({
+        let (shutdown, lost, stop) = (shutdown.clone(), lost.clone(), stop.clone());
+        async move {
+            tokio::select! {
+                () = shutdown.cancelled() => {}
+                () = lost.cancelled() => {}
+            }
+            stop.cancel();
+        }
+    });
+
+    let clusters = capi_resource("Cluster", "clusters");
+    let classes = capi_resource("ClusterClass", "clusterclasses");
+    let machine_deployments = capi_resource("MachineDeployment", "machinedeployments");
+    let reporter = Reporter {
+        controller: FIELD_MANAGER.to_owned(),
+        instance: Some(options.identity.clone()),
+    };
+    let topology_ctx = Arc::new(topology::Context {
+        cache: cache.clone(),
+        syncer: sync::Syncer::new(client.clone()),
+        recorder: Recorder::new(client.clone(), reporter),
+        resource: clusters.clone(),
+    });
+    let class_ctx = Arc::new(cluster_class::Context {
+        syncer: sync::Syncer::new(client.clone()),
+        resource: classes.clone(),
+    });
+    let config = || watcher::Config::default().any_semantic();
+
+    let (users, md_cache) = (cache.clone(), cache.clone());
+    let (cluster_ref, owner_ref, class_resource, md_resource) = (
+        clusters.clone(),
+        clusters.clone(),
+        classes.clone(),
+        machine_deployments.clone(),
+    );
+    let topology_controller = Controller::new_with(
+        Api::all_with(client.clone(), &clusters),
+        config(),
+        clusters.clone(),
+    )
+    .watches_with(
+        Api::all_with(client.clone(), &classes),
+        classes.clone(),
+        config(),
+        move |class: DynamicObject| {
+            users.observe(object_value(&class, &class_resource));
+            let namespace = class.metadata.namespace.clone().unwrap_or_default();
+            let name = class.metadata.name.clone().unwrap_or_default();
+            users
+                .clusters_using_class(&namespace, &name)
+                .iter()
+                .filter_map(|cluster| {
+                    let name = cluster.metadata.name.clone()?;
+                    let namespace = cluster.metadata.namespace.clone()?;
+                    Some(ObjectRef::new_with(&name, cluster_ref.clone()).within(&namespace))
+                })
+                .collect::<Vec<_>>()
+        },
+    )
+    .watches_with(
+        Api::all_with(client.clone(), &machine_deployments),
+        machine_deployments,
+        config(),
+        move |md: DynamicObject| {
+            // The reconcile this triggers must see this version, not an older cached one.
+            md_cache.observe(object_value(&md, &md_resource));
+            let cluster = md
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(CLUSTER_NAME_LABEL))
+                .cloned();
+            let namespace = md.metadata.namespace.clone();
+            cluster
+                .zip(namespace)
+                .map(|(name, namespace)| ObjectRef::new_with(&name, owner_ref.clone()).within(&namespace))
+        },
+    )
+    .graceful_shutdown_on(stop.clone().cancelled_owned())
+    .run(topology::reconcile_cluster, topology::on_error, topology_ctx)
+    .for_each(|result| async move {
+        if let Err(err) = result {
+            tracing::debug!(error = %err, "topology controller");
+        }
+    });
+    let class_controller = Controller::new_with(Api::all_with(client.clone(), &classes), config(), classes)
+        .graceful_shutdown_on(stop.clone().cancelled_owned())
+        .run(cluster_class::reconcile_class, cluster_class::on_error, class_ctx)
+        .for_each(|result| async move {
+            if let Err(err) = result {
+                tracing::debug!(error = %err, "ClusterClass controller");
+            }
+        });
+    tracing::info!("controllers running");
+    tokio::join!(topology_controller, class_controller);
+    stopper.abort();
+    let _ = holder.await;
+    if lost.is_cancelled() {
+        anyhow::bail!("leadership lost; exiting so another replica can lead");
+    }
+    Ok(())
+}
+
+/// A `cluster.x-k8s.io/v1beta1` resource.
+fn capi_resource(kind: &str, plural: &str) -> ApiResource {
+    ApiResource {
+        group: "cluster.x-k8s.io".to_owned(),
+        version: "v1beta1".to_owned(),
+        api_version: "cluster.x-k8s.io/v1beta1".to_owned(),
+        kind: kind.to_owned(),
+        plural: plural.to_owned(),
+    }
+}
+
+/// An object from a watch as JSON, with its `apiVersion` and `kind`.
+fn object_value(object: &DynamicObject, resource: &ApiResource) -> Value {
+    let mut value = serde_json::to_value(object).unwrap_or(Value::Null);
+    if let Some(map) = value.as_object_mut() {
+        map.insert("apiVersion".to_owned(), Value::from(resource.api_version.clone()));
+        map.insert("kind".to_owned(), Value::from(resource.kind.clone()));
+    }
+    value
+}
+
+/// The current time as the API server writes condition times.
+fn now_rfc3339() -> String {
+    k8s_openapi::jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}

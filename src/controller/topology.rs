@@ -1,0 +1,210 @@
+//! The topology controller: for each Cluster with a topology, carries out what
+//! [`topology::reconcile`](crate::topology::reconcile) decides and reports it in the Cluster's
+//! `TopologyReconciled` condition and in events.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::api::DynamicObject;
+use kube::core::ApiResource;
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Event, EventType, Recorder};
+use kube::Resource;
+use serde_json::Value;
+
+use super::sync::{Outcome, Syncer};
+use super::{now_rfc3339, object_value};
+use crate::api::labels::PAUSED_ANNOTATION;
+use crate::api::Cluster;
+use crate::decode::decode_value;
+use crate::store::WatchCache;
+use crate::topology::reconcile::{reconcile, topology_condition, with_condition, Blocked, Reconciliation};
+
+/// How soon a Cluster is looked at again while an upgrade waits for the control plane.
+const UPGRADE_POLL: Duration = Duration::from_secs(10);
+/// How soon a blocked Cluster (class or template missing, patch failing) is retried.
+const BLOCKED_RETRY: Duration = Duration::from_secs(30);
+/// Periodic resync of a settled Cluster.
+const RESYNC: Duration = Duration::from_secs(600);
+
+/// What every reconcile shares.
+pub struct Context {
+    /// The objects, from the watch caches the webhooks also read.
+    pub cache: WatchCache,
+    /// Writes.
+    pub syncer: Syncer,
+    /// Events on the Cluster.
+    pub recorder: Recorder,
+    /// The Cluster resource.
+    pub resource: ApiResource,
+}
+
+/// Why a reconcile failed (an API call); the Cluster is retried.
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {source}")]
+pub struct ReconcileError {
+    what: String,
+    source: kube::Error,
+}
+
+/// Reconciles one Cluster.
+pub async fn reconcile_cluster(
+    cluster: Arc<DynamicObject>,
+    ctx: Arc<Context>,
+) -> Result<Action, ReconcileError> {
+    if cluster.metadata.deletion_timestamp.is_some() {
+        // Owner references hand the topology's objects to the garbage collector.
+        return Ok(Action::await_change());
+    }
+    let object = object_value(&cluster, &ctx.resource);
+    let Ok(typed) = decode_value::<Cluster>(object.clone()) else {
+        return Ok(Action::await_change());
+    };
+    let paused_annotation = object
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(PAUSED_ANNOTATION))
+        .is_some();
+    if typed.spec.topology.is_none() || typed.spec.paused || paused_annotation {
+        return Ok(Action::await_change());
+    }
+    let decided = reconcile(&object, &typed, &ctx.cache);
+    let next = match &decided {
+        Ok(work) => {
+            carry_out(&ctx, &cluster, work).await?;
+            if work.held_upgrades.is_empty() {
+                Action::requeue(RESYNC)
+            } else {
+                Action::requeue(UPGRADE_POLL)
+            }
+        }
+        Err(blocked) => {
+            tracing::info!(cluster = %name_of(&object), reason = blocked.reason, message = %blocked.message, "topology blocked");
+            Action::requeue(BLOCKED_RETRY)
+        }
+    };
+    report(&ctx, &cluster, &object, decided.as_ref()).await?;
+    Ok(next)
+}
+
+/// Requeue after a failed reconcile.
+pub fn on_error(_cluster: Arc<DynamicObject>, error: &ReconcileError, _ctx: Arc<Context>) -> Action {
+    tracing::warn!(error = %error, "topology reconcile failed; retrying");
+    Action::requeue(Duration::from_secs(5))
+}
+
+async fn carry_out(
+    ctx: &Context,
+    cluster: &DynamicObject,
+    work: &Reconciliation,
+) -> Result<(), ReconcileError> {
+    for (desired, current) in &work.objects {
+        let outcome = ctx
+            .syncer
+            .apply(desired, current.as_ref())
+            .await
+            .map_err(|source| failed("apply", desired, source))?;
+        if outcome == Outcome::Applied {
+            let reason = if current.is_some() {
+                "TopologyUpdate"
+            } else {
+                "TopologyCreate"
+            };
+            event(
+                ctx,
+                cluster,
+                reason,
+                &format!("{} {}", verb(current.is_some()), describe(desired)),
+            )
+            .await;
+        }
+    }
+    if let Some(refs) = &work.cluster_refs {
+        ctx.syncer
+            .apply(refs, None)
+            .await
+            .map_err(|source| failed("set the references of", refs, source))?;
+    }
+    for stale in &work.deletions {
+        ctx.syncer
+            .delete(stale)
+            .await
+            .map_err(|source| failed("delete", stale, source))?;
+        event(
+            ctx,
+            cluster,
+            "TopologyDelete",
+            &format!("Deleted {}", describe(stale)),
+        )
+        .await;
+    }
+    Ok(())
+}
+
+/// Writes the `TopologyReconciled` condition when its meaning changed.
+async fn report(
+    ctx: &Context,
+    cluster: &DynamicObject,
+    object: &Value,
+    decided: Result<&Reconciliation, &Blocked>,
+) -> Result<(), ReconcileError> {
+    let condition = topology_condition(&decided, &now_rfc3339());
+    let Some(conditions) = with_condition(object.pointer("/status/conditions"), condition) else {
+        return Ok(());
+    };
+    if let Err(blocked) = decided {
+        event_typed(ctx, cluster, EventType::Warning, blocked.reason, &blocked.message).await;
+    }
+    ctx.syncer
+        .patch_status(object, &serde_json::json!({ "conditions": conditions }))
+        .await
+        .map_err(|source| failed("write the status of", object, source))
+}
+
+async fn event(ctx: &Context, cluster: &DynamicObject, reason: &str, note: &str) {
+    event_typed(ctx, cluster, EventType::Normal, reason, note).await;
+}
+
+async fn event_typed(ctx: &Context, cluster: &DynamicObject, type_: EventType, reason: &str, note: &str) {
+    let event = Event {
+        type_,
+        reason: reason.to_owned(),
+        note: Some(note.to_owned()),
+        action: "Reconcile".to_owned(),
+        secondary: None,
+    };
+    let reference = cluster.object_ref(&ctx.resource);
+    if let Err(err) = ctx.recorder.publish(&event, &reference).await {
+        tracing::debug!(error = %err, "event not recorded");
+    }
+}
+
+fn verb(exists: bool) -> &'static str {
+    if exists {
+        "Updated"
+    } else {
+        "Created"
+    }
+}
+
+fn describe(object: &Value) -> String {
+    format!(
+        "{} {}",
+        object["kind"].as_str().unwrap_or_default(),
+        name_of(object)
+    )
+}
+
+fn name_of(object: &Value) -> String {
+    format!(
+        "{}/{}",
+        object["metadata"]["namespace"].as_str().unwrap_or_default(),
+        object["metadata"]["name"].as_str().unwrap_or_default()
+    )
+}
+
+fn failed(what: &str, object: &Value, source: kube::Error) -> ReconcileError {
+    ReconcileError {
+        what: format!("cannot {what} {}", describe(object)),
+        source,
+    }
+}

@@ -1,0 +1,340 @@
+//! What the topology controller must do for one Cluster, decided from an [`ObjectSource`]: the
+//! objects to apply (with owner references to the Cluster), the Cluster's references, the owned
+//! objects to delete, and the `TopologyReconciled` condition. Pure: the controller only carries it
+//! out.
+
+use std::collections::BTreeSet;
+
+use serde_json::{json, Value};
+
+use super::blueprint::Blueprint;
+use super::current::Current;
+use super::error::TopologyError;
+use super::plan::plan;
+use crate::api::{Cluster, ObjectReference};
+use crate::patches::external::NoExternalPatches;
+use crate::store::{group_of, ObjectSource};
+
+/// The condition type the controller writes on the Cluster.
+pub const TOPOLOGY_RECONCILED_CONDITION: &str = "TopologyReconciled";
+const CAPI_GROUP: &str = "cluster.x-k8s.io";
+const CAPI_API_VERSION: &str = "cluster.x-k8s.io/v1beta1";
+
+/// The work for one Cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reconciliation {
+    /// Each desired object with the current object of the same kind and name, if any.
+    pub objects: Vec<(Value, Option<Value>)>,
+    /// The Cluster's `spec.infrastructureRef` and `spec.controlPlaneRef` to apply, when they
+    /// differ from the Cluster's.
+    pub cluster_refs: Option<Value>,
+    /// Owned objects no longer desired: removed worker pools, their health checks, rotated
+    /// template clones no MachineSet uses any more.
+    pub deletions: Vec<Value>,
+    /// MachineDeployments whose upgrade waits for the control plane: (name, version kept).
+    pub held_upgrades: Vec<(String, String)>,
+}
+
+/// Why a Cluster's topology cannot be reconciled now, as its condition says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blocked {
+    /// The condition reason (`ClusterClassNotFound`, `TemplateNotFound`, `PatchFailed`...).
+    pub reason: &'static str,
+    /// What an operator reads in `kubectl describe cluster`.
+    pub message: String,
+}
+
+/// Decides the work for the (defaulted) Cluster `object`, reading the class, its templates and the
+/// current objects from `source`.
+pub fn reconcile(
+    object: &Value,
+    cluster: &Cluster,
+    source: &dyn ObjectSource,
+) -> Result<Reconciliation, Blocked> {
+    let name = cluster.metadata.name.clone().unwrap_or_default();
+    let namespace = cluster
+        .metadata
+        .namespace
+        .clone()
+        .unwrap_or_else(|| "default".to_owned());
+    let Some(topology) = &cluster.spec.topology else {
+        return Err(blocked(
+            "NoTopology",
+            format!("Cluster {name:?} has no spec.topology"),
+        ));
+    };
+    let class_namespace = match topology.class_namespace.as_deref() {
+        Some(ns) if !ns.is_empty() => ns.to_owned(),
+        _ => namespace.clone(),
+    };
+    let Some(entry) = source.cluster_class(&class_namespace, &topology.class) else {
+        return Err(blocked(
+            "ClusterClassNotFound",
+            format!("ClusterClass {class_namespace}/{} not found", topology.class),
+        ));
+    };
+    let class = &entry.class;
+    let observed = class.status.as_ref().and_then(|s| s.observed_generation);
+    if class.metadata.generation.is_some() && observed != class.metadata.generation {
+        return Err(blocked(
+            "ClusterClassNotReconciled",
+            format!(
+                "ClusterClass {class_namespace}/{} has not been reconciled yet (generation {:?}, observed {:?}); waiting for its status",
+                topology.class,
+                class.metadata.generation.unwrap_or_default(),
+                observed.unwrap_or_default()
+            ),
+        ));
+    }
+    let blueprint = Blueprint::new(class.clone(), source).map_err(engine_blocked)?;
+    let owned = owned_kinds(cluster, &blueprint);
+    let current = Current::owned_by(
+        &name,
+        &namespace,
+        owned
+            .iter()
+            .flat_map(|(group, kind)| source.list(group, kind, &namespace))
+            .map(|object| (*object).clone()),
+    );
+    let planned = plan(&blueprint, cluster, &current, &NoExternalPatches).map_err(engine_blocked)?;
+
+    let owner = owner_reference(object);
+    let objects: Vec<(Value, Option<Value>)> = planned
+        .objects
+        .into_iter()
+        .map(|mut desired| {
+            desired["metadata"]["ownerReferences"] = json!([owner]);
+            let kind = desired["kind"].as_str().unwrap_or_default();
+            let name = desired["metadata"]["name"].as_str().unwrap_or_default();
+            let existing = current.find(kind, name).cloned();
+            (desired, existing)
+        })
+        .collect();
+    let deletions = stale_objects(&current, &objects, source, &namespace);
+    Ok(Reconciliation {
+        cluster_refs: cluster_refs(object, &planned.cluster),
+        objects,
+        deletions,
+        held_upgrades: planned.held_upgrades,
+    })
+}
+
+fn blocked(reason: &'static str, message: String) -> Blocked {
+    Blocked { reason, message }
+}
+
+fn engine_blocked(error: TopologyError) -> Blocked {
+    let reason = match &error {
+        TopologyError::MissingTemplate { .. } => "TemplateNotFound",
+        TopologyError::Patch(_) | TopologyError::External { .. } => "PatchFailed",
+        _ => "TopologyInvalid",
+    };
+    blocked(reason, error.to_string())
+}
+
+/// Kinds the Cluster's topology may own: the objects the class's templates stand for, the clones
+/// of those templates, and Cluster API's worker and health check kinds.
+fn owned_kinds(cluster: &Cluster, blueprint: &Blueprint) -> BTreeSet<(String, String)> {
+    let class = &blueprint.class;
+    // Templates of objects created once per Cluster (the object is the template's kind without
+    // "Template"); every template is also cloned under its own kind.
+    let mut singletons: Vec<&ObjectReference> = Vec::new();
+    singletons.extend(class.spec.infrastructure.r#ref.as_ref());
+    singletons.extend(class.spec.control_plane.r#ref.as_ref());
+    let mut templates: Vec<&ObjectReference> = singletons.clone();
+    if let Some(machine) = &class.spec.control_plane.machine_infrastructure {
+        templates.extend(machine.r#ref.as_ref());
+    }
+    for md in &class.spec.workers.machine_deployments {
+        templates.extend(md.template.bootstrap.r#ref.as_ref());
+        templates.extend(md.template.infrastructure.r#ref.as_ref());
+    }
+    for mp in &class.spec.workers.machine_pools {
+        templates.extend(mp.template.bootstrap.r#ref.as_ref());
+        templates.extend(mp.template.infrastructure.r#ref.as_ref());
+    }
+    let group_kind = |reference: &ObjectReference| {
+        (
+            group_of(reference.api_version.as_deref().unwrap_or_default()).to_owned(),
+            reference.kind.clone().unwrap_or_default(),
+        )
+    };
+    let mut kinds: BTreeSet<(String, String)> = templates.into_iter().map(group_kind).collect();
+    for (group, kind) in singletons.into_iter().map(group_kind) {
+        if let Some(object_kind) = kind.strip_suffix("Template") {
+            kinds.insert((group, object_kind.to_owned()));
+        }
+    }
+    for reference in [&cluster.spec.infrastructure_ref, &cluster.spec.control_plane_ref]
+        .into_iter()
+        .flatten()
+    {
+        let group = group_of(reference.api_version.as_deref().unwrap_or_default()).to_owned();
+        kinds.insert((group, reference.kind.clone().unwrap_or_default()));
+    }
+    for kind in ["MachineDeployment", "MachineHealthCheck", "MachinePool"] {
+        kinds.insert((CAPI_GROUP.to_owned(), kind.to_owned()));
+    }
+    kinds
+}
+
+/// The owner reference every object of the topology carries: the Cluster.
+fn owner_reference(cluster: &Value) -> Value {
+    json!({
+        "apiVersion": CAPI_API_VERSION,
+        "kind": "Cluster",
+        "name": cluster["metadata"]["name"],
+        "uid": cluster["metadata"]["uid"],
+        "blockOwnerDeletion": true,
+    })
+}
+
+/// The Cluster's references to apply when the planned ones differ from the current ones.
+fn cluster_refs(current: &Value, planned: &Value) -> Option<Value> {
+    let spec = |object: &Value, key: &str| object["spec"].get(key).cloned().unwrap_or(Value::Null);
+    let unchanged = ["infrastructureRef", "controlPlaneRef"]
+        .iter()
+        .all(|key| spec(current, key) == spec(planned, key));
+    (!unchanged).then(|| {
+        json!({
+            "apiVersion": CAPI_API_VERSION,
+            "kind": "Cluster",
+            "metadata": {"name": current["metadata"]["name"], "namespace": current["metadata"]["namespace"]},
+            "spec": {
+                "infrastructureRef": spec(planned, "infrastructureRef"),
+                "controlPlaneRef": spec(planned, "controlPlaneRef"),
+            },
+        })
+    })
+}
+
+/// Owned objects to delete: worker pools and health checks no longer desired, and template
+/// clones neither a desired object nor a MachineSet of the namespace references.
+fn stale_objects(
+    current: &Current,
+    desired: &[(Value, Option<Value>)],
+    source: &dyn ObjectSource,
+    namespace: &str,
+) -> Vec<Value> {
+    let key = |object: &Value| {
+        (
+            object["kind"].as_str().unwrap_or_default().to_owned(),
+            object["metadata"]["name"].as_str().unwrap_or_default().to_owned(),
+        )
+    };
+    let wanted: BTreeSet<(String, String)> = desired.iter().map(|(object, _)| key(object)).collect();
+    let mut referenced: BTreeSet<String> = BTreeSet::new();
+    let machine_sets = source.list(CAPI_GROUP, "MachineSet", namespace);
+    for object in desired
+        .iter()
+        .map(|(o, _)| o)
+        .chain(machine_sets.iter().map(AsRef::as_ref))
+    {
+        collect_reference_names(object, &mut referenced);
+    }
+    current
+        .objects
+        .iter()
+        .filter(|object| {
+            let (kind, name) = key(object);
+            if wanted.contains(&(kind.clone(), name.clone())) {
+                return false;
+            }
+            match kind.as_str() {
+                "MachineDeployment" | "MachineHealthCheck" | "MachinePool" => object["apiVersion"]
+                    .as_str()
+                    .is_some_and(|v| group_of(v) == CAPI_GROUP),
+                kind if kind.ends_with("Template") => !referenced.contains(&name),
+                _ => false,
+            }
+        })
+        .cloned()
+        .collect()
+}
+
+/// Adds the `name` of every object reference (`{kind, name, ...}`) found anywhere in `value`.
+fn collect_reference_names(value: &Value, names: &mut BTreeSet<String>) {
+    match value {
+        Value::Object(map) => {
+            if let (Some(Value::String(_)), Some(Value::String(name))) = (map.get("kind"), map.get("name")) {
+                names.insert(name.clone());
+            }
+            for child in map.values() {
+                collect_reference_names(child, names);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| collect_reference_names(item, names)),
+        _ => {}
+    }
+}
+
+/// The `TopologyReconciled` condition for an outcome, stamped `now` (RFC 3339).
+pub fn topology_condition(outcome: &Result<&Reconciliation, &Blocked>, now: &str) -> Value {
+    match outcome {
+        Err(blocked) => json!({
+            "type": TOPOLOGY_RECONCILED_CONDITION, "status": "False", "severity": "Warning",
+            "reason": blocked.reason, "message": blocked.message, "lastTransitionTime": now,
+        }),
+        Ok(work) if !work.held_upgrades.is_empty() => {
+            let held: Vec<String> = work
+                .held_upgrades
+                .iter()
+                .map(|(name, version)| format!("{name} (at {version})"))
+                .collect();
+            json!({
+                "type": TOPOLOGY_RECONCILED_CONDITION, "status": "False", "severity": "Info",
+                "reason": "MachineDeploymentsUpgradePending",
+                "message": format!(
+                    "MachineDeployment(s) {} upgrade after the control plane reports the new version",
+                    held.join(", ")
+                ),
+                "lastTransitionTime": now,
+            })
+        }
+        Ok(_) => json!({"type": TOPOLOGY_RECONCILED_CONDITION, "status": "True", "lastTransitionTime": now}),
+    }
+}
+
+/// The Cluster's conditions with `condition` in place of the one of its type; `None` when that
+/// condition already says the same (its transition time aside), so nothing needs writing.
+pub fn with_condition(conditions: Option<&Value>, condition: Value) -> Option<Vec<Value>> {
+    let mut list: Vec<Value> = conditions.and_then(Value::as_array).cloned().unwrap_or_default();
+    let same_type = |c: &Value| c["type"] == condition["type"];
+    if let Some(existing) = list.iter_mut().find(|c| same_type(c)) {
+        let meaning = |c: &Value| {
+            (
+                c["status"].clone(),
+                c["reason"].clone(),
+                c["message"].clone(),
+                c["severity"].clone(),
+            )
+        };
+        if meaning(existing) == meaning(&condition) {
+            return None;
+        }
+        *existing = condition;
+    } else {
+        list.push(condition);
+    }
+    Some(list)
+}
+
+/// True when `current` holds every value `desired` sets: maps may carry more entries (added by
+/// others or defaulted by the API server), lists must have the same items in order (a list the
+/// template sets is owned by it), scalars must be equal.
+pub fn contains(current: &Value, desired: &Value) -> bool {
+    match (current, desired) {
+        (Value::Object(current), Value::Object(desired)) => desired
+            .iter()
+            .all(|(key, value)| current.get(key).is_some_and(|c| contains(c, value))),
+        (Value::Array(current), Value::Array(desired)) => {
+            current.len() == desired.len() && current.iter().zip(desired).all(|(c, d)| contains(c, d))
+        }
+        (Value::Number(current), Value::Number(desired)) => current.as_f64() == desired.as_f64(),
+        (current, desired) => current == desired,
+    }
+}
+
+#[cfg(test)]
+#[path = "reconcile_tests.rs"]
+mod tests;

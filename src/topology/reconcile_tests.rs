@@ -1,0 +1,175 @@
+use serde_json::json;
+
+use super::*;
+use crate::decode::decode_value;
+use crate::store::apply::{apply, Verdict};
+use crate::store::{parse_manifests, MemoryStore};
+
+const NOW: &str = "2026-01-01T00:00:00Z";
+
+/// The quickstart class and the dev Cluster, stored as the API server holds them.
+fn quickstart() -> MemoryStore {
+    let mut store = MemoryStore::default();
+    for file in ["00-clusterclass.yaml", "10-cluster-dev.yaml"] {
+        let path = format!("{}/examples/quickstart/{file}", env!("CARGO_MANIFEST_DIR"));
+        for object in parse_manifests(&std::fs::read_to_string(path).unwrap()).unwrap() {
+            let applied = apply(&mut store, object, file, NOW).unwrap();
+            assert_ne!(applied.verdict, Verdict::Denied, "{}", applied.message);
+        }
+    }
+    store
+}
+
+fn dev(store: &MemoryStore) -> (Value, Cluster) {
+    let mut object = (*store.get(CAPI_GROUP, "Cluster", "default", "dev").unwrap()).clone();
+    object["metadata"]["uid"] = json!("uid-dev");
+    let cluster = decode_value(object.clone()).unwrap();
+    (object, cluster)
+}
+
+/// Stores what the controller would have applied.
+fn carry_out(store: &mut MemoryStore, work: &Reconciliation) {
+    for (desired, _) in &work.objects {
+        store.insert(desired.clone()).unwrap();
+    }
+    if let Some(refs) = &work.cluster_refs {
+        let mut cluster = (*store.get(CAPI_GROUP, "Cluster", "default", "dev").unwrap()).clone();
+        cluster["spec"]["infrastructureRef"] = refs["spec"]["infrastructureRef"].clone();
+        cluster["spec"]["controlPlaneRef"] = refs["spec"]["controlPlaneRef"].clone();
+        store.insert(cluster).unwrap();
+    }
+}
+
+#[test]
+fn a_new_cluster_gets_every_object_owned_by_it_and_its_references() {
+    let store = quickstart();
+    let (object, cluster) = dev(&store);
+    let work = reconcile(&object, &cluster, &store).unwrap();
+    assert!(work.objects.iter().all(|(_, current)| current.is_none()));
+    for (desired, _) in &work.objects {
+        assert_eq!(
+            desired["metadata"]["ownerReferences"][0]["uid"], "uid-dev",
+            "{desired}"
+        );
+    }
+    let refs = work
+        .cluster_refs
+        .as_ref()
+        .expect("the Cluster's references are set");
+    assert_eq!(refs["spec"]["controlPlaneRef"]["kind"], "KubeadmControlPlane");
+    assert!(work.deletions.is_empty());
+    assert_eq!(topology_condition(&Ok(&work), NOW)["status"], "True");
+}
+
+#[test]
+fn a_settled_topology_needs_no_write() {
+    let mut store = quickstart();
+    let (object, cluster) = dev(&store);
+    let first = reconcile(&object, &cluster, &store).unwrap();
+    carry_out(&mut store, &first);
+    let (object, cluster) = dev(&store);
+    let work = reconcile(&object, &cluster, &store).unwrap();
+    assert!(work.cluster_refs.is_none());
+    for (desired, current) in &work.objects {
+        let current = current.as_ref().expect("every object exists now");
+        assert!(contains(current, desired), "{desired}");
+    }
+    assert!(work.deletions.is_empty());
+}
+
+#[test]
+fn a_removed_worker_pool_is_deleted_with_its_health_check_and_templates() {
+    let mut store = quickstart();
+    let (object, cluster) = dev(&store);
+    let first = reconcile(&object, &cluster, &store).unwrap();
+    carry_out(&mut store, &first);
+    let (mut object, _) = dev(&store);
+    let workers = object["spec"]["topology"]["workers"]["machineDeployments"]
+        .as_array_mut()
+        .unwrap();
+    let removed = workers.pop().unwrap()["name"].as_str().unwrap().to_owned();
+    let cluster: Cluster = decode_value(object.clone()).unwrap();
+    let work = reconcile(&object, &cluster, &store).unwrap();
+    let deleted: Vec<String> = work
+        .deletions
+        .iter()
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o["kind"].as_str().unwrap(),
+                o["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let mut deleted = deleted;
+    deleted.sort();
+    let md = format!("dev-{removed}-");
+    assert_eq!(deleted.len(), 4, "{deleted:?}");
+    for (object, kind) in deleted.iter().zip([
+        "DockerMachineTemplate",
+        "KubeadmConfigTemplate",
+        "MachineDeployment",
+        "MachineHealthCheck",
+    ]) {
+        assert!(
+            object.starts_with(&format!("{kind}/{md}")),
+            "{object} is not the {kind} of {removed}"
+        );
+    }
+    assert!(
+        !deleted.iter().any(|d| d.starts_with("KubeadmControlPlane/")),
+        "{deleted:?}"
+    );
+}
+
+#[test]
+fn a_missing_class_blocks_with_a_reason_an_operator_can_act_on() {
+    let store = quickstart();
+    let (mut object, _) = dev(&store);
+    object["spec"]["topology"]["class"] = json!("gone");
+    let cluster: Cluster = decode_value(object.clone()).unwrap();
+    let blocked = reconcile(&object, &cluster, &store).unwrap_err();
+    assert_eq!(blocked.reason, "ClusterClassNotFound");
+    assert_eq!(blocked.message, "ClusterClass default/gone not found");
+    let condition = topology_condition(&Err(&blocked), NOW);
+    assert_eq!(condition["status"], "False");
+    assert_eq!(condition["reason"], "ClusterClassNotFound");
+}
+
+#[test]
+fn a_condition_is_rewritten_only_when_its_meaning_changes() {
+    let first = json!({"type": TOPOLOGY_RECONCILED_CONDITION, "status": "True", "lastTransitionTime": NOW});
+    let others = json!([{"type": "Ready", "status": "False"}, first]);
+    let later = json!({"type": TOPOLOGY_RECONCILED_CONDITION, "status": "True", "lastTransitionTime": "2027-01-01T00:00:00Z"});
+    assert!(with_condition(Some(&others), later).is_none());
+    let failing = json!({"type": TOPOLOGY_RECONCILED_CONDITION, "status": "False", "reason": "PatchFailed"});
+    let updated = with_condition(Some(&others), failing).unwrap();
+    assert_eq!(updated.len(), 2);
+    assert_eq!(updated[0]["type"], "Ready", "other conditions are kept");
+    assert_eq!(updated[1]["reason"], "PatchFailed");
+}
+
+#[test]
+fn entries_added_by_others_do_not_count_as_drift() {
+    let current =
+        json!({"metadata": {"labels": {"a": "1", "theirs": "x"}}, "spec": {"replicas": 3, "paused": false}});
+    assert!(contains(
+        &current,
+        &json!({"metadata": {"labels": {"a": "1"}}, "spec": {"replicas": 3}})
+    ));
+}
+
+#[test]
+fn a_changed_value_or_list_is_drift() {
+    let current = json!({"spec": {"replicas": 2, "ports": [{"port": 80, "protocol": "TCP"}]}});
+    assert!(!contains(&current, &json!({"spec": {"replicas": 3}})));
+    assert!(!contains(
+        &current,
+        &json!({"spec": {"ports": [{"port": 80}, {"port": 443}]}})
+    ));
+    assert!(
+        contains(&current, &json!({"spec": {"ports": [{"port": 80}]}})),
+        "defaults inside items are fine"
+    );
+    assert!(!contains(&current, &json!({"spec": {"missing": {}}})));
+}
