@@ -10,9 +10,18 @@ const NOW: &str = "2026-01-01T00:00:00Z";
 /// The quickstart class and the dev Cluster, stored as the API server holds them.
 fn quickstart() -> MemoryStore {
     let mut store = MemoryStore::default();
-    for file in ["00-clusterclass.yaml", "10-cluster-dev.yaml"] {
-        let path = format!("{}/examples/quickstart/{file}", env!("CARGO_MANIFEST_DIR"));
-        for object in parse_manifests(&std::fs::read_to_string(path).unwrap()).unwrap() {
+    let files = [
+        (
+            "00-clusterclass.yaml",
+            include_str!("../../examples/quickstart/00-clusterclass.yaml"),
+        ),
+        (
+            "10-cluster-dev.yaml",
+            include_str!("../../examples/quickstart/10-cluster-dev.yaml"),
+        ),
+    ];
+    for (file, text) in files {
+        for object in parse_manifests(text).unwrap() {
             let applied = apply(&mut store, object, file, NOW).unwrap();
             assert_ne!(applied.verdict, Verdict::Denied, "{}", applied.message);
         }

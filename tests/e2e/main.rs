@@ -19,6 +19,7 @@ mod kubectl;
 mod manifests;
 mod process;
 mod refusals;
+mod scale;
 mod scenarios;
 mod webhook;
 
