@@ -12,10 +12,17 @@ use super::sync::Syncer;
 use super::{now_rfc3339, object_value};
 use crate::api::ClusterClass;
 use crate::decode::decode_value;
+use crate::store::WatchCache;
+use crate::topology::blueprint::Blueprint;
 use crate::topology::class_status::{class_status, status_is_current};
+
+/// How soon a class whose templates are missing is looked at again.
+const MISSING_TEMPLATE_RETRY: Duration = Duration::from_secs(30);
 
 /// What every reconcile shares.
 pub struct Context {
+    /// The templates the classes reference, from the watch caches.
+    pub cache: WatchCache,
     /// Writes.
     pub syncer: Syncer,
     /// The ClusterClass resource.
@@ -50,6 +57,11 @@ pub async fn reconcile_class(class: Arc<DynamicObject>, ctx: Arc<Context>) -> Re
                 name: class.metadata.name.clone().unwrap_or_default(),
                 source,
             })?;
+    }
+    // The templates must exist for Clusters of the class to be reconciled; say so while not.
+    if let Err(missing) = Blueprint::new(typed, &ctx.cache) {
+        tracing::warn!(class = %class.metadata.name.clone().unwrap_or_default(), error = %missing, "ClusterClass not usable yet");
+        return Ok(Action::requeue(MISSING_TEMPLATE_RETRY));
     }
     Ok(Action::await_change())
 }

@@ -85,8 +85,10 @@ pub async fn run(
         syncer: sync::Syncer::new(client.clone()),
         recorder: Recorder::new(client.clone(), reporter),
         resource: clusters.clone(),
+        failures: std::sync::Mutex::default(),
     });
     let class_ctx = Arc::new(cluster_class::Context {
+        cache: cache.clone(),
         syncer: sync::Syncer::new(client.clone()),
         resource: classes.clone(),
     });

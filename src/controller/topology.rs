@@ -2,7 +2,8 @@
 //! [`topology::reconcile`](crate::topology::reconcile) decides and reports it in the Cluster's
 //! `TopologyReconciled` condition and in events.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use kube::api::DynamicObject;
@@ -37,6 +38,18 @@ pub struct Context {
     pub recorder: Recorder,
     /// The Cluster resource.
     pub resource: ApiResource,
+    /// Consecutive failed reconciles per Cluster (`namespace/name`), for the retry backoff.
+    pub failures: Mutex<HashMap<String, u32>>,
+}
+
+/// The first retry after a failed reconcile; each further failure doubles it, up to [`MAX_RETRY`].
+const FIRST_RETRY: Duration = Duration::from_secs(2);
+const MAX_RETRY: Duration = Duration::from_secs(300);
+
+/// The delay before retrying after the `failures`-th consecutive failure (1 for the first).
+fn backoff(failures: u32) -> Duration {
+    let doublings = failures.saturating_sub(1).min(16);
+    FIRST_RETRY.saturating_mul(1 << doublings).min(MAX_RETRY)
 }
 
 /// Why a reconcile failed (an API call); the Cluster is retried.
@@ -70,7 +83,15 @@ pub async fn reconcile_cluster(
     let decided = reconcile(&object, &typed, &ctx.cache);
     let next = match &decided {
         Ok(work) => {
-            carry_out(&ctx, &cluster, work).await?;
+            if let Err(error) = carry_out(&ctx, &cluster, work).await {
+                // The operator reads in the condition what the log says.
+                let blocked = Blocked {
+                    reason: "ApplyFailed",
+                    message: error.to_string(),
+                };
+                report(&ctx, &cluster, &object, Err(&blocked)).await?;
+                return Err(error);
+            }
             if work.held_upgrades.is_empty() {
                 Action::requeue(RESYNC)
             } else {
@@ -83,13 +104,33 @@ pub async fn reconcile_cluster(
         }
     };
     report(&ctx, &cluster, &object, decided.as_ref()).await?;
+    ctx.failures
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&cluster_key(&cluster));
     Ok(next)
 }
 
-/// Requeue after a failed reconcile.
-pub fn on_error(_cluster: Arc<DynamicObject>, error: &ReconcileError, _ctx: Arc<Context>) -> Action {
-    tracing::warn!(error = %error, "topology reconcile failed; retrying");
-    Action::requeue(Duration::from_secs(5))
+/// Requeue after a failed reconcile, backing off exponentially while the Cluster keeps failing.
+pub fn on_error(cluster: Arc<DynamicObject>, error: &ReconcileError, ctx: Arc<Context>) -> Action {
+    let key = cluster_key(&cluster);
+    let failures = {
+        let mut failures = ctx.failures.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = failures.entry(key.clone()).or_default();
+        *count += 1;
+        *count
+    };
+    let delay = backoff(failures);
+    tracing::warn!(cluster = %key, error = %error, failures, retry_in = ?delay, "topology reconcile failed");
+    Action::requeue(delay)
+}
+
+fn cluster_key(cluster: &DynamicObject) -> String {
+    format!(
+        "{}/{}",
+        cluster.metadata.namespace.as_deref().unwrap_or_default(),
+        cluster.metadata.name.as_deref().unwrap_or_default()
+    )
 }
 
 async fn carry_out(
@@ -206,5 +247,19 @@ fn failed(what: &str, object: &Value, source: kube::Error) -> ReconcileError {
     ReconcileError {
         what: format!("cannot {what} {}", describe(object)),
         source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retries_back_off_exponentially_up_to_a_cap() {
+        assert_eq!(backoff(1), Duration::from_secs(2));
+        assert_eq!(backoff(2), Duration::from_secs(4));
+        assert_eq!(backoff(5), Duration::from_secs(32));
+        assert_eq!(backoff(9), MAX_RETRY);
+        assert_eq!(backoff(u32::MAX), MAX_RETRY);
     }
 }

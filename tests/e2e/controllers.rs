@@ -298,6 +298,29 @@ fn the_topology_is_created_kept_and_upgraded_in_order() {
     })
     .unwrap_or_else(|e| fail(e));
 
+    // A Cluster the controller cannot reconcile says why in its condition.
+    let mut orphan = quickstart_object("10-cluster-dev.yaml", "Cluster");
+    orphan["metadata"]["name"] = json!("orphan");
+    orphan["spec"]["topology"]["class"] = json!("no-such-class");
+    kubectl.accepts(&render(&[orphan])).unwrap_or_else(|e| fail(e));
+    poll("the blocked condition", CONVERGED, || {
+        let cluster = kubectl.get_json("cluster", "default", "orphan")?;
+        let condition = condition(&cluster);
+        match (
+            condition["status"].as_str(),
+            condition["reason"].as_str(),
+            condition["message"].as_str(),
+        ) {
+            (
+                Some("False"),
+                Some("ClusterClassNotFound"),
+                Some("ClusterClass default/no-such-class not found"),
+            ) => Ok(()),
+            _ => Err(format!("condition {condition}")),
+        }
+    })
+    .unwrap_or_else(|e| fail(e));
+
     // Deleting the Cluster leaves nothing the garbage collector cannot find: every object is owned.
     let uid = cluster["metadata"]["uid"].clone();
     for (object, _) in versions(kubectl) {
