@@ -8,8 +8,9 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use super::files::{now_rfc3339, read_objects};
+use super::files::read_objects;
 use super::{print_stdout, EXIT_FINDINGS};
+use crate::clock::now_rfc3339;
 use crate::store::apply::{apply, Applied, Verdict};
 use crate::store::MemoryStore;
 

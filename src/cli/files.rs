@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::Value;
 
+use crate::clock::now_rfc3339;
 use crate::store::apply::{apply, Verdict};
 use crate::store::{parse_manifests, MemoryStore};
 
@@ -50,13 +51,6 @@ pub fn load_store(paths: &[PathBuf]) -> Result<MemoryStore> {
             .with_context(|| format!("{}", sourced.source.display()))?;
     }
     Ok(store)
-}
-
-/// The current time as the API server writes timestamps (`2026-01-02T03:04:05Z`).
-pub fn now_rfc3339() -> String {
-    k8s_openapi::jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
 }
 
 /// A store holding every object of `paths` as an API server would after `kubectl apply`: each

@@ -9,9 +9,10 @@ use kube::core::ApiResource;
 use kube::runtime::controller::Action;
 
 use super::sync::Syncer;
-use super::{now_rfc3339, object_value};
 use crate::api::ClusterClass;
+use crate::clock::now_rfc3339;
 use crate::decode::decode_value;
+use crate::store::object_value;
 use crate::store::WatchCache;
 use crate::topology::blueprint::Blueprint;
 use crate::topology::class_status::{class_status, status_is_current};

@@ -18,11 +18,10 @@ use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{watcher, Controller};
 use kube::Client;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::api::labels::CLUSTER_NAME_LABEL;
-use crate::store::{ObjectSource, WatchCache};
+use crate::store::{object_value, ObjectSource, WatchCache};
 
 pub use leader::LEASE_DURATION;
 pub use sync::FIELD_MANAGER;
@@ -178,21 +177,4 @@ fn capi_resource(kind: &str, plural: &str) -> ApiResource {
         kind: kind.to_owned(),
         plural: plural.to_owned(),
     }
-}
-
-/// An object from a watch as JSON, with its `apiVersion` and `kind`.
-fn object_value(object: &DynamicObject, resource: &ApiResource) -> Value {
-    let mut value = serde_json::to_value(object).unwrap_or(Value::Null);
-    if let Some(map) = value.as_object_mut() {
-        map.insert("apiVersion".to_owned(), Value::from(resource.api_version.clone()));
-        map.insert("kind".to_owned(), Value::from(resource.kind.clone()));
-    }
-    value
-}
-
-/// The current time as the API server writes condition times.
-fn now_rfc3339() -> String {
-    k8s_openapi::jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
 }

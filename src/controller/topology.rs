@@ -14,10 +14,11 @@ use kube::Resource;
 use serde_json::Value;
 
 use super::sync::{Outcome, Syncer};
-use super::{now_rfc3339, object_value};
 use crate::api::labels::PAUSED_ANNOTATION;
 use crate::api::Cluster;
+use crate::clock::now_rfc3339;
 use crate::decode::decode_value;
+use crate::store::object_value;
 use crate::store::WatchCache;
 use crate::topology::reconcile::{reconcile, topology_condition, with_condition, Blocked, Reconciliation};
 

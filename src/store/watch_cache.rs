@@ -147,7 +147,7 @@ impl WatchCache {
             Some(
                 objects
                     .into_iter()
-                    .map(|o| Arc::new(to_value(o, &resource)))
+                    .map(|o| Arc::new(object_value(&o, &resource)))
                     .collect(),
             )
         };
@@ -305,9 +305,11 @@ async fn watch(shared: Arc<Shared>, resource: ApiResource, synced: Arc<AtomicBoo
 
 /// An object from the API server as the store keeps it: with `apiVersion` and `kind` (list items
 /// may lack them) and without `managedFields`, which nothing here reads.
-fn to_value(mut object: DynamicObject, resource: &ApiResource) -> Value {
-    object.metadata.managed_fields = None;
+pub fn object_value(object: &DynamicObject, resource: &ApiResource) -> Value {
     let mut value = serde_json::to_value(object).unwrap_or(Value::Null);
+    if let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("managedFields");
+    }
     if let Some(map) = value.as_object_mut() {
         map.insert("apiVersion".to_owned(), Value::from(resource.api_version.clone()));
         map.insert("kind".to_owned(), Value::from(resource.kind.clone()));
@@ -317,10 +319,10 @@ fn to_value(mut object: DynamicObject, resource: &ApiResource) -> Value {
 
 fn as_values(event: Event<DynamicObject>, resource: &ApiResource) -> Event<Value> {
     match event {
-        Event::Apply(object) => Event::Apply(to_value(object, resource)),
-        Event::Delete(object) => Event::Delete(to_value(object, resource)),
+        Event::Apply(object) => Event::Apply(object_value(&object, resource)),
+        Event::Delete(object) => Event::Delete(object_value(&object, resource)),
         Event::Init => Event::Init,
-        Event::InitApply(object) => Event::InitApply(to_value(object, resource)),
+        Event::InitApply(object) => Event::InitApply(object_value(&object, resource)),
         Event::InitDone => Event::InitDone,
     }
 }
@@ -477,7 +479,7 @@ mod tests {
             "spec": {"paused": true}
         }))
         .unwrap();
-        let value = to_value(object, &resource);
+        let value = object_value(&object, &resource);
         assert_eq!(value["kind"], "Cluster");
         assert_eq!(value["apiVersion"], "cluster.x-k8s.io/v1beta1");
         assert_eq!(value["spec"]["paused"], true);
