@@ -58,8 +58,9 @@ fn writes(kubectl: &Kubectl) -> BTreeMap<String, u64> {
     counts
 }
 
-/// `after - before`, without the kinds that are not topology writes (leader Lease renewals, the
-/// test's own Cluster creations and annotations, events, CRD and RBAC bootstrap).
+/// `after - before`, without the writes that are not the topology's: leader Lease renewals,
+/// events, the test's own Cluster creations and annotations, and the API server's own endpoint
+/// upkeep.
 fn topology_writes(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
     after
         .iter()
