@@ -18,9 +18,11 @@ use crate::api::labels::PAUSED_ANNOTATION;
 use crate::api::Cluster;
 use crate::clock::now_rfc3339;
 use crate::decode::decode_value;
-use crate::store::object_value;
 use crate::store::WatchCache;
+use crate::store::{object_value, ObjectSource};
 use crate::topology::reconcile::{reconcile, topology_condition, with_condition, Blocked, Reconciliation};
+
+const CAPI_GROUP: &str = "cluster.x-k8s.io";
 
 /// How soon a Cluster is looked at again while an upgrade waits for the control plane.
 const UPGRADE_POLL: Duration = Duration::from_secs(10);
@@ -70,7 +72,19 @@ pub async fn reconcile_cluster(
         // Owner references hand the topology's objects to the garbage collector.
         return Ok(Action::await_change());
     }
-    let object = object_value(&cluster, &ctx.resource);
+    // The newest copy known, of the controller's watch and of the shared cache.
+    ctx.cache.observe(object_value(&cluster, &ctx.resource));
+    let (namespace, name) = (
+        cluster.metadata.namespace.as_deref().unwrap_or_default(),
+        cluster.metadata.name.as_deref().unwrap_or_default(),
+    );
+    let Some(object) = ctx
+        .cache
+        .get(CAPI_GROUP, "Cluster", namespace, name)
+        .map(|o| (*o).clone())
+    else {
+        return Ok(Action::await_change());
+    };
     let Ok(typed) = decode_value::<Cluster>(object.clone()) else {
         return Ok(Action::await_change());
     };
