@@ -50,7 +50,9 @@ fn upgrade_rotates_the_control_plane_template_and_holds_workers_back() {
         !out.contains("changed MachineDeployment"),
         "workers wait for the control plane: {out}"
     );
-    assert!(out.contains("= held MachineDeployment default/dev-md-0-98d6r stays at v1.31.2"));
+    assert!(out.contains(
+        "= held MachineDeploymentsUpgradePending: MachineDeployment(s) dev-md-0-98d6r rollout and upgrade to v1.32.0 on hold: the control plane upgrades to v1.32.0 first"
+    ));
 }
 
 #[test]

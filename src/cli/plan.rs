@@ -15,6 +15,7 @@ use crate::patches::external::NoExternalPatches;
 use crate::store::apply::{apply, Verdict};
 use crate::store::{MemoryStore, ObjectSource};
 use crate::topology::diff::{diff, Change};
+use crate::topology::upgrade_report::pending;
 use crate::topology::{plan, Blueprint, Current};
 
 /// Output formats of `plan`.
@@ -86,8 +87,8 @@ struct Planned {
     current: Vec<Value>,
     /// The desired objects, the Cluster first.
     desired: Vec<Value>,
-    /// One line per MachineDeployment whose upgrade is held back.
-    held: Vec<String>,
+    /// What of the upgrade still waits, and for what (reason: message).
+    held: Option<String>,
 }
 
 /// The current and the desired objects of one Cluster (the Cluster itself first in the desired).
@@ -123,16 +124,7 @@ fn plan_cluster(store: &MemoryStore, namespace: &str, name: &str, all: &[Value])
     }
     let mut desired = vec![cluster_object];
     desired.extend(planned.objects);
-    let held = planned
-        .held_upgrades
-        .into_iter()
-        .map(|(md, kept)| {
-            format!(
-                "MachineDeployment {namespace}/{md} stays at {kept} until the control plane reports {}",
-                topology.version
-            )
-        })
-        .collect();
+    let held = pending(&planned.upgrade).map(|p| format!("{}: {}", p.reason, p.message));
     Ok(Planned {
         current: current.objects,
         desired,
@@ -153,7 +145,7 @@ fn render(out: &mut String, format: Format, namespace: &str, name: &str, planned
             out.push_str(&format!("Cluster {namespace}/{name}:\n"));
             // The Cluster is compared only for its references.
             let changes = diff(&planned.current, planned.desired.get(1..).unwrap_or_default());
-            if changes.is_empty() && planned.held.is_empty() {
+            if changes.is_empty() && planned.held.is_none() {
                 out.push_str("  no changes\n");
             }
             for change in changes {
@@ -168,7 +160,7 @@ fn render(out: &mut String, format: Format, namespace: &str, name: &str, planned
                     }
                 }
             }
-            for line in &planned.held {
+            if let Some(line) = &planned.held {
                 out.push_str(&format!("  = held {line}\n"));
             }
         }

@@ -107,7 +107,7 @@ pub async fn reconcile_cluster(
                 report(&ctx, &cluster, &object, Err(&blocked)).await?;
                 return Err(error);
             }
-            if work.held_upgrades.is_empty() {
+            if work.upgrade.is_done() {
                 Action::requeue(RESYNC)
             } else {
                 Action::requeue(UPGRADE_POLL)

@@ -2,7 +2,10 @@
 
 use serde_json::Value;
 
-use crate::api::labels::{CLUSTER_NAME_LABEL, TOPOLOGY_DEPLOYMENT_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
+use crate::api::labels::{
+    CLUSTER_NAME_LABEL, MACHINE_CONTROL_PLANE_LABEL, TOPOLOGY_DEPLOYMENT_NAME_LABEL, TOPOLOGY_OWNED_LABEL,
+    TOPOLOGY_POOL_NAME_LABEL,
+};
 
 /// The current objects of one Cluster; empty when the Cluster is new.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -39,6 +42,42 @@ impl Current {
             o["kind"].as_str() == Some("MachineDeployment")
                 && o["metadata"]["labels"][TOPOLOGY_DEPLOYMENT_NAME_LABEL].as_str() == Some(topology_name)
         })
+    }
+
+    /// The MachinePool generated for the worker topology named `topology_name`.
+    pub fn machine_pool(&self, topology_name: &str) -> Option<&Value> {
+        self.objects.iter().find(|o| {
+            o["kind"].as_str() == Some("MachinePool")
+                && o["metadata"]["labels"][TOPOLOGY_POOL_NAME_LABEL].as_str() == Some(topology_name)
+        })
+    }
+
+    /// The Machines of the control plane.
+    pub fn control_plane_machines(&self) -> Vec<&Value> {
+        self.machines()
+            .filter(|m| m["metadata"]["labels"].get(MACHINE_CONTROL_PLANE_LABEL).is_some())
+            .collect()
+    }
+
+    /// Whether any Machine `selector` (a label selector's `matchLabels`) picks runs another version
+    /// than `version`: the worker is still rolling out.
+    pub fn machines_differ(&self, selector: &Value, version: &str) -> bool {
+        let Some(match_labels) = selector["matchLabels"].as_object().filter(|m| !m.is_empty()) else {
+            return false;
+        };
+        self.machines()
+            .filter(|m| {
+                match_labels
+                    .iter()
+                    .all(|(key, value)| m["metadata"]["labels"].get(key) == Some(value))
+            })
+            .any(|m| m["spec"]["version"].as_str() != Some(version))
+    }
+
+    fn machines(&self) -> impl Iterator<Item = &Value> {
+        self.objects
+            .iter()
+            .filter(|o| o["kind"].as_str() == Some("Machine"))
     }
 
     /// The name of the template `reference` points to when that template's spec equals `spec`

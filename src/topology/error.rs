@@ -29,8 +29,10 @@ pub enum TopologyError {
         what: String,
     },
     /// A worker topology names a class the ClusterClass does not define.
-    #[error("MachineDeployment topology {name:?}: class {class:?} not found in the ClusterClass")]
+    #[error("{kind} topology {name:?}: class {class:?} not found in the ClusterClass")]
     UnknownWorkerClass {
+        /// `MachineDeployment` or `MachinePool`.
+        kind: &'static str,
         /// The topology's name.
         name: String,
         /// The missing class.

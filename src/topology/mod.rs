@@ -12,6 +12,8 @@ pub mod names;
 pub mod plan;
 pub mod reconcile;
 pub mod upgrade;
+pub mod upgrade_report;
+pub mod workers;
 
 pub use blueprint::Blueprint;
 pub use current::Current;

@@ -7,15 +7,14 @@ use super::builtins::{self, merge};
 use super::current::Current;
 use super::desired::control_plane::{self, ControlPlaneInput};
 use super::desired::machine_deployments::{self, MachineDeploymentInput};
+use super::desired::machine_pools::{self, label_pool_object, MachinePoolInput};
 use super::desired::{clone_template, health_checks, reference_to};
 use super::error::TopologyError;
 use super::names::{self, object_name};
-use super::upgrade::machine_deployment_version;
-use crate::api::labels::{TOPOLOGY_DEPLOYMENT_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
-
-/// The label on control plane machines, selected by the control plane's health check.
-const CONTROL_PLANE_LABEL: &str = "cluster.x-k8s.io/control-plane";
-use crate::api::{Cluster, MachineDeploymentClass, MachineDeploymentTopology};
+use super::upgrade::{concurrency, Inputs, UpgradePlan, WorkerDecision};
+use super::workers::{self, Resolved, ResolvedDeployment, ResolvedPool, WorkerClass, WorkerTopology};
+use crate::api::labels::{MACHINE_CONTROL_PLANE_LABEL, TOPOLOGY_DEPLOYMENT_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
+use crate::api::{Cluster, ClusterVariable};
 use crate::patches::external::ExternalPatches;
 use crate::patches::inline::PatchItem;
 use crate::patches::selector::Role;
@@ -28,18 +27,18 @@ pub struct Plan {
     pub cluster: Value,
     /// Every desired object, in creation order: infrastructure cluster, control plane machine
     /// template, control plane, its health check, then per MachineDeployment its bootstrap and
-    /// infrastructure templates, itself and its health check.
+    /// infrastructure templates, itself and its health check, then per MachinePool its bootstrap
+    /// config, infrastructure machine pool and itself. Workers waiting to be created are left out.
     pub objects: Vec<Value>,
-    /// MachineDeployments whose upgrade waits for the control plane: (name, version kept).
-    pub held_upgrades: Vec<(String, String)>,
+    /// How versions and rollouts are sequenced, and what still waits.
+    pub upgrade: UpgradePlan,
 }
 
-/// A worker topology with its class, name, version and the indexes of its templates among the patch items.
-struct Worker<'a> {
-    topology: &'a MachineDeploymentTopology,
-    class: &'a MachineDeploymentClass,
-    name: String,
-    version: String,
+/// A worker to create or update, with its decision and the indexes of its templates among the
+/// patch items.
+struct Planned<W> {
+    worker: W,
+    decision: WorkerDecision,
     bootstrap: Option<usize>,
     infrastructure: Option<usize>,
 }
@@ -101,6 +100,40 @@ pub fn plan(
         .map(|k| k.trim_end_matches("Template").to_owned())
         .unwrap_or_default();
     let current_cp = current.find(&cp_kind, &cp_name);
+    let workers_topology = topology.workers.as_ref();
+    let deployments = workers::resolve(
+        class,
+        workers_topology.map_or(&[], |w| w.machine_deployments.as_slice()),
+        current,
+        &cluster_name,
+    )?;
+    let pools = workers::resolve(
+        class,
+        workers_topology.map_or(&[], |w| w.machine_pools.as_slice()),
+        current,
+        &cluster_name,
+    )?;
+    let rollout_after = topology
+        .rollout_after
+        .as_ref()
+        .and_then(|t| serde_json::to_value(t).ok())
+        .and_then(|t| t.as_str().map(str::to_owned));
+    let upgrade = UpgradePlan::decide(&Inputs {
+        target: version,
+        rollout_after: rollout_after.as_deref(),
+        control_plane: current_cp,
+        control_plane_machines: &current.control_plane_machines(),
+        machine_deployments: &deployments
+            .iter()
+            .map(|md| workers::deployment_worker(md, current))
+            .collect::<Vec<_>>(),
+        machine_pools: &pools
+            .iter()
+            .map(|mp| workers::pool_worker(mp, current, &cluster_name))
+            .collect::<Vec<_>>(),
+        concurrency: concurrency(cluster.metadata.annotations.as_ref()),
+    });
+    let cp_version = upgrade.control_plane_version.as_str();
 
     let network = cluster
         .spec
@@ -145,7 +178,7 @@ pub fn plan(
         .variables
         .as_ref()
         .map_or(&no_overrides, |v| &v.overrides);
-    let mut cp_builtin = json!({"controlPlane": {"version": version, "name": cp_name}});
+    let mut cp_builtin = json!({"controlPlane": {"version": cp_version, "name": cp_name}});
     if let Some(replicas) = topology.control_plane.replicas {
         cp_builtin["controlPlane"]["replicas"] = json!(replicas);
     }
@@ -169,59 +202,14 @@ pub fn plan(
         cp_overrides,
     );
 
-    let mut workers = Vec::new();
-    for md in topology.workers.iter().flat_map(|w| &w.machine_deployments) {
-        let md_class = class
-            .spec
-            .workers
-            .machine_deployments
-            .iter()
-            .find(|c| c.class == md.class)
-            .ok_or_else(|| TopologyError::UnknownWorkerClass {
-                name: md.name.clone(),
-                class: md.class.clone(),
-            })?;
-        let current_md = current.machine_deployment(&md.name);
-        let name = match current_md.and_then(|o| o["metadata"]["name"].as_str()) {
-            Some(name) => name.to_owned(),
-            None => names::from_strategy(
-                md_class.naming_strategy.as_ref(),
-                json!({"cluster": {"name": cluster_name}, "machineDeployment": {"topologyName": md.name}}),
-                &format!("{cluster_name}-{}", md.name),
-                &md.class,
-            )?,
-        };
-        let md_version = machine_deployment_version(version, current_cp, current_md, &md.metadata);
-        let mut builtin = json!({"machineDeployment": {"version": md_version, "class": md.class, "name": name, "topologyName": md.name}});
-        if let Some(replicas) = md.replicas {
-            builtin["machineDeployment"]["replicas"] = json!(replicas);
-        }
-        let builtin = merge(&base, builtin);
-        let overrides = md.variables.as_ref().map_or(&no_overrides, |v| &v.overrides);
-        let role = Role::MachineDeployment {
-            class: md.class.clone(),
-        };
-        let bootstrap = push(
-            role.clone(),
-            blueprint.template(md_class.template.bootstrap.r#ref.as_ref()),
-            &builtin,
-            overrides,
-        );
-        let infrastructure = push(
-            role,
-            blueprint.template(md_class.template.infrastructure.r#ref.as_ref()),
-            &builtin,
-            overrides,
-        );
-        workers.push(Worker {
-            topology: md,
-            class: md_class,
-            name,
-            version: md_version,
-            bootstrap,
-            infrastructure,
-        });
-    }
+    let planned_deployments = worker_items(
+        deployments,
+        &upgrade.machine_deployments,
+        blueprint,
+        &base,
+        &mut push,
+    );
+    let planned_pools = worker_items(pools, &upgrade.machine_pools, blueprint, &base, &mut push);
 
     let options = ExecOptions::default();
     for patch in &class.spec.patches {
@@ -261,7 +249,8 @@ pub fn plan(
             name: &cp_name,
             namespace: &namespace,
             cluster: &cluster_name,
-            version,
+            version: cp_version,
+            rollout_after: rollout_after.as_deref(),
             class: &class.spec.control_plane,
             topology: &topology.control_plane,
             machine_infrastructure: machine.as_ref(),
@@ -275,7 +264,7 @@ pub fn plan(
         );
         if let Some(check) = check {
             let selector = Map::from_iter([
-                (CONTROL_PLANE_LABEL.to_owned(), json!("")),
+                (MACHINE_CONTROL_PLANE_LABEL.to_owned(), json!("")),
                 (TOPOLOGY_OWNED_LABEL.to_owned(), json!("")),
             ]);
             objects.push(health_checks::desired(
@@ -287,66 +276,176 @@ pub fn plan(
             ));
         }
     }
-    for worker in &workers {
-        let current_md = current.machine_deployment(&worker.topology.name);
-        let clone = |index: Option<usize>, path: &[&str]| {
-            item(index).map(|template| {
-                let current_ref = current_md.map_or(&Value::Null, |md| {
-                    path.iter().fold(&md["spec"]["template"]["spec"], |v, k| &v[*k])
-                });
-                let name = current
-                    .reusable_template(current_ref, &template["spec"])
-                    .unwrap_or_else(|| object_name(&worker.name, &content_seed(&template["spec"])));
-                clone_template(template, &name, &namespace, &cluster_name, false)
-            })
-        };
-        let (Some(bootstrap), Some(infrastructure)) = (
-            clone(worker.bootstrap, &["bootstrap", "configRef"]),
-            clone(worker.infrastructure, &["infrastructureRef"]),
-        ) else {
-            continue;
-        };
-        let md = machine_deployments::desired(&MachineDeploymentInput {
-            name: &worker.name,
-            namespace: &namespace,
-            cluster: &cluster_name,
-            version: &worker.version,
-            class: worker.class,
-            topology: worker.topology,
-            bootstrap: &bootstrap,
-            infrastructure: &infrastructure,
-        });
-        objects.extend([bootstrap, infrastructure, md]);
-        if let Some(check) = health_checks::effective(
-            worker.class.machine_health_check.as_ref(),
-            worker.topology.machine_health_check.as_ref(),
-        ) {
-            let selector = Map::from_iter([
-                (
-                    TOPOLOGY_DEPLOYMENT_NAME_LABEL.to_owned(),
-                    json!(worker.topology.name),
-                ),
-                (TOPOLOGY_OWNED_LABEL.to_owned(), json!("")),
-            ]);
-            objects.push(health_checks::desired(
-                &worker.name,
-                &namespace,
-                &cluster_name,
-                selector,
-                check,
-            ));
-        }
+    for planned in &planned_deployments {
+        objects.extend(deployment_objects(
+            planned,
+            &item,
+            current,
+            &namespace,
+            &cluster_name,
+        ));
     }
-    let held_upgrades = workers
-        .iter()
-        .filter(|w| w.version != version)
-        .map(|w| (w.name.clone(), w.version.clone()))
-        .collect();
+    for planned in &planned_pools {
+        objects.extend(pool_objects(planned, &item, &namespace, &cluster_name));
+    }
     Ok(Plan {
         cluster: cluster_object,
         objects,
-        held_upgrades,
+        upgrade,
     })
+}
+
+/// Adds a template to the patch items (role, template, builtin variables, variable overrides),
+/// returning its index.
+type PushItem<'p> = dyn FnMut(Role, Option<&Value>, &Value, &[ClusterVariable]) -> Option<usize> + 'p;
+
+/// The workers to create or update (those whose creation waits are left out), each with its
+/// templates added to the patch items through `push` with its builtin variables.
+fn worker_items<'a, T: WorkerTopology>(
+    resolved: Vec<Resolved<'a, T>>,
+    decisions: &[WorkerDecision],
+    blueprint: &Blueprint,
+    base: &Value,
+    push: &mut PushItem<'_>,
+) -> Vec<Planned<Resolved<'a, T>>> {
+    let mut planned = Vec::new();
+    for (worker, decision) in resolved.into_iter().zip(decisions) {
+        if !decision.create {
+            continue;
+        }
+        let topology = worker.topology;
+        let mut scope = json!({"version": decision.version, "class": topology.class(), "name": worker.name,
+            "topologyName": topology.name()});
+        if let Some(replicas) = topology.replicas() {
+            scope["replicas"] = json!(replicas);
+        }
+        let builtin = merge(base, json!({ T::SCOPE: scope }));
+        let templates = worker.class.template();
+        let role = T::role(topology.class());
+        let overrides = topology.overrides();
+        let bootstrap = push(
+            role.clone(),
+            blueprint.template(templates.bootstrap.r#ref.as_ref()),
+            &builtin,
+            overrides,
+        );
+        let infrastructure = push(
+            role,
+            blueprint.template(templates.infrastructure.r#ref.as_ref()),
+            &builtin,
+            overrides,
+        );
+        planned.push(Planned {
+            worker,
+            decision: decision.clone(),
+            bootstrap,
+            infrastructure,
+        });
+    }
+    planned
+}
+
+/// A MachineDeployment's objects: its bootstrap and infrastructure template clones (reused while
+/// unchanged, renamed when their content changes), itself and its health check.
+fn deployment_objects<'t>(
+    planned: &Planned<ResolvedDeployment<'_>>,
+    item: &dyn Fn(Option<usize>) -> Option<&'t Value>,
+    current: &Current,
+    namespace: &str,
+    cluster_name: &str,
+) -> Vec<Value> {
+    let md = &planned.worker;
+    let clone = |index: Option<usize>, path: &[&str]| {
+        item(index).map(|template| {
+            let current_ref = md.current.map_or(&Value::Null, |object| {
+                path.iter()
+                    .fold(&object["spec"]["template"]["spec"], |v, k| &v[*k])
+            });
+            let name = current
+                .reusable_template(current_ref, &template["spec"])
+                .unwrap_or_else(|| object_name(&md.name, &content_seed(&template["spec"])));
+            clone_template(template, &name, namespace, cluster_name, false)
+        })
+    };
+    let (Some(bootstrap), Some(infrastructure)) = (
+        clone(planned.bootstrap, &["bootstrap", "configRef"]),
+        clone(planned.infrastructure, &["infrastructureRef"]),
+    ) else {
+        return Vec::new();
+    };
+    let object = machine_deployments::desired(&MachineDeploymentInput {
+        name: &md.name,
+        namespace,
+        cluster: cluster_name,
+        version: &planned.decision.version,
+        rollout_after: planned.decision.rollout_after.as_deref(),
+        class: md.class,
+        topology: md.topology,
+        bootstrap: &bootstrap,
+        infrastructure: &infrastructure,
+    });
+    let mut objects = vec![bootstrap, infrastructure, object];
+    if let Some(check) = health_checks::effective(
+        md.class.machine_health_check.as_ref(),
+        md.topology.machine_health_check.as_ref(),
+    ) {
+        let selector = Map::from_iter([
+            (TOPOLOGY_DEPLOYMENT_NAME_LABEL.to_owned(), json!(md.topology.name)),
+            (TOPOLOGY_OWNED_LABEL.to_owned(), json!("")),
+        ]);
+        objects.push(health_checks::desired(
+            &md.name,
+            namespace,
+            cluster_name,
+            selector,
+            check,
+        ));
+    }
+    objects
+}
+
+/// A MachinePool's objects: its bootstrap config and infrastructure machine pool, instantiated
+/// from the class's templates and kept under their current names (updated in place), then itself.
+fn pool_objects<'t>(
+    planned: &Planned<ResolvedPool<'_>>,
+    item: &dyn Fn(Option<usize>) -> Option<&'t Value>,
+    namespace: &str,
+    cluster_name: &str,
+) -> Vec<Value> {
+    let mp = &planned.worker;
+    let instantiate = |index: Option<usize>, path: &[&str], role: &str| {
+        item(index).map(|template| {
+            let current_name = mp.current.and_then(|object| {
+                path.iter()
+                    .fold(&object["spec"]["template"]["spec"], |v, k| &v[*k])["name"]
+                    .as_str()
+            });
+            let name = current_name.map_or_else(
+                || object_name(&format!("{cluster_name}-{}", mp.topology.name), role),
+                str::to_owned,
+            );
+            let mut object = clone_template(template, &name, namespace, cluster_name, true);
+            label_pool_object(&mut object, &mp.topology.name);
+            object
+        })
+    };
+    let (Some(bootstrap), Some(infrastructure)) = (
+        instantiate(planned.bootstrap, &["bootstrap", "configRef"], "bootstrap"),
+        instantiate(planned.infrastructure, &["infrastructureRef"], "infrastructure"),
+    ) else {
+        return Vec::new();
+    };
+    let object = machine_pools::desired(&MachinePoolInput {
+        name: &mp.name,
+        namespace,
+        cluster: cluster_name,
+        version: &planned.decision.version,
+        class: mp.class,
+        topology: mp.topology,
+        bootstrap: &bootstrap,
+        infrastructure: &infrastructure,
+    });
+    vec![bootstrap, infrastructure, object]
 }
 
 /// The error of an external patch, worded like an inline one.

@@ -11,6 +11,8 @@ use super::blueprint::Blueprint;
 use super::current::Current;
 use super::error::TopologyError;
 use super::plan::plan;
+use super::upgrade::UpgradePlan;
+use super::upgrade_report::{pending, Pending};
 use crate::api::{Cluster, ObjectReference};
 use crate::patches::external::NoExternalPatches;
 use crate::store::{group_of, ObjectSource};
@@ -31,8 +33,8 @@ pub struct Reconciliation {
     /// Owned objects no longer desired: removed worker pools, their health checks, rotated
     /// template clones no MachineSet uses any more.
     pub deletions: Vec<Value>,
-    /// MachineDeployments whose upgrade waits for the control plane: (name, version kept).
-    pub held_upgrades: Vec<(String, String)>,
+    /// How versions and rollouts are sequenced, and what still waits.
+    pub upgrade: UpgradePlan,
 }
 
 /// Why a Cluster's topology cannot be reconciled now, as its condition says it.
@@ -115,7 +117,7 @@ pub fn reconcile(
         cluster_refs: cluster_refs(object, &planned.cluster),
         objects,
         deletions,
-        held_upgrades: planned.held_upgrades,
+        upgrade: planned.upgrade,
     })
 }
 
@@ -172,7 +174,12 @@ fn owned_kinds(cluster: &Cluster, blueprint: &Blueprint) -> BTreeSet<(String, St
         let group = group_of(reference.api_version.as_deref().unwrap_or_default()).to_owned();
         kinds.insert((group, reference.kind.clone().unwrap_or_default()));
     }
-    for kind in ["MachineDeployment", "MachineHealthCheck", "MachinePool"] {
+    for kind in [
+        "MachineDeployment",
+        "MachineHealthCheck",
+        "MachinePool",
+        "Machine",
+    ] {
         kinds.insert((CAPI_GROUP.to_owned(), kind.to_owned()));
     }
     kinds
@@ -275,23 +282,15 @@ pub fn topology_condition(outcome: &Result<&Reconciliation, &Blocked>, now: &str
             "type": TOPOLOGY_RECONCILED_CONDITION, "status": "False", "severity": "Warning",
             "reason": blocked.reason, "message": blocked.message, "lastTransitionTime": now,
         }),
-        Ok(work) if !work.held_upgrades.is_empty() => {
-            let held: Vec<String> = work
-                .held_upgrades
-                .iter()
-                .map(|(name, version)| format!("{name} (at {version})"))
-                .collect();
-            json!({
+        Ok(work) => match pending(&work.upgrade) {
+            Some(Pending { reason, message }) => json!({
                 "type": TOPOLOGY_RECONCILED_CONDITION, "status": "False", "severity": "Info",
-                "reason": "MachineDeploymentsUpgradePending",
-                "message": format!(
-                    "MachineDeployment(s) {} upgrade after the control plane reports the new version",
-                    held.join(", ")
-                ),
-                "lastTransitionTime": now,
-            })
-        }
-        Ok(_) => json!({"type": TOPOLOGY_RECONCILED_CONDITION, "status": "True", "lastTransitionTime": now}),
+                "reason": reason, "message": message, "lastTransitionTime": now,
+            }),
+            None => {
+                json!({"type": TOPOLOGY_RECONCILED_CONDITION, "status": "True", "lastTransitionTime": now})
+            }
+        },
     }
 }
 

@@ -1,76 +1,355 @@
-//! Version sequencing: the control plane upgrades first, workers only once it is done.
+//! Version sequencing: the control plane upgrades first, and only when it is settled and no worker
+//! is still rolling out; workers follow once it is stable, a bounded number at a time, in topology
+//! order, honouring the defer and hold-sequence annotations. New workers wait for a stable control
+//! plane too. Decided from the current objects alone (pure).
+
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
 use crate::api::labels::{TOPOLOGY_DEFER_UPGRADE_ANNOTATION, TOPOLOGY_HOLD_UPGRADE_SEQUENCE_ANNOTATION};
-use crate::api::TopologyMetadata;
 
-/// Whether the control plane runs `version` and is not rolling out (spec and status agree).
-pub fn control_plane_settled(control_plane: Option<&Value>, version: &str) -> bool {
-    let Some(cp) = control_plane else {
-        return false;
-    };
-    cp["spec"]["version"].as_str() == Some(version) && cp["status"]["version"].as_str() == Some(version)
+/// What the current control plane is doing, as its spec and status tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ControlPlanePhase {
+    /// Not created yet.
+    New,
+    /// Created, but no version reported yet (first provisioning).
+    Provisioning,
+    /// Its spec asks for a newer version than its status reports.
+    Upgrading {
+        /// The version it is upgrading to.
+        to: String,
+    },
+    /// Its replicas are not all updated, ready and available.
+    Scaling,
+    /// Running its spec's version with every replica up to date.
+    Stable,
 }
 
-/// The version a MachineDeployment should run: the topology's when it is new, already there, or
-/// the control plane has settled on it (and the topology does not defer or hold it); its current
-/// version otherwise.
-pub fn machine_deployment_version(
-    topology_version: &str,
-    control_plane: Option<&Value>,
-    current: Option<&Value>,
-    metadata: &TopologyMetadata,
-) -> String {
-    let Some(current_version) = current.and_then(|md| md["spec"]["template"]["spec"]["version"].as_str())
-    else {
-        return topology_version.to_owned();
+impl ControlPlanePhase {
+    /// The phase of `control_plane` (`None` when it does not exist yet).
+    pub fn of(control_plane: Option<&Value>) -> Self {
+        let Some(cp) = control_plane else {
+            return ControlPlanePhase::New;
+        };
+        let spec_version = cp["spec"]["version"].as_str().unwrap_or_default();
+        let Some(status_version) = cp["status"]["version"].as_str().filter(|v| !v.is_empty()) else {
+            return ControlPlanePhase::Provisioning;
+        };
+        if newer(spec_version, status_version) {
+            return ControlPlanePhase::Upgrading {
+                to: spec_version.to_owned(),
+            };
+        }
+        if scaling(cp) {
+            return ControlPlanePhase::Scaling;
+        }
+        ControlPlanePhase::Stable
+    }
+
+    /// A short account for a condition message, `None` when stable or new.
+    pub fn describe(&self) -> Option<String> {
+        match self {
+            ControlPlanePhase::Provisioning => {
+                Some("the control plane is completing its initial provisioning".into())
+            }
+            ControlPlanePhase::Upgrading { to } => Some(format!("the control plane is upgrading to {to}")),
+            ControlPlanePhase::Scaling => {
+                Some("the control plane is rolling out or scaling its replicas".into())
+            }
+            ControlPlanePhase::New | ControlPlanePhase::Stable => None,
+        }
+    }
+}
+
+/// Whether `spec` names a strictly newer version than `status` (tolerant of a leading `v`);
+/// unparsable versions compare as different when not equal.
+fn newer(spec: &str, status: &str) -> bool {
+    let parse = |v: &str| semver::Version::parse(v.trim_start_matches('v')).ok();
+    match (parse(spec), parse(status)) {
+        (Some(spec), Some(status)) => spec > status,
+        _ => spec != status,
+    }
+}
+
+/// Whether a control plane with `spec.replicas` has replicas that are not yet updated, ready and
+/// available (a missing status field counts as not yet). Control planes without replicas never scale.
+fn scaling(cp: &Value) -> bool {
+    let Some(desired) = cp["spec"]["replicas"].as_i64() else {
+        return false;
     };
-    let held = metadata
-        .annotations
-        .contains_key(TOPOLOGY_DEFER_UPGRADE_ANNOTATION)
-        || metadata
+    let status = &cp["status"];
+    let unavailable = status["unavailableReplicas"].as_i64().unwrap_or(0);
+    ["replicas", "updatedReplicas", "readyReplicas"]
+        .iter()
+        .any(|field| status[*field].as_i64() != Some(desired))
+        || unavailable > 0
+}
+
+/// One worker (MachineDeployment or MachinePool) of the topology as it stands.
+#[derive(Debug, Clone, Copy)]
+pub struct Worker<'a> {
+    /// Its name in the topology.
+    pub topology_name: &'a str,
+    /// The topology's annotations for it (defer and hold-sequence).
+    pub annotations: &'a BTreeMap<String, String>,
+    /// Its current object, when it exists.
+    pub current: Option<CurrentWorker<'a>>,
+    /// Whether its machines still run other versions than its spec's.
+    pub rolling_out: bool,
+}
+
+/// The fields of an existing worker object that sequencing reads.
+#[derive(Debug, Clone, Copy)]
+pub struct CurrentWorker<'a> {
+    /// The object's name.
+    pub name: &'a str,
+    /// Its `spec.template.spec.version`.
+    pub version: &'a str,
+    /// Its `spec.rolloutAfter`, when set.
+    pub rollout_after: Option<&'a str>,
+}
+
+/// What one worker's object gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerDecision {
+    /// The version.
+    pub version: String,
+    /// `spec.rolloutAfter`, when the topology (or an earlier plan) set it.
+    pub rollout_after: Option<String>,
+    /// False when it does not exist yet and must wait for the control plane.
+    pub create: bool,
+}
+
+/// Everything the sequencing of one Cluster reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Inputs<'a> {
+    /// The topology's version.
+    pub target: &'a str,
+    /// The topology's `rolloutAfter` (RFC 3339), when set.
+    pub rollout_after: Option<&'a str>,
+    /// The current control plane, when it exists.
+    pub control_plane: Option<&'a Value>,
+    /// The control plane's machines.
+    pub control_plane_machines: &'a [&'a Value],
+    /// The MachineDeployments, in topology order.
+    pub machine_deployments: &'a [Worker<'a>],
+    /// The MachinePools, in topology order.
+    pub machine_pools: &'a [Worker<'a>],
+    /// How many workers of each kind may roll out at once (at least one).
+    pub concurrency: usize,
+}
+
+/// What gates a worker's change: whether the control plane is stable, and whether it has finished
+/// the rollout `rollout_after` asks for.
+#[derive(Debug, Clone, Copy)]
+struct Gate<'a> {
+    target: &'a str,
+    rollout_after: Option<&'a str>,
+    control_plane_stable: bool,
+    control_plane_rolled_out: bool,
+    concurrency: usize,
+}
+
+/// The workers of one kind that are not where the topology wants them, by reason.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkersPending {
+    /// Topology names of workers whose creation waits for a stable control plane.
+    pub create: Vec<String>,
+    /// Names of workers kept at their version (and rollout) until the control plane is done or
+    /// others finish.
+    pub upgrade: Vec<String>,
+    /// Names of workers whose upgrade is deferred by annotation (theirs or an earlier worker's
+    /// hold-sequence).
+    pub deferred: Vec<String>,
+    /// Names of workers rolling out now (before or because of this plan).
+    pub rolling_out: Vec<String>,
+}
+
+impl WorkersPending {
+    /// True when every worker of this kind is where the topology wants it.
+    pub fn is_empty(&self) -> bool {
+        self.create.is_empty() && self.upgrade.is_empty() && self.deferred.is_empty()
+    }
+}
+
+/// The sequencing decided for one Cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpgradePlan {
+    /// The topology's version.
+    pub target: String,
+    /// The version the control plane gets.
+    pub control_plane_version: String,
+    /// What the control plane is doing now.
+    pub control_plane: ControlPlanePhase,
+    /// True when the control plane does not take the target version yet.
+    pub control_plane_pending: bool,
+    /// True when this plan moves the control plane to the target version.
+    pub control_plane_starting: bool,
+    /// MachineDeployment decisions, in topology order.
+    pub machine_deployments: Vec<WorkerDecision>,
+    /// MachineDeployments not yet where the topology wants them.
+    pub machine_deployments_pending: WorkersPending,
+    /// MachinePool decisions, in topology order.
+    pub machine_pools: Vec<WorkerDecision>,
+    /// MachinePools not yet where the topology wants them.
+    pub machine_pools_pending: WorkersPending,
+}
+
+impl UpgradePlan {
+    /// Decides the versions (and rollouts) of the control plane and of every worker.
+    pub fn decide(inputs: &Inputs<'_>) -> Self {
+        let Inputs {
+            target,
+            control_plane,
+            machine_deployments,
+            machine_pools,
+            ..
+        } = *inputs;
+        let phase = ControlPlanePhase::of(control_plane);
+        let current_version = control_plane.and_then(|cp| cp["spec"]["version"].as_str());
+        let workers_rolling_out = machine_deployments
+            .iter()
+            .chain(machine_pools)
+            .any(|w| w.rolling_out);
+        let (control_plane_version, control_plane_pending, starting) = match current_version {
+            None => (target.to_owned(), false, false),
+            Some(current) if current == target => (current.to_owned(), false, false),
+            Some(current) => {
+                let settled = phase == ControlPlanePhase::Stable && !workers_rolling_out;
+                if settled {
+                    (target.to_owned(), false, true)
+                } else {
+                    (current.to_owned(), true, false)
+                }
+            }
+        };
+        let stable = matches!(phase, ControlPlanePhase::Stable | ControlPlanePhase::New)
+            && !control_plane_pending
+            && !starting;
+        let gate = Gate {
+            target,
+            rollout_after: inputs.rollout_after,
+            control_plane_stable: stable,
+            control_plane_rolled_out: rolled_out(inputs),
+            concurrency: inputs.concurrency.max(1),
+        };
+        let (machine_deployments, machine_deployments_pending) = decide_workers(&gate, machine_deployments);
+        let (machine_pools, machine_pools_pending) = decide_workers(&gate, machine_pools);
+        UpgradePlan {
+            target: target.to_owned(),
+            control_plane_version,
+            control_plane: phase,
+            control_plane_pending,
+            control_plane_starting: starting,
+            machine_deployments,
+            machine_deployments_pending,
+            machine_pools,
+            machine_pools_pending,
+        }
+    }
+
+    /// True when the control plane is stable at the target version and no worker waits.
+    pub fn is_done(&self) -> bool {
+        !self.control_plane_pending
+            && self.machine_deployments_pending.is_empty()
+            && self.machine_pools_pending.is_empty()
+    }
+}
+
+/// Whether the control plane has carried out the topology's `rolloutAfter`: it asks for the same
+/// time and every control plane machine known was created at or after it. True without one.
+fn rolled_out(inputs: &Inputs<'_>) -> bool {
+    let Some(after) = inputs.rollout_after else {
+        return true;
+    };
+    let asked = inputs
+        .control_plane
+        .is_some_and(|cp| cp["spec"]["rolloutAfter"].as_str() == Some(after));
+    asked
+        && inputs.control_plane_machines.iter().all(|machine| {
+            let created = machine["metadata"]["creationTimestamp"]
+                .as_str()
+                .unwrap_or_default();
+            not_before(created, after)
+        })
+}
+
+/// Whether timestamp `time` is at or after `reference` (both RFC 3339; unparsable is false).
+fn not_before(time: &str, reference: &str) -> bool {
+    let parse = |t: &str| t.parse::<jiff::Timestamp>().ok();
+    matches!((parse(time), parse(reference)), (Some(t), Some(r)) if t >= r)
+}
+
+/// The decisions for one kind of worker, in topology order.
+fn decide_workers(gate: &Gate<'_>, workers: &[Worker<'_>]) -> (Vec<WorkerDecision>, WorkersPending) {
+    let mut pending = WorkersPending {
+        rolling_out: workers
+            .iter()
+            .filter(|w| w.rolling_out)
+            .filter_map(|w| w.current.map(|c| c.name.to_owned()))
+            .collect(),
+        ..WorkersPending::default()
+    };
+    let desired = || WorkerDecision {
+        version: gate.target.to_owned(),
+        rollout_after: gate.rollout_after.map(str::to_owned),
+        create: true,
+    };
+    let mut held_from_here = false;
+    let mut decisions = Vec::with_capacity(workers.len());
+    for worker in workers {
+        held_from_here |= worker
             .annotations
             .contains_key(TOPOLOGY_HOLD_UPGRADE_SEQUENCE_ANNOTATION);
-    if current_version == topology_version
-        || (!held && control_plane_settled(control_plane, topology_version))
-    {
-        topology_version.to_owned()
-    } else {
-        current_version.to_owned()
+        let Some(current) = worker.current else {
+            if !gate.control_plane_stable {
+                pending.create.push(worker.topology_name.to_owned());
+            }
+            decisions.push(WorkerDecision {
+                create: gate.control_plane_stable,
+                ..desired()
+            });
+            continue;
+        };
+        let kept = WorkerDecision {
+            version: current.version.to_owned(),
+            rollout_after: current.rollout_after.map(str::to_owned),
+            create: true,
+        };
+        let needs_upgrade = current.version != gate.target;
+        let needs_rollout = gate.rollout_after.is_some() && current.rollout_after != gate.rollout_after;
+        let decision = if !needs_upgrade && !needs_rollout {
+            kept
+        } else if held_from_here || worker.annotations.contains_key(TOPOLOGY_DEFER_UPGRADE_ANNOTATION) {
+            pending.deferred.push(current.name.to_owned());
+            kept
+        } else if pending.rolling_out.len() >= gate.concurrency
+            || !gate.control_plane_stable
+            || (needs_rollout && !gate.control_plane_rolled_out)
+        {
+            pending.upgrade.push(current.name.to_owned());
+            kept
+        } else {
+            pending.rolling_out.push(current.name.to_owned());
+            desired()
+        };
+        decisions.push(decision);
     }
+    (decisions, pending)
+}
+
+/// The `topology.cluster.x-k8s.io/upgrade-concurrency` annotation's value, 1 when absent or not a
+/// positive integer (the webhook refuses such values).
+pub fn concurrency(annotations: Option<&BTreeMap<String, String>>) -> usize {
+    annotations
+        .and_then(|a| a.get(crate::api::labels::TOPOLOGY_UPGRADE_CONCURRENCY_ANNOTATION))
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(1)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn workers_wait_for_the_control_plane() {
-        let md = json!({"spec": {"template": {"spec": {"version": "v1.30.0"}}}});
-        let upgrading = json!({"spec": {"version": "v1.31.0"}, "status": {"version": "v1.30.0"}});
-        let settled = json!({"spec": {"version": "v1.31.0"}, "status": {"version": "v1.31.0"}});
-        let none = TopologyMetadata::default();
-        assert_eq!(
-            machine_deployment_version("v1.31.0", Some(&upgrading), Some(&md), &none),
-            "v1.30.0"
-        );
-        assert_eq!(
-            machine_deployment_version("v1.31.0", Some(&settled), Some(&md), &none),
-            "v1.31.0"
-        );
-        assert_eq!(
-            machine_deployment_version("v1.31.0", Some(&upgrading), None, &none),
-            "v1.31.0"
-        );
-        let mut deferred = TopologyMetadata::default();
-        deferred
-            .annotations
-            .insert(TOPOLOGY_DEFER_UPGRADE_ANNOTATION.to_owned(), String::new());
-        assert_eq!(
-            machine_deployment_version("v1.31.0", Some(&settled), Some(&md), &deferred),
-            "v1.30.0"
-        );
-    }
-}
+#[path = "upgrade_tests.rs"]
+mod tests;

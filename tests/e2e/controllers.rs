@@ -14,20 +14,17 @@ use crate::manifests::{quickstart_object, quickstart_templates, render};
 use crate::process::poll;
 
 /// How long the controller may take to converge after a change.
-const CONVERGED: Duration = Duration::from_secs(60);
+pub const CONVERGED: Duration = Duration::from_secs(60);
 
 /// Every object of `resource` in `default` labelled as owned by Cluster `dev`'s topology.
 fn owned(kubectl: &Kubectl, resource: &str) -> Result<Vec<Value>, String> {
-    let out = kubectl.ok(&[
-        "get",
-        resource,
-        "-n",
-        "default",
-        "-l",
-        "cluster.x-k8s.io/cluster-name=dev,topology.cluster.x-k8s.io/owned",
-        "-o",
-        "json",
-    ])?;
+    owned_by(kubectl, "dev", resource)
+}
+
+/// Every object of `resource` in `default` labelled as owned by Cluster `cluster`'s topology.
+pub fn owned_by(kubectl: &Kubectl, cluster: &str, resource: &str) -> Result<Vec<Value>, String> {
+    let selector = format!("cluster.x-k8s.io/cluster-name={cluster},topology.cluster.x-k8s.io/owned");
+    let out = kubectl.ok(&["get", resource, "-n", "default", "-l", &selector, "-o", "json"])?;
     let list: Value = serde_json::from_str(&out).map_err(|e| e.to_string())?;
     Ok(list["items"].as_array().cloned().unwrap_or_default())
 }
@@ -56,7 +53,23 @@ fn patch(kubectl: &Kubectl, resource: &str, name: &str, patch: &Value, extra: &[
     kubectl.ok(&args).unwrap_or_else(|e| panic!("{e}"));
 }
 
-fn condition(cluster: &Value) -> Value {
+/// Plays the control plane provider: its status reports `version` with every replica updated and ready.
+pub fn report_control_plane(kubectl: &Kubectl, name: &str, version: &str) {
+    let cp = kubectl
+        .get_json("kubeadmcontrolplane", "default", name)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let replicas = cp["spec"]["replicas"].as_i64().unwrap_or(1);
+    patch(
+        kubectl,
+        "kubeadmcontrolplane",
+        name,
+        &json!({"status": {"version": version, "replicas": replicas, "updatedReplicas": replicas,
+            "readyReplicas": replicas, "unavailableReplicas": 0}}),
+        &["--subresource=status"],
+    );
+}
+
+pub fn condition(cluster: &Value) -> Value {
     cluster["status"]["conditions"]
         .as_array()
         .into_iter()
@@ -215,13 +228,7 @@ fn the_topology_is_created_kept_and_upgraded_in_order() {
 
     // Upgrade: the control plane first; workers only once it reports the new version.
     let cp_name = control_plane["metadata"]["name"].as_str().unwrap().to_owned();
-    patch(
-        kubectl,
-        "kubeadmcontrolplane",
-        &cp_name,
-        &json!({"status": {"version": "v1.31.2"}}),
-        &["--subresource=status"],
-    );
+    report_control_plane(kubectl, &cp_name, "v1.31.2");
     patch(
         kubectl,
         "cluster",
@@ -244,13 +251,7 @@ fn the_topology_is_created_kept_and_upgraded_in_order() {
         }
     })
     .unwrap_or_else(|e| fail(e));
-    patch(
-        kubectl,
-        "kubeadmcontrolplane",
-        &cp_name,
-        &json!({"status": {"version": "v1.32.0"}}),
-        &["--subresource=status"],
-    );
+    report_control_plane(kubectl, &cp_name, "v1.32.0");
     poll("the workers to follow", CONVERGED, || {
         let md = kubectl.get_json("machinedeployment", "default", &md_name)?;
         let version = &md["spec"]["template"]["spec"]["version"];

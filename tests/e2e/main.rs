@@ -10,6 +10,7 @@
 //! next run. `CAPI_TOPOLOGY_E2E_BIN=<path>` runs the scenarios against another capi-topology
 //! binary (e.g. a release build).
 
+mod class_rollout;
 mod class_status;
 mod control_plane;
 mod controllers;

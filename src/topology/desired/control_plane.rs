@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::{clone_template, merged_metadata, owned_labels, reference_to, set_opt};
+use super::{clone_template, merged_metadata, owned_labels, reference_to, set_node_timeouts, set_opt};
 use crate::api::{ControlPlaneClass, ControlPlaneTopology};
 
 /// What the control plane is built from.
@@ -18,6 +18,8 @@ pub struct ControlPlaneInput<'a> {
     pub cluster: &'a str,
     /// The version to run.
     pub version: &'a str,
+    /// The topology's `rolloutAfter`, when set.
+    pub rollout_after: Option<&'a str>,
     /// The class's control plane.
     pub class: &'a ControlPlaneClass,
     /// The topology's control plane.
@@ -27,7 +29,7 @@ pub struct ControlPlaneInput<'a> {
 }
 
 /// The control plane: the template's spec, then the fields the topology owns set over whatever the
-/// patches wrote (version, replicas, machineTemplate metadata, infrastructureRef, readiness gates, timeouts).
+/// patches wrote (version, rolloutAfter, replicas, machineTemplate metadata, infrastructureRef, readiness gates, timeouts).
 pub fn desired(input: &ControlPlaneInput<'_>) -> Value {
     let mut object = clone_template(input.template, input.name, input.namespace, input.cluster, true);
     let (labels, annotations) = merged_metadata(
@@ -43,6 +45,7 @@ pub fn desired(input: &ControlPlaneInput<'_>) -> Value {
     }
     let spec = &mut object["spec"];
     spec["version"] = json!(input.version);
+    set_opt(spec, "rolloutAfter", json!(input.rollout_after));
     set_opt(spec, "replicas", json!(input.topology.replicas));
     if input.machine_infrastructure.is_some() || spec.get("machineTemplate").is_some() {
         let mut machine = spec.get("machineTemplate").cloned().unwrap_or_else(|| json!({}));
@@ -63,25 +66,19 @@ pub fn desired(input: &ControlPlaneInput<'_>) -> Value {
         if !gates.is_empty() {
             machine["readinessGates"] = serde_json::to_value(gates).unwrap_or(Value::Null);
         }
-        for (key, topology, class) in [
-            (
-                "nodeDrainTimeout",
+        set_node_timeouts(
+            &mut machine,
+            [
                 &input.topology.node_drain_timeout,
-                &input.class.node_drain_timeout,
-            ),
-            (
-                "nodeVolumeDetachTimeout",
                 &input.topology.node_volume_detach_timeout,
-                &input.class.node_volume_detach_timeout,
-            ),
-            (
-                "nodeDeletionTimeout",
                 &input.topology.node_deletion_timeout,
+            ],
+            [
+                &input.class.node_drain_timeout,
+                &input.class.node_volume_detach_timeout,
                 &input.class.node_deletion_timeout,
-            ),
-        ] {
-            set_opt(&mut machine, key, json!(topology.as_ref().or(class.as_ref())));
-        }
+            ],
+        );
         spec["machineTemplate"] = machine;
     }
     object

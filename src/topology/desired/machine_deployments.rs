@@ -2,7 +2,8 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{merged_metadata, owned_labels, reference_to, set_opt};
+use super::worker_object::WorkerObject;
+use super::{merged_metadata, owned_labels, set_node_timeouts, set_opt, worker_annotations};
 use crate::api::labels::TOPOLOGY_DEPLOYMENT_NAME_LABEL;
 use crate::api::{MachineDeploymentClass, MachineDeploymentTopology};
 
@@ -17,6 +18,8 @@ pub struct MachineDeploymentInput<'a> {
     pub cluster: &'a str,
     /// The version to run.
     pub version: &'a str,
+    /// `spec.rolloutAfter`, when the topology's rollout has reached this MachineDeployment.
+    pub rollout_after: Option<&'a str>,
     /// The worker class.
     pub class: &'a MachineDeploymentClass,
     /// The worker topology.
@@ -34,48 +37,6 @@ pub fn desired(input: &MachineDeploymentInput<'_>) -> Value {
     let mut fixed = owned_labels(input.cluster);
     fixed.insert(TOPOLOGY_DEPLOYMENT_NAME_LABEL.to_owned(), topology.name.clone());
     let (labels, annotations) = merged_metadata(&[&class.template.metadata, &topology.metadata], fixed);
-    let mut machine_spec = json!({
-        "clusterName": input.cluster,
-        "version": input.version,
-        "bootstrap": {"configRef": reference_to(input.bootstrap)},
-        "infrastructureRef": reference_to(input.infrastructure),
-    });
-    set_opt(
-        &mut machine_spec,
-        "failureDomain",
-        json!(topology.failure_domain.as_ref().or(class.failure_domain.as_ref())),
-    );
-    for (key, from_topology, from_class) in [
-        (
-            "nodeDrainTimeout",
-            &topology.node_drain_timeout,
-            &class.node_drain_timeout,
-        ),
-        (
-            "nodeVolumeDetachTimeout",
-            &topology.node_volume_detach_timeout,
-            &class.node_volume_detach_timeout,
-        ),
-        (
-            "nodeDeletionTimeout",
-            &topology.node_deletion_timeout,
-            &class.node_deletion_timeout,
-        ),
-    ] {
-        set_opt(
-            &mut machine_spec,
-            key,
-            json!(from_topology.as_ref().or(from_class.as_ref())),
-        );
-    }
-    let gates = if topology.readiness_gates.is_empty() {
-        &class.readiness_gates
-    } else {
-        &topology.readiness_gates
-    };
-    if !gates.is_empty() {
-        machine_spec["readinessGates"] = serde_json::to_value(gates).unwrap_or(Value::Null);
-    }
     let mut selector = Map::new();
     for key in [
         crate::api::labels::CLUSTER_NAME_LABEL,
@@ -85,34 +46,55 @@ pub fn desired(input: &MachineDeploymentInput<'_>) -> Value {
             selector.insert(key.to_owned(), value.clone());
         }
     }
-    let mut spec = json!({
-        "clusterName": input.cluster,
-        "selector": {"matchLabels": selector},
-        "template": {"metadata": {"labels": labels}, "spec": machine_spec},
-    });
+    let mut object = WorkerObject {
+        kind: "MachineDeployment",
+        name: input.name,
+        namespace: input.namespace,
+        cluster: input.cluster,
+        version: input.version,
+        bootstrap: input.bootstrap,
+        infrastructure: input.infrastructure,
+        labels,
+        annotations: worker_annotations(annotations),
+        replicas: topology.replicas,
+        min_ready_seconds: topology.min_ready_seconds.or(class.min_ready_seconds),
+    }
+    .build();
+    let machine_spec = &mut object["spec"]["template"]["spec"];
     set_opt(
-        &mut spec["template"]["metadata"],
-        "annotations",
-        Value::Object(annotations.clone()),
+        machine_spec,
+        "failureDomain",
+        json!(topology.failure_domain.as_ref().or(class.failure_domain.as_ref())),
     );
-    set_opt(&mut spec, "replicas", json!(topology.replicas));
-    set_opt(
-        &mut spec,
-        "minReadySeconds",
-        json!(topology.min_ready_seconds.or(class.min_ready_seconds)),
+    set_node_timeouts(
+        machine_spec,
+        [
+            &topology.node_drain_timeout,
+            &topology.node_volume_detach_timeout,
+            &topology.node_deletion_timeout,
+        ],
+        [
+            &class.node_drain_timeout,
+            &class.node_volume_detach_timeout,
+            &class.node_deletion_timeout,
+        ],
     );
+    let gates = if topology.readiness_gates.is_empty() {
+        &class.readiness_gates
+    } else {
+        &topology.readiness_gates
+    };
+    if !gates.is_empty() {
+        machine_spec["readinessGates"] = serde_json::to_value(gates).unwrap_or(Value::Null);
+    }
+    let spec = &mut object["spec"];
+    spec["selector"] = json!({"matchLabels": selector});
+    set_opt(spec, "rolloutAfter", json!(input.rollout_after));
     let strategy = topology.strategy.as_ref().or(class.strategy.as_ref());
     set_opt(
-        &mut spec,
+        spec,
         "strategy",
         serde_json::to_value(strategy).unwrap_or(Value::Null),
     );
-    let mut object = json!({
-        "apiVersion": "cluster.x-k8s.io/v1beta1",
-        "kind": "MachineDeployment",
-        "metadata": {"name": input.name, "namespace": input.namespace, "labels": labels},
-        "spec": spec,
-    });
-    set_opt(&mut object["metadata"], "annotations", Value::Object(annotations));
     object
 }

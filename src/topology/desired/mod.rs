@@ -3,6 +3,8 @@
 pub mod control_plane;
 pub mod health_checks;
 pub mod machine_deployments;
+pub mod machine_pools;
+pub mod worker_object;
 
 use std::collections::BTreeMap;
 
@@ -10,7 +12,7 @@ use serde_json::{json, Map, Value};
 
 use crate::api::labels::{
     CLUSTER_NAME_LABEL, TEMPLATE_CLONED_FROM_GROUP_KIND_ANNOTATION, TEMPLATE_CLONED_FROM_NAME_ANNOTATION,
-    TOPOLOGY_OWNED_LABEL,
+    TOPOLOGY_DEFER_UPGRADE_ANNOTATION, TOPOLOGY_HOLD_UPGRADE_SEQUENCE_ANNOTATION, TOPOLOGY_OWNED_LABEL,
 };
 use crate::api::TopologyMetadata;
 use crate::store::group_of;
@@ -42,6 +44,13 @@ pub fn merged_metadata(
         out_labels.insert(k, Value::String(v));
     }
     (out_labels, out_annotations)
+}
+
+/// A worker's annotations without the upgrade-sequencing ones, which only the topology reads.
+pub fn worker_annotations(mut annotations: Map<String, Value>) -> Map<String, Value> {
+    annotations.remove(TOPOLOGY_DEFER_UPGRADE_ANNOTATION);
+    annotations.remove(TOPOLOGY_HOLD_UPGRADE_SEQUENCE_ANNOTATION);
+    annotations
 }
 
 /// The clone of a template as stored: same apiVersion and kind (`template_kind_suffix` false) or the
@@ -100,6 +109,22 @@ pub fn reference_to(object: &Value) -> Value {
         "name": object["metadata"]["name"],
         "namespace": object["metadata"]["namespace"],
     })
+}
+
+/// A node drain, volume detach and deletion timeout, in that order.
+pub type NodeTimeouts<'a> = [&'a Option<String>; 3];
+
+/// Sets `nodeDrainTimeout`, `nodeVolumeDetachTimeout` and `nodeDeletionTimeout` on a machine spec:
+/// the topology's value, else the class's.
+pub fn set_node_timeouts(machine: &mut Value, topology: NodeTimeouts<'_>, class: NodeTimeouts<'_>) {
+    let keys = [
+        "nodeDrainTimeout",
+        "nodeVolumeDetachTimeout",
+        "nodeDeletionTimeout",
+    ];
+    for ((key, topology), class) in keys.into_iter().zip(topology).zip(class) {
+        set_opt(machine, key, json!(topology.as_ref().or(class.as_ref())));
+    }
 }
 
 /// Sets `key` on a JSON object when `value` is not null nor an empty object.
