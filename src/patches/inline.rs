@@ -1,11 +1,11 @@
 //! Inline patches: a ClusterClass patch's definitions compiled once (templates parsed), then
 //! applied to the templates of a topology in order.
 
-use json_patch::{AddOperation, Patch, PatchOperation, RemoveOperation, ReplaceOperation};
+use json_patch::{AddOperation, PatchOperation, RemoveOperation, ReplaceOperation};
 use serde_json::{Map, Value};
 
 use super::selector::{matches, Role};
-use super::template::{parse_yaml_output, ExecOptions, Template, TemplateError};
+use super::template::{parse_yaml_output, ExecOptions, SharedData, Template, TemplateError};
 use super::variable_path::{lookup, VariablePathError};
 use crate::api::{ClusterClassPatch, PatchSelector};
 
@@ -164,34 +164,38 @@ impl CompiledPatch {
 
     /// Applies the patch to every item its selectors match and its `enabledIf` allows, in order.
     pub fn apply(&self, items: &mut [PatchItem], options: &ExecOptions) -> Result<(), PatchError> {
-        for item in items.iter_mut() {
-            let api_version = item
-                .object
-                .get("apiVersion")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned();
-            let kind = item
-                .object
-                .get("kind")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned();
-            let matched: Vec<(usize, &CompiledDefinition)> = self
-                .definitions
-                .iter()
-                .enumerate()
-                .filter(|(_, d)| matches(&d.selector, &api_version, &kind, &item.role))
-                .collect();
-            if matched.is_empty() || !self.is_enabled(&item.variables, options)? {
+        let shared: Vec<SharedData> = items.iter().map(|_| SharedData::default()).collect();
+        self.apply_shared(items, &shared, options)
+    }
+
+    /// [`apply`](Self::apply), with each item's variables converted for templates once in
+    /// `shared` (one per item, kept across patches while the variables do not change).
+    pub fn apply_shared(
+        &self,
+        items: &mut [PatchItem],
+        shared: &[SharedData],
+        options: &ExecOptions,
+    ) -> Result<(), PatchError> {
+        for (item, shared) in items.iter_mut().zip(shared) {
+            let (matched, kind): (Vec<(usize, &CompiledDefinition)>, String) = {
+                let api_version = item.object["apiVersion"].as_str().unwrap_or_default();
+                let kind = item.object["kind"].as_str().unwrap_or_default();
+                let matched = self
+                    .definitions
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| matches(&d.selector, api_version, kind, &item.role))
+                    .collect();
+                (matched, kind.to_owned())
+            };
+            if matched.is_empty() || !self.is_enabled(&item.variables, shared, options)? {
                 continue;
             }
-            let data = Value::Object(item.variables.clone());
             let mut operations = Vec::new();
             for (d, definition) in matched {
                 for (o, op) in definition.ops.iter().enumerate() {
                     let value = self
-                        .value_of(op, &item.variables, &data, options)
+                        .value_of(op, &item.variables, shared, options)
                         .map_err(|reason| PatchError::Op {
                             patch: self.name.clone(),
                             definition: d,
@@ -206,7 +210,8 @@ impl CompiledPatch {
                     })?);
                 }
             }
-            json_patch::patch(&mut item.object, &Patch(operations)).map_err(|err| PatchError::Apply {
+            // A failing patch fails the whole plan, so the item needs no rollback.
+            json_patch::patch_unsafe(&mut item.object, &operations).map_err(|err| PatchError::Apply {
                 patch: self.name.clone(),
                 kind: kind.clone(),
                 name: item
@@ -222,12 +227,17 @@ impl CompiledPatch {
     }
 
     /// `enabledIf` renders exactly `true` (as YAML) for the patch to apply; no enabledIf means enabled.
-    fn is_enabled(&self, variables: &Map<String, Value>, options: &ExecOptions) -> Result<bool, PatchError> {
+    fn is_enabled(
+        &self,
+        variables: &Map<String, Value>,
+        shared: &SharedData,
+        options: &ExecOptions,
+    ) -> Result<bool, PatchError> {
         let Some(template) = &self.enabled_if else {
             return Ok(true);
         };
         let rendered = template
-            .execute(&Value::Object(variables.clone()), options)
+            .execute_shared(variables, shared, options)
             .and_then(|text| parse_yaml_output(&text))
             .map_err(|source| PatchError::Template {
                 patch: self.name.clone(),
@@ -241,7 +251,7 @@ impl CompiledPatch {
         &self,
         op: &CompiledOp,
         variables: &Map<String, Value>,
-        data: &Value,
+        shared: &SharedData,
         options: &ExecOptions,
     ) -> Result<Option<Value>, String> {
         match &op.value {
@@ -251,7 +261,7 @@ impl CompiledPatch {
                 .map(Some)
                 .map_err(|e: VariablePathError| format!("failed to calculate value: {e}")),
             ValueSource::Template(template) => template
-                .execute(data, options)
+                .execute_shared(variables, shared, options)
                 .and_then(|text| parse_yaml_output(&text))
                 .map(Some)
                 .map_err(|e| format!("failed to calculate value for template: {e}")),
@@ -303,6 +313,37 @@ definitions:
   - {op: add, path: /spec/template/spec/list/0, value: first}
   - {op: replace, path: /spec/template/spec/port, valueFrom: {template: '8080'}}
 "#;
+
+    #[test]
+    fn a_template_changing_its_data_does_not_change_what_later_patches_see() {
+        let setter = patch(
+            r#"
+name: setter
+definitions:
+- selector: {apiVersion: infra/v1, kind: MachineTemplate, matchResources: {machineDeploymentClass: {names: [w]}}}
+  jsonPatches:
+  - {op: add, path: /spec/template/spec/a, valueFrom: {template: '{{ $_ := set .sizes "large" 99 }}{{ .sizes.large }}'}}
+"#,
+        );
+        let reader = patch(
+            r#"
+name: reader
+definitions:
+- selector: {apiVersion: infra/v1, kind: MachineTemplate, matchResources: {machineDeploymentClass: {names: [w]}}}
+  jsonPatches:
+  - {op: add, path: /spec/template/spec/b, valueFrom: {template: '{{ .sizes.large }}'}}
+"#,
+        );
+        let role = Role::MachineDeployment { class: "w".into() };
+        let mut items = vec![item(role, json!({"sizes": {"large": 8}}))];
+        let shared = [SharedData::default()];
+        let options = ExecOptions::default();
+        reader.apply_shared(&mut items, &shared, &options).unwrap();
+        setter.apply_shared(&mut items, &shared, &options).unwrap();
+        reader.apply_shared(&mut items, &shared, &options).unwrap();
+        let spec = &items[0].object["spec"]["template"]["spec"];
+        assert_eq!((&spec["a"], &spec["b"]), (&json!(99), &json!(8)));
+    }
 
     #[test]
     fn applies_matching_enabled_items_only() {

@@ -8,12 +8,51 @@ use crate::patches::template::{ExecOptions, Template};
 
 /// A short, stable suffix (5 lowercase alphanumerics) derived from `seed` (FNV-1a).
 pub fn suffix(seed: &str) -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in seed.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    let mut hash = Fnv::default();
+    hash.feed(seed.as_bytes());
+    encode(hash.0)
+}
+
+/// [`suffix`] of `value`'s compact JSON text, hashed as it is written (no string is built).
+pub fn content_suffix(value: &Value) -> String {
+    let mut hash = Fnv::default();
+    // Writing into the hasher cannot fail.
+    let _ = serde_json::to_writer(&mut hash, value);
+    encode(hash.0)
+}
+
+/// A running 64-bit FNV-1a hash.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
     }
+}
+
+impl Fnv {
+    fn feed(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 ^= u64::from(*byte);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+impl std::io::Write for Fnv {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.feed(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Five characters of `hash` in an alphabet without vowels (no words) or look-alikes.
+fn encode(mut hash: u64) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let mut out = String::with_capacity(5);
     for _ in 0..5 {
         let digit = usize::try_from(hash % ALPHABET.len() as u64).unwrap_or(0);

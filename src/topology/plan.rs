@@ -18,7 +18,7 @@ use crate::api::{Cluster, ClusterVariable};
 use crate::patches::external::ExternalPatches;
 use crate::patches::inline::PatchItem;
 use crate::patches::selector::Role;
-use crate::patches::template::ExecOptions;
+use crate::patches::template::{ExecOptions, SharedData};
 
 /// The desired state of one Cluster's topology.
 #[derive(Debug, Clone, PartialEq)]
@@ -212,10 +212,18 @@ pub fn plan(
     let planned_pools = worker_items(pools, &upgrade.machine_pools, blueprint, &base, &mut push);
 
     let options = ExecOptions::default();
+    // Each item's variables, converted for templates once for all inline patches.
+    let fresh =
+        |items: &[PatchItem]| -> Vec<SharedData> { items.iter().map(|_| SharedData::default()).collect() };
+    let mut shared = fresh(&items);
     for patch in &class.spec.patches {
         match blueprint.patches.iter().find(|p| p.name() == patch.name) {
-            Some(compiled) if patch.external.is_none() => compiled.apply(&mut items, &options)?,
+            Some(compiled) if patch.external.is_none() => {
+                compiled.apply_shared(&mut items, &shared, &options)?
+            }
             _ if patch.external.is_some() => {
+                // An extension may change the variables it is given: the next patches convert them anew.
+                shared = fresh(&items);
                 external
                     .generate(&patch.name, &mut items)
                     .map_err(|reason| external_error(&patch.name, &reason))?;
@@ -458,5 +466,5 @@ fn external_error(patch: &str, reason: &str) -> TopologyError {
 
 /// A stable digest of a template's content, so a changed template gets a new name.
 fn content_seed(spec: &Value) -> String {
-    names::suffix(&spec.to_string())
+    names::content_suffix(spec)
 }

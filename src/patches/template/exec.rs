@@ -70,10 +70,10 @@ pub(crate) struct State<'a> {
     executing: &'a str,
 }
 
-/// Executes the main template with `data` as dot.
+/// Executes the main template with `data` (converted; `None` when nested too deep) as dot.
 pub(crate) fn execute(
     tmpl: &Inner,
-    data: &serde_json::Value,
+    data: Option<Value>,
     opts: &ExecOptions,
 ) -> Result<String, TemplateError> {
     let mut state = State {
@@ -88,7 +88,7 @@ pub(crate) fn execute(
         nesting: 0,
         executing: &tmpl.name,
     };
-    let dot = match Value::from_json(data) {
+    let dot = match data {
         Some(Value::Nil) => Value::Missing,
         Some(v) => v,
         None => return Err(state.error(format!("data nested deeper than {MAX_VALUE_DEPTH}"))),

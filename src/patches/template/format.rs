@@ -97,6 +97,28 @@ pub(crate) fn format_float_v(f: f64) -> String {
     format_g(f, None)
 }
 
+/// Fractional digits past which an f64's exact decimal expansion is all zeros (it ends within
+/// 1,074). Rust's formatter refuses precisions over `u16::MAX`; Go's allows up to 1e6.
+const EXACT_DIGITS: usize = 1100;
+
+/// `f` with `prec` fractional digits (Go `%.Nf`), any precision.
+fn fixed(f: f64, prec: usize) -> String {
+    let mut out = format!("{:.*}", prec.min(EXACT_DIGITS), f);
+    out.extend(std::iter::repeat_n('0', prec.saturating_sub(EXACT_DIGITS)));
+    out
+}
+
+/// `f` in Rust's exponent form with `prec` mantissa digits after the point, any precision.
+fn scientific(f: f64, prec: usize) -> String {
+    let out = format!("{:.*e}", prec.min(EXACT_DIGITS), f);
+    if prec <= EXACT_DIGITS {
+        return out;
+    }
+    let (mantissa, exponent) = out.split_once('e').unwrap_or((&out, "0"));
+    let zeros = "0".repeat(prec - EXACT_DIGITS);
+    format!("{mantissa}{zeros}e{exponent}")
+}
+
 fn format_g(f: f64, prec: Option<usize>) -> String {
     if f.is_nan() {
         return "NaN".into();
@@ -106,7 +128,7 @@ fn format_g(f: f64, prec: Option<usize>) -> String {
     }
     let sci = match prec {
         None => format!("{f:e}"),
-        Some(p) => format!("{:.*e}", p.max(1) - 1, f),
+        Some(p) => scientific(f, p.max(1) - 1),
     };
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
@@ -161,7 +183,7 @@ fn format_e(f: f64, prec: usize, upper: bool) -> String {
     if !f.is_finite() {
         return format_g(f, None);
     }
-    let sci = format!("{:.*e}", prec, f);
+    let sci = scientific(f, prec);
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let e = if upper { 'E' } else { 'e' };
@@ -313,7 +335,7 @@ fn write_float(buf: &mut Buf, f: f64, spec: &Spec, value: &Value) -> Result<(), 
     let body = match spec.verb {
         'v' | 'g' => format_g(f, spec.prec),
         'G' => format_g(f, spec.prec).to_uppercase(),
-        'f' | 'F' if f.is_finite() => format!("{:.*}", spec.prec.unwrap_or(6), f),
+        'f' | 'F' if f.is_finite() => fixed(f, spec.prec.unwrap_or(6)),
         'f' | 'F' => format_g(f, None),
         'e' | 'E' => format_e(f, spec.prec.unwrap_or(6), spec.verb == 'E'),
         _ => return buf.push(&bad_verb(value, spec)),

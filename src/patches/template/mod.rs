@@ -38,6 +38,9 @@ struct Inner {
     name: String,
     source: String,
     sprig: bool,
+    /// Whether the source names a function that changes maps in place (sprig's `set`, `unset`,
+    /// `merge`, `mergeOverwrite`): such a template gets data of its own.
+    mutates_data: bool,
     main: ast::List,
     defines: BTreeMap<String, ast::List>,
 }
@@ -122,6 +125,7 @@ impl Template {
                 name: name.to_string(),
                 source: source.to_string(),
                 sprig,
+                mutates_data: names_mutator(source),
                 main: parsed.main,
                 defines: parsed.defines,
             }),
@@ -130,8 +134,37 @@ impl Template {
 
     /// Renders the template with `data` as dot.
     pub fn execute(&self, data: &serde_json::Value, options: &ExecOptions) -> Result<String, TemplateError> {
-        exec::execute(&self.inner, data, options)
+        exec::execute(&self.inner, value::Value::from_json(data), options)
     }
+
+    /// Renders the template with the variables `data` as dot, reusing `shared`'s conversion of
+    /// them unless the template could change it.
+    pub fn execute_shared(
+        &self,
+        data: &serde_json::Map<String, serde_json::Value>,
+        shared: &SharedData,
+        options: &ExecOptions,
+    ) -> Result<String, TemplateError> {
+        let dot = if self.inner.mutates_data {
+            value::Value::from_json_map(data)
+        } else {
+            shared.0.get_or_init(|| value::Value::from_json_map(data)).clone()
+        };
+        exec::execute(&self.inner, dot, options)
+    }
+}
+
+/// One set of variables converted once for every template execution that only reads them (the
+/// conversion is most of a short template's cost). Holds nothing until first used.
+#[derive(Debug, Default)]
+pub struct SharedData(std::cell::OnceCell<Option<value::Value>>);
+
+/// Whether `source` names a function that changes a map in place.
+fn names_mutator(source: &str) -> bool {
+    const MUTATORS: [&str; 4] = ["set", "unset", "merge", "mergeOverwrite"];
+    source
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|word| MUTATORS.contains(&word))
 }
 
 /// 1-based line and 0-based byte column of a byte offset.

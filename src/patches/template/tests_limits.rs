@@ -299,3 +299,24 @@ fn token_soup_never_panics() {
     }
     assert!(executed > 100, "only {executed} templates parsed");
 }
+
+#[test]
+fn float_precisions_beyond_the_rust_formatter_print_exact_digits_then_zeros() {
+    let roomy = ExecOptions {
+        max_output_bytes: 1_000_000,
+        ..small()
+    };
+    let fixed = run("{{ printf \"%.70000f\" 1.5 }}", &roomy).unwrap();
+    assert_eq!(fixed.len(), 70_002);
+    assert!(fixed.starts_with("1.5000") && fixed.bytes().skip(2).skip(1).all(|b| b == b'0'));
+    let exponent = run("{{ printf \"%.70000e\" 0.1 }}", &roomy).unwrap();
+    assert!(
+        exponent.starts_with("1.000000000000000055511151231257827"),
+        "exact digits of 0.1"
+    );
+    assert!(exponent.ends_with("0e-01"));
+    assert_eq!(exponent.len(), 2 + 70_000 + 4);
+    // Found by the fuzzer: %g with a six-figure precision, through a bad verb.
+    let general = run("{{ printf \"%.88888g|%.88888^v\" 2.5 1.25 }}", &roomy).unwrap();
+    assert!(general.starts_with("2.5|"), "{}", &general[..20]);
+}

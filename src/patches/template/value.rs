@@ -46,6 +46,15 @@ impl Value {
         Self::from_json_at(json, 0)
     }
 
+    /// Converts a JSON object (see [`Value::from_json`]) without wrapping it first.
+    pub(crate) fn from_json_map(map: &serde_json::Map<String, serde_json::Value>) -> Option<Value> {
+        Some(Value::new_map(
+            map.iter()
+                .map(|(k, v)| Some((k.clone(), Self::from_json_at(v, 1)?)))
+                .collect::<Option<_>>()?,
+        ))
+    }
+
     fn from_json_at(json: &serde_json::Value, depth: usize) -> Option<Value> {
         if depth > MAX_VALUE_DEPTH {
             return None;

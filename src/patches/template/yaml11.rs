@@ -38,6 +38,15 @@ enum Node {
 /// integers, `~` and empty are null; quoted and block scalars stay strings. Infinite or NaN
 /// floats have no JSON form and fail, as they do in Cluster API.
 pub fn parse_yaml_output(rendered: &str) -> Result<serde_json::Value, TemplateError> {
+    if is_lone_plain_scalar(rendered) {
+        // Most patch templates render one word or number: resolve it without the parser.
+        return to_json(&resolve(rendered.to_owned(), TScalarStyle::Plain));
+    }
+    parse_document(rendered)
+}
+
+/// [`parse_yaml_output`] through the YAML parser, whatever the text.
+fn parse_document(rendered: &str) -> Result<serde_json::Value, TemplateError> {
     let mut builder = Builder {
         parser: Parser::new_from_str(rendered),
         anchors: HashMap::new(),
@@ -45,6 +54,20 @@ pub fn parse_yaml_output(rendered: &str) -> Result<serde_json::Value, TemplateEr
     };
     let node = builder.document()?;
     to_json(&node)
+}
+
+/// Whether `text` is one single-line plain scalar the parser would return unchanged: printable
+/// ASCII, not empty, no surrounding whitespace, no leading indicator, no `: ` or ` #`, no document
+/// marker.
+fn is_lone_plain_scalar(text: &str) -> bool {
+    let Some(first) = text.chars().next() else {
+        return false;
+    };
+    text.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
+        && !"-?:,[]{}#&*!|>'\"%@`. ".contains(first)
+        && !text.ends_with([' ', ':'])
+        && !text.contains(": ")
+        && !text.contains(" #")
 }
 
 fn yaml_error(message: impl std::fmt::Display) -> TemplateError {
@@ -348,4 +371,79 @@ fn to_json(node: &Node) -> Result<serde_json::Value, TemplateError> {
             serde_json::Value::Object(sorted.into_iter().collect())
         }
     })
+}
+
+#[cfg(test)]
+mod fast_path_tests {
+    use super::*;
+
+    #[test]
+    fn lone_scalars_type_as_the_parser_types_them() {
+        let samples = [
+            "v1.31.2",
+            "kindest/node:v1.31.2",
+            "yes",
+            "No",
+            "on",
+            "OFF",
+            "y",
+            "true",
+            "null",
+            "~",
+            "0x1F",
+            "017",
+            "0o17",
+            "0b101",
+            "1_000",
+            "1.5",
+            "1e3",
+            "+12",
+            "3.",
+            "1:30",
+            "a#b",
+            "a, b",
+            "[x]",
+            "x]",
+            "x{",
+            "registry.k8s.io/pause",
+            "http://example.com/a?b=c",
+            "100%",
+            "a b c",
+            "8080",
+            "9223372036854775808",
+            "18446744073709551616",
+            "1.7976931348623157e309",
+            ".inf",
+            "Yes please",
+            "NaN",
+            "0.1.2",
+            "1-2",
+            "_x",
+            "@x",
+            "x@y",
+            "a'b",
+            "a\"b",
+            "x|y",
+            "x>y",
+            "a!b",
+            "a&b",
+            "a*b",
+        ];
+        for sample in samples {
+            assert!(
+                is_lone_plain_scalar(sample) || sample.starts_with(['[', '@', '.']),
+                "{sample}"
+            );
+            assert_eq!(
+                parse_yaml_output(sample).map_err(|e| e.to_string()),
+                parse_document(sample).map_err(|e| e.to_string()),
+                "{sample}"
+            );
+        }
+        for not_lone in [
+            "", " x", "x ", "a: b", "a #c", "- x", "---", "...", "x:", "a\nb", "a\tb", "é", "'q'",
+        ] {
+            assert!(!is_lone_plain_scalar(not_lone), "{not_lone:?}");
+        }
+    }
 }

@@ -3,7 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use super::worker_object::WorkerObject;
-use super::{merged_metadata, owned_labels, set_node_timeouts, set_opt, worker_annotations};
+use super::{merged_metadata, object_of, owned_labels, set_node_timeouts, set_opt, worker_annotations};
 use crate::api::labels::TOPOLOGY_DEPLOYMENT_NAME_LABEL;
 use crate::api::{MachineDeploymentClass, MachineDeploymentTopology};
 
@@ -88,7 +88,7 @@ pub fn desired(input: &MachineDeploymentInput<'_>) -> Value {
         machine_spec["readinessGates"] = serde_json::to_value(gates).unwrap_or(Value::Null);
     }
     let spec = &mut object["spec"];
-    spec["selector"] = json!({"matchLabels": selector});
+    spec["selector"] = object_of([("matchLabels", Value::Object(selector))]);
     set_opt(spec, "rolloutAfter", json!(input.rollout_after));
     let strategy = topology.strategy.as_ref().or(class.strategy.as_ref());
     set_opt(

@@ -88,7 +88,7 @@ pub fn clone_template(
         "metadata": {
             "name": name,
             "namespace": namespace,
-            "labels": labels,
+            "labels": Value::Object(labels),
             "annotations": {
                 TEMPLATE_CLONED_FROM_GROUP_KIND_ANNOTATION: format!("{kind}.{}", group_of(api_version)),
                 TEMPLATE_CLONED_FROM_NAME_ANNOTATION: template["metadata"]["name"].as_str().unwrap_or_default(),
@@ -103,12 +103,18 @@ pub fn clone_template(
 
 /// An object reference (`apiVersion`, `kind`, `name`, `namespace`) to `object`.
 pub fn reference_to(object: &Value) -> Value {
-    json!({
-        "apiVersion": object["apiVersion"],
-        "kind": object["kind"],
-        "name": object["metadata"]["name"],
-        "namespace": object["metadata"]["namespace"],
-    })
+    let metadata = &object["metadata"];
+    object_of([
+        ("apiVersion", object["apiVersion"].clone()),
+        ("kind", object["kind"].clone()),
+        ("name", metadata["name"].clone()),
+        ("namespace", metadata["namespace"].clone()),
+    ])
+}
+
+/// A JSON object of `entries`, in order. Unlike `json!`, values are moved in, not re-serialized.
+pub fn object_of<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Object(entries.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
 }
 
 /// A node drain, volume detach and deletion timeout, in that order.

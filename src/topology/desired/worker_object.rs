@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{reference_to, set_opt};
+use super::{object_of, reference_to, set_opt};
 
 /// The shared fields of a worker object.
 #[derive(Debug, Clone)]
@@ -36,34 +36,41 @@ pub struct WorkerObject<'a> {
 impl WorkerObject<'_> {
     /// The object; callers add what is particular to their kind.
     pub fn build(self) -> Value {
-        let machine_spec = json!({
-            "clusterName": self.cluster,
-            "version": self.version,
-            "bootstrap": {"configRef": reference_to(self.bootstrap)},
-            "infrastructureRef": reference_to(self.infrastructure),
-        });
-        let mut spec = json!({
-            "clusterName": self.cluster,
-            "template": {"metadata": {"labels": self.labels}, "spec": machine_spec},
-        });
+        let machine_spec = object_of([
+            ("clusterName", json!(self.cluster)),
+            ("version", json!(self.version)),
+            (
+                "bootstrap",
+                object_of([("configRef", reference_to(self.bootstrap))]),
+            ),
+            ("infrastructureRef", reference_to(self.infrastructure)),
+        ]);
+        let mut template_metadata = object_of([("labels", Value::Object(self.labels.clone()))]);
         set_opt(
-            &mut spec["template"]["metadata"],
+            &mut template_metadata,
             "annotations",
             Value::Object(self.annotations.clone()),
         );
+        let mut spec = object_of([
+            ("clusterName", json!(self.cluster)),
+            (
+                "template",
+                object_of([("metadata", template_metadata), ("spec", machine_spec)]),
+            ),
+        ]);
         set_opt(&mut spec, "replicas", json!(self.replicas));
         set_opt(&mut spec, "minReadySeconds", json!(self.min_ready_seconds));
-        let mut object = json!({
-            "apiVersion": "cluster.x-k8s.io/v1beta1",
-            "kind": self.kind,
-            "metadata": {"name": self.name, "namespace": self.namespace, "labels": self.labels},
-            "spec": spec,
-        });
-        set_opt(
-            &mut object["metadata"],
-            "annotations",
-            Value::Object(self.annotations),
-        );
-        object
+        let mut metadata = object_of([
+            ("name", json!(self.name)),
+            ("namespace", json!(self.namespace)),
+            ("labels", Value::Object(self.labels)),
+        ]);
+        set_opt(&mut metadata, "annotations", Value::Object(self.annotations));
+        object_of([
+            ("apiVersion", json!("cluster.x-k8s.io/v1beta1")),
+            ("kind", json!(self.kind)),
+            ("metadata", metadata),
+            ("spec", spec),
+        ])
     }
 }
