@@ -1,9 +1,9 @@
 //! Inline patches: a ClusterClass patch's definitions compiled once (templates parsed), then
 //! applied to the templates of a topology in order.
 
-use json_patch::{AddOperation, PatchOperation, RemoveOperation, ReplaceOperation};
 use serde_json::{Map, Value};
 
+use super::pointer_ops::{Op, Pointer};
 use super::selector::{matches, Role};
 use super::template::{parse_yaml_output, ExecOptions, SharedData, Template, TemplateError};
 use super::variable_path::{lookup, VariablePathError};
@@ -19,6 +19,27 @@ pub struct PatchItem {
     pub object: Value,
     /// The variables by name, `builtin` included.
     pub variables: Map<String, Value>,
+}
+
+/// What every patch reads of one item, computed once: its apiVersion and kind (for selectors) and
+/// its variables converted for templates.
+#[derive(Debug, Default)]
+pub struct ItemCache {
+    api_version: String,
+    kind: String,
+    data: SharedData,
+}
+
+impl ItemCache {
+    /// The cache of `item` (the template conversion is made on first use).
+    pub fn of(item: &PatchItem) -> Self {
+        let text = |key: &str| item.object[key].as_str().unwrap_or_default().to_owned();
+        ItemCache {
+            api_version: text("apiVersion"),
+            kind: text("kind"),
+            data: SharedData::default(),
+        }
+    }
 }
 
 /// Why a patch could not be compiled or applied; the message names the patch, definition and op.
@@ -75,8 +96,8 @@ enum ValueSource {
 
 #[derive(Debug, Clone)]
 struct CompiledOp {
-    op: String,
-    path: String,
+    op: Op,
+    pointer: Pointer,
     value: ValueSource,
 }
 
@@ -140,8 +161,8 @@ impl CompiledPatch {
                     (_, None, None) => return Err(op_error("one of value and valueFrom must be set")),
                 };
                 ops.push(CompiledOp {
-                    op: json_patch.op.clone(),
-                    path: json_patch.path.clone(),
+                    op: Op::parse(&json_patch.op).map_err(|reason| op_error(&reason))?,
+                    pointer: Pointer::parse(&json_patch.path).map_err(|reason| op_error(&reason))?,
                     value,
                 });
             }
@@ -164,34 +185,33 @@ impl CompiledPatch {
 
     /// Applies the patch to every item its selectors match and its `enabledIf` allows, in order.
     pub fn apply(&self, items: &mut [PatchItem], options: &ExecOptions) -> Result<(), PatchError> {
-        let shared: Vec<SharedData> = items.iter().map(|_| SharedData::default()).collect();
-        self.apply_shared(items, &shared, options)
+        let caches: Vec<ItemCache> = items.iter().map(ItemCache::of).collect();
+        self.apply_cached(items, &caches, options)
     }
 
-    /// [`apply`](Self::apply), with each item's variables converted for templates once in
-    /// `shared` (one per item, kept across patches while the variables do not change).
-    pub fn apply_shared(
+    /// [`apply`](Self::apply) with what every patch reads of each item computed once in `caches`
+    /// (one per item, valid while the items' kinds and variables do not change).
+    pub fn apply_cached(
         &self,
         items: &mut [PatchItem],
-        shared: &[SharedData],
+        caches: &[ItemCache],
         options: &ExecOptions,
     ) -> Result<(), PatchError> {
-        for (item, shared) in items.iter_mut().zip(shared) {
-            let (matched, kind): (Vec<(usize, &CompiledDefinition)>, String) = {
-                let api_version = item.object["apiVersion"].as_str().unwrap_or_default();
-                let kind = item.object["kind"].as_str().unwrap_or_default();
-                let matched = self
-                    .definitions
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, d)| matches(&d.selector, api_version, kind, &item.role))
-                    .collect();
-                (matched, kind.to_owned())
-            };
+        for (item, cache) in items.iter_mut().zip(caches) {
+            let shared = &cache.data;
+            let kind = &cache.kind;
+            let matched: Vec<(usize, &CompiledDefinition)> = self
+                .definitions
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| matches(&d.selector, &cache.api_version, kind, &item.role))
+                .collect();
             if matched.is_empty() || !self.is_enabled(&item.variables, shared, options)? {
                 continue;
             }
-            let mut operations = Vec::new();
+            // Values come from the variables alone, so each op is applied as soon as it is known;
+            // a failing op fails the whole plan, so the item needs no rollback.
+            let mut applied = 0;
             for (d, definition) in matched {
                 for (o, op) in definition.ops.iter().enumerate() {
                     let value = self
@@ -202,26 +222,23 @@ impl CompiledPatch {
                             op: o,
                             reason,
                         })?;
-                    operations.push(operation(op, value).map_err(|reason| PatchError::Op {
+                    let path = &op.pointer;
+                    let outcome = path.apply(&mut item.object, op.op, value.unwrap_or(Value::Null));
+                    outcome.map_err(|reason| PatchError::Apply {
                         patch: self.name.clone(),
-                        definition: d,
-                        op: o,
-                        reason,
-                    })?);
+                        kind: kind.clone(),
+                        name: item.object["metadata"]["name"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_owned(),
+                        reason: format!(
+                            "operation '/{applied}' failed at path '{}': {reason}",
+                            path.as_str()
+                        ),
+                    })?;
+                    applied += 1;
                 }
             }
-            // A failing patch fails the whole plan, so the item needs no rollback.
-            json_patch::patch_unsafe(&mut item.object, &operations).map_err(|err| PatchError::Apply {
-                patch: self.name.clone(),
-                kind: kind.clone(),
-                name: item
-                    .object
-                    .pointer("/metadata/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
-                reason: err.to_string(),
-            })?;
         }
         Ok(())
     }
@@ -266,21 +283,6 @@ impl CompiledPatch {
                 .map(Some)
                 .map_err(|e| format!("failed to calculate value for template: {e}")),
         }
-    }
-}
-
-/// The JSON patch operation for `op` with its computed value.
-fn operation(op: &CompiledOp, value: Option<Value>) -> Result<PatchOperation, String> {
-    let path = json_patch::jsonptr::PointerBuf::parse(op.path.as_str())
-        .map_err(|e| format!("invalid path {:?}: {e}", op.path))?;
-    let value = value.unwrap_or(Value::Null);
-    match op.op.as_str() {
-        "add" => Ok(PatchOperation::Add(AddOperation { path, value })),
-        "replace" => Ok(PatchOperation::Replace(ReplaceOperation { path, value })),
-        "remove" => Ok(PatchOperation::Remove(RemoveOperation { path })),
-        other => Err(format!(
-            "unsupported op {other:?}: must be one of add, replace, remove"
-        )),
     }
 }
 
@@ -336,11 +338,11 @@ definitions:
         );
         let role = Role::MachineDeployment { class: "w".into() };
         let mut items = vec![item(role, json!({"sizes": {"large": 8}}))];
-        let shared = [SharedData::default()];
+        let caches: Vec<ItemCache> = items.iter().map(ItemCache::of).collect();
         let options = ExecOptions::default();
-        reader.apply_shared(&mut items, &shared, &options).unwrap();
-        setter.apply_shared(&mut items, &shared, &options).unwrap();
-        reader.apply_shared(&mut items, &shared, &options).unwrap();
+        reader.apply_cached(&mut items, &caches, &options).unwrap();
+        setter.apply_cached(&mut items, &caches, &options).unwrap();
+        reader.apply_cached(&mut items, &caches, &options).unwrap();
         let spec = &items[0].object["spec"]["template"]["spec"];
         assert_eq!((&spec["a"], &spec["b"]), (&json!(99), &json!(8)));
     }

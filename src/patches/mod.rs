@@ -2,6 +2,7 @@
 
 pub mod external;
 pub mod inline;
+pub mod pointer_ops;
 pub mod selector;
 pub mod template;
 pub mod variable_path;

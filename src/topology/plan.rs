@@ -16,9 +16,9 @@ use super::workers::{self, Resolved, ResolvedDeployment, ResolvedPool, WorkerCla
 use crate::api::labels::{MACHINE_CONTROL_PLANE_LABEL, TOPOLOGY_DEPLOYMENT_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
 use crate::api::{Cluster, ClusterVariable};
 use crate::patches::external::ExternalPatches;
-use crate::patches::inline::PatchItem;
+use crate::patches::inline::{ItemCache, PatchItem};
 use crate::patches::selector::Role;
-use crate::patches::template::{ExecOptions, SharedData};
+use crate::patches::template::ExecOptions;
 
 /// The desired state of one Cluster's topology.
 #[derive(Debug, Clone, PartialEq)]
@@ -212,18 +212,17 @@ pub fn plan(
     let planned_pools = worker_items(pools, &upgrade.machine_pools, blueprint, &base, &mut push);
 
     let options = ExecOptions::default();
-    // Each item's variables, converted for templates once for all inline patches.
-    let fresh =
-        |items: &[PatchItem]| -> Vec<SharedData> { items.iter().map(|_| SharedData::default()).collect() };
-    let mut shared = fresh(&items);
+    // What each inline patch reads of an item (kinds, converted variables), computed once.
+    let fresh = |items: &[PatchItem]| -> Vec<ItemCache> { items.iter().map(ItemCache::of).collect() };
+    let mut caches = fresh(&items);
     for patch in &class.spec.patches {
         match blueprint.patches.iter().find(|p| p.name() == patch.name) {
             Some(compiled) if patch.external.is_none() => {
-                compiled.apply_shared(&mut items, &shared, &options)?
+                compiled.apply_cached(&mut items, &caches, &options)?
             }
             _ if patch.external.is_some() => {
                 // An extension may change the variables it is given: the next patches convert them anew.
-                shared = fresh(&items);
+                caches = fresh(&items);
                 external
                     .generate(&patch.name, &mut items)
                     .map_err(|reason| external_error(&patch.name, &reason))?;
@@ -234,15 +233,17 @@ pub fn plan(
             _ => {}
         }
     }
-    let item = |index: Option<usize>| index.and_then(|i| items.get(i)).map(|item| &item.object);
+    // The patched templates, each taken (not copied) by the object built from it.
+    let mut patched: Vec<Option<Value>> = items.into_iter().map(|item| Some(item.object)).collect();
+    let mut take = |index: Option<usize>| index.and_then(|i| patched.get_mut(i)).and_then(Option::take);
     let mut objects = Vec::new();
     let mut cluster_object = serde_json::to_value(cluster).unwrap_or_else(|_| json!({}));
-    if let Some(template) = item(infra_item) {
+    if let Some(template) = take(infra_item) {
         let infra = clone_template(template, &infra_name, &namespace, &cluster_name, true);
         cluster_object["spec"]["infrastructureRef"] = reference_to(&infra);
         objects.push(infra);
     }
-    let machine = item(cp_machine_item).map(|template| {
+    let machine = take(cp_machine_item).map(|template| {
         let current_ref = current_cp.map_or(&Value::Null, |cp| {
             &cp["spec"]["machineTemplate"]["infrastructureRef"]
         });
@@ -251,9 +252,9 @@ pub fn plan(
             .unwrap_or_else(|| object_name(&cp_name, &content_seed(&template["spec"])));
         clone_template(template, &name, &namespace, &cluster_name, false)
     });
-    if let Some(template) = item(cp_item) {
+    if let Some(template) = take(cp_item) {
         let cp = control_plane::desired(&ControlPlaneInput {
-            template,
+            template: &template,
             name: &cp_name,
             namespace: &namespace,
             cluster: &cluster_name,
@@ -287,14 +288,14 @@ pub fn plan(
     for planned in &planned_deployments {
         objects.extend(deployment_objects(
             planned,
-            &item,
+            &mut take,
             current,
             &namespace,
             &cluster_name,
         ));
     }
     for planned in &planned_pools {
-        objects.extend(pool_objects(planned, &item, &namespace, &cluster_name));
+        objects.extend(pool_objects(planned, &mut take, &namespace, &cluster_name));
     }
     Ok(Plan {
         cluster: cluster_object,
@@ -355,16 +356,16 @@ fn worker_items<'a, T: WorkerTopology>(
 
 /// A MachineDeployment's objects: its bootstrap and infrastructure template clones (reused while
 /// unchanged, renamed when their content changes), itself and its health check.
-fn deployment_objects<'t>(
+fn deployment_objects(
     planned: &Planned<ResolvedDeployment<'_>>,
-    item: &dyn Fn(Option<usize>) -> Option<&'t Value>,
+    take: &mut dyn FnMut(Option<usize>) -> Option<Value>,
     current: &Current,
     namespace: &str,
     cluster_name: &str,
 ) -> Vec<Value> {
     let md = &planned.worker;
-    let clone = |index: Option<usize>, path: &[&str]| {
-        item(index).map(|template| {
+    let mut clone = |index: Option<usize>, path: &[&str]| {
+        take(index).map(|template| {
             let current_ref = md.current.map_or(&Value::Null, |object| {
                 path.iter()
                     .fold(&object["spec"]["template"]["spec"], |v, k| &v[*k])
@@ -414,15 +415,15 @@ fn deployment_objects<'t>(
 
 /// A MachinePool's objects: its bootstrap config and infrastructure machine pool, instantiated
 /// from the class's templates and kept under their current names (updated in place), then itself.
-fn pool_objects<'t>(
+fn pool_objects(
     planned: &Planned<ResolvedPool<'_>>,
-    item: &dyn Fn(Option<usize>) -> Option<&'t Value>,
+    take: &mut dyn FnMut(Option<usize>) -> Option<Value>,
     namespace: &str,
     cluster_name: &str,
 ) -> Vec<Value> {
     let mp = &planned.worker;
-    let instantiate = |index: Option<usize>, path: &[&str], role: &str| {
-        item(index).map(|template| {
+    let mut instantiate = |index: Option<usize>, path: &[&str], role: &str| {
+        take(index).map(|template| {
             let current_name = mp.current.and_then(|object| {
                 path.iter()
                     .fold(&object["spec"]["template"]["spec"], |v, k| &v[*k])["name"]

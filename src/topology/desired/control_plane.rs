@@ -31,7 +31,13 @@ pub struct ControlPlaneInput<'a> {
 /// The control plane: the template's spec, then the fields the topology owns set over whatever the
 /// patches wrote (version, rolloutAfter, replicas, machineTemplate metadata, infrastructureRef, readiness gates, timeouts).
 pub fn desired(input: &ControlPlaneInput<'_>) -> Value {
-    let mut object = clone_template(input.template, input.name, input.namespace, input.cluster, true);
+    let mut object = clone_template(
+        input.template.clone(),
+        input.name,
+        input.namespace,
+        input.cluster,
+        true,
+    );
     let (labels, annotations) = merged_metadata(
         &[&input.class.metadata, &input.topology.metadata],
         owned_labels(input.cluster),

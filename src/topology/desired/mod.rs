@@ -57,28 +57,30 @@ pub fn worker_annotations(mut annotations: Map<String, Value>) -> Map<String, Va
 /// kind without `Template` and the template's `spec.template.spec` (true); labels of the Cluster;
 /// `cloned-from` annotations.
 pub fn clone_template(
-    template: &Value,
+    mut template: Value,
     name: &str,
     namespace: &str,
     cluster: &str,
     instantiate: bool,
 ) -> Value {
-    let api_version = template["apiVersion"].as_str().unwrap_or_default();
-    let kind = template["kind"].as_str().unwrap_or_default();
-    let (out_kind, spec) = if instantiate {
-        (
-            kind.strip_suffix("Template").unwrap_or(kind),
-            template["spec"]["template"]["spec"].clone(),
-        )
+    let spec = if instantiate {
+        template["spec"]["template"]["spec"].take()
     } else {
-        (kind, template["spec"].clone())
+        template["spec"].take()
     };
     let mut labels = Map::new();
     if instantiate {
-        if let Some(extra) = template["spec"]["template"]["metadata"]["labels"].as_object() {
-            labels.extend(extra.clone());
+        if let Value::Object(extra) = template["spec"]["template"]["metadata"]["labels"].take() {
+            labels.extend(extra);
         }
     }
+    let api_version = template["apiVersion"].as_str().unwrap_or_default();
+    let kind = template["kind"].as_str().unwrap_or_default();
+    let out_kind = if instantiate {
+        kind.strip_suffix("Template").unwrap_or(kind)
+    } else {
+        kind
+    };
     for (k, v) in owned_labels(cluster) {
         labels.insert(k, Value::String(v));
     }
@@ -149,7 +151,7 @@ mod tests {
     fn instantiated_templates_drop_the_suffix_and_keep_only_the_inner_spec() {
         let template = json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerClusterTemplate",
             "metadata": {"name": "t"}, "spec": {"template": {"spec": {"a": 1}}}});
-        let object = clone_template(&template, "c-x", "ns", "c", true);
+        let object = clone_template(template, "c-x", "ns", "c", true);
         assert_eq!(
             object,
             json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerCluster",
