@@ -66,7 +66,7 @@ fuzz_target!(|data: &[u8]| {
             "metadata": {"name": "t"},
             "spec": {"template": {"spec": {"list": [0, 1, 2], "map": {"k": "v", "~/": 1}}}},
         }),
-        variables,
+        variables: std::sync::Arc::new(variables),
     }];
     let options = ExecOptions {
         missing_key_error: true,

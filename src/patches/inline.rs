@@ -1,6 +1,9 @@
 //! Inline patches: a ClusterClass patch's definitions compiled once (templates parsed), then
 //! applied to the templates of a topology in order.
 
+use std::rc::Rc;
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use super::pointer_ops::{Op, Pointer};
@@ -17,8 +20,9 @@ pub struct PatchItem {
     pub role: Role,
     /// The template object (apiVersion, kind, metadata, spec).
     pub object: Value,
-    /// The variables by name, `builtin` included.
-    pub variables: Map<String, Value>,
+    /// The variables by name, `builtin` included; templates of one scope (a worker's bootstrap
+    /// and infrastructure templates) share them.
+    pub variables: Arc<Map<String, Value>>,
 }
 
 /// What every patch reads of one item, computed once: its apiVersion and kind (for selectors) and
@@ -27,18 +31,32 @@ pub struct PatchItem {
 pub struct ItemCache {
     api_version: String,
     kind: String,
-    data: SharedData,
+    data: Rc<SharedData>,
 }
 
 impl ItemCache {
-    /// The cache of `item` (the template conversion is made on first use).
-    pub fn of(item: &PatchItem) -> Self {
-        let text = |key: &str| item.object[key].as_str().unwrap_or_default().to_owned();
-        ItemCache {
-            api_version: text("apiVersion"),
-            kind: text("kind"),
-            data: SharedData::default(),
+    /// The caches of `items`; consecutive items sharing their variables share one template
+    /// conversion of them (made on first use).
+    pub fn of_items(items: &[PatchItem]) -> Vec<Self> {
+        let mut caches: Vec<ItemCache> = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let text = |key: &str| item.object[key].as_str().unwrap_or_default().to_owned();
+            let previous = i
+                .checked_sub(1)
+                .and_then(|p| Some((items.get(p)?, caches.get(p)?)));
+            let data = match previous {
+                Some((before, cache)) if Arc::ptr_eq(&before.variables, &item.variables) => {
+                    cache.data.clone()
+                }
+                _ => Rc::default(),
+            };
+            caches.push(ItemCache {
+                api_version: text("apiVersion"),
+                kind: text("kind"),
+                data,
+            });
         }
+        caches
     }
 }
 
@@ -185,8 +203,7 @@ impl CompiledPatch {
 
     /// Applies the patch to every item its selectors match and its `enabledIf` allows, in order.
     pub fn apply(&self, items: &mut [PatchItem], options: &ExecOptions) -> Result<(), PatchError> {
-        let caches: Vec<ItemCache> = items.iter().map(ItemCache::of).collect();
-        self.apply_cached(items, &caches, options)
+        self.apply_cached(items, &ItemCache::of_items(items), options)
     }
 
     /// [`apply`](Self::apply) with what every patch reads of each item computed once in `caches`
@@ -300,7 +317,7 @@ mod tests {
             role,
             object: json!({"apiVersion": "infra/v1", "kind": "MachineTemplate", "metadata": {"name": "t"},
                            "spec": {"template": {"spec": {"list": ["a"]}}}}),
-            variables: variables.as_object().cloned().unwrap(),
+            variables: Arc::new(variables.as_object().cloned().unwrap()),
         }
     }
 
@@ -338,7 +355,7 @@ definitions:
         );
         let role = Role::MachineDeployment { class: "w".into() };
         let mut items = vec![item(role, json!({"sizes": {"large": 8}}))];
-        let caches: Vec<ItemCache> = items.iter().map(ItemCache::of).collect();
+        let caches = ItemCache::of_items(&items);
         let options = ExecOptions::default();
         reader.apply_cached(&mut items, &caches, &options).unwrap();
         setter.apply_cached(&mut items, &caches, &options).unwrap();

@@ -1,5 +1,7 @@
 //! The entry point: from a compiled class, a Cluster and its current objects, the desired objects.
 
+use std::sync::Arc;
+
 use serde_json::{json, Map, Value};
 
 use super::blueprint::Blueprint;
@@ -14,7 +16,7 @@ use super::names::{self, object_name};
 use super::upgrade::{concurrency, Inputs, UpgradePlan, WorkerDecision};
 use super::workers::{self, Resolved, ResolvedDeployment, ResolvedPool, WorkerClass, WorkerTopology};
 use crate::api::labels::{MACHINE_CONTROL_PLANE_LABEL, TOPOLOGY_DEPLOYMENT_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
-use crate::api::{Cluster, ClusterVariable};
+use crate::api::{Cluster, ClusterVariable, LocalObjectTemplate};
 use crate::patches::external::ExternalPatches;
 use crate::patches::inline::{ItemCache, PatchItem};
 use crate::patches::selector::Role;
@@ -156,22 +158,23 @@ pub fn plan(
     let no_overrides = Vec::new();
 
     let mut items = Vec::new();
-    let mut push =
-        |role: Role, template: Option<&Value>, builtin: &Value, overrides: &[crate::api::ClusterVariable]| {
-            template.map(|object| {
-                items.push(PatchItem {
-                    role,
-                    object: object.clone(),
-                    variables: builtins::variables(values, overrides, builtin.clone()),
-                });
-                items.len() - 1
-            })
-        };
+    let scope = |builtin: Value, overrides: &[ClusterVariable]| {
+        Arc::new(builtins::variables(values, overrides, builtin))
+    };
+    let mut push = |role: Role, template: Option<&Value>, variables: &Arc<Map<String, Value>>| {
+        template.map(|object| {
+            items.push(PatchItem {
+                role,
+                object: object.clone(),
+                variables: Arc::clone(variables),
+            });
+            items.len() - 1
+        })
+    };
     let infra_item = push(
         Role::InfrastructureCluster,
         blueprint.template(class.spec.infrastructure.r#ref.as_ref()),
-        &base,
-        &no_overrides,
+        &scope(base.clone(), &no_overrides),
     );
     let cp_overrides = topology
         .control_plane
@@ -182,12 +185,11 @@ pub fn plan(
     if let Some(replicas) = topology.control_plane.replicas {
         cp_builtin["controlPlane"]["replicas"] = json!(replicas);
     }
-    let cp_builtin = merge(&base, cp_builtin);
+    let cp_variables = scope(merge(&base, cp_builtin), cp_overrides);
     let cp_item = push(
         Role::ControlPlane,
         blueprint.template(class.spec.control_plane.r#ref.as_ref()),
-        &cp_builtin,
-        cp_overrides,
+        &cp_variables,
     );
     let cp_machine = class
         .spec
@@ -195,26 +197,19 @@ pub fn plan(
         .machine_infrastructure
         .as_ref()
         .and_then(|m| blueprint.template(m.r#ref.as_ref()));
-    let cp_machine_item = push(
-        Role::ControlPlaneMachineInfrastructure,
-        cp_machine,
-        &cp_builtin,
-        cp_overrides,
-    );
+    let cp_machine_item = push(Role::ControlPlaneMachineInfrastructure, cp_machine, &cp_variables);
 
-    let planned_deployments = worker_items(
-        deployments,
-        &upgrade.machine_deployments,
+    let workers = WorkerScope {
         blueprint,
-        &base,
-        &mut push,
-    );
-    let planned_pools = worker_items(pools, &upgrade.machine_pools, blueprint, &base, &mut push);
+        base: &base,
+        scope: &scope,
+    };
+    let planned_deployments = workers.items(deployments, &upgrade.machine_deployments, &mut push);
+    let planned_pools = workers.items(pools, &upgrade.machine_pools, &mut push);
 
     let options = ExecOptions::default();
     // What each inline patch reads of an item (kinds, converted variables), computed once.
-    let fresh = |items: &[PatchItem]| -> Vec<ItemCache> { items.iter().map(ItemCache::of).collect() };
-    let mut caches = fresh(&items);
+    let mut caches = ItemCache::of_items(&items);
     for patch in &class.spec.patches {
         match blueprint.patches.iter().find(|p| p.name() == patch.name) {
             Some(compiled) if patch.external.is_none() => {
@@ -222,7 +217,7 @@ pub fn plan(
             }
             _ if patch.external.is_some() => {
                 // An extension may change the variables it is given: the next patches convert them anew.
-                caches = fresh(&items);
+                caches = ItemCache::of_items(&items);
                 external
                     .generate(&patch.name, &mut items)
                     .map_err(|reason| external_error(&patch.name, &reason))?;
@@ -304,54 +299,54 @@ pub fn plan(
     })
 }
 
-/// Adds a template to the patch items (role, template, builtin variables, variable overrides),
-/// returning its index.
-type PushItem<'p> = dyn FnMut(Role, Option<&Value>, &Value, &[ClusterVariable]) -> Option<usize> + 'p;
+/// Adds a template with its scope's variables to the patch items, returning its index.
+type PushItem<'p> = dyn FnMut(Role, Option<&Value>, &Arc<Map<String, Value>>) -> Option<usize> + 'p;
 
-/// The workers to create or update (those whose creation waits are left out), each with its
-/// templates added to the patch items through `push` with its builtin variables.
-fn worker_items<'a, T: WorkerTopology>(
-    resolved: Vec<Resolved<'a, T>>,
-    decisions: &[WorkerDecision],
-    blueprint: &Blueprint,
-    base: &Value,
-    push: &mut PushItem<'_>,
-) -> Vec<Planned<Resolved<'a, T>>> {
-    let mut planned = Vec::new();
-    for (worker, decision) in resolved.into_iter().zip(decisions) {
-        if !decision.create {
-            continue;
+/// A scope's variables: the Cluster's values with `overrides` on top, and `builtin`.
+type ScopeVariables<'p> = dyn Fn(Value, &[ClusterVariable]) -> Arc<Map<String, Value>> + 'p;
+
+/// What the workers' patch items are made from.
+struct WorkerScope<'p> {
+    blueprint: &'p Blueprint,
+    base: &'p Value,
+    scope: &'p ScopeVariables<'p>,
+}
+
+impl WorkerScope<'_> {
+    /// The workers to create or update (those whose creation waits are left out), each with its
+    /// two templates added to the patch items through `push`, sharing its variables.
+    fn items<'a, T: WorkerTopology>(
+        &self,
+        resolved: Vec<Resolved<'a, T>>,
+        decisions: &[WorkerDecision],
+        push: &mut PushItem<'_>,
+    ) -> Vec<Planned<Resolved<'a, T>>> {
+        let mut planned = Vec::new();
+        for (worker, decision) in resolved.into_iter().zip(decisions) {
+            if !decision.create {
+                continue;
+            }
+            let topology = worker.topology;
+            let mut scope = json!({"version": decision.version, "class": topology.class(), "name": worker.name,
+                "topologyName": topology.name()});
+            if let Some(replicas) = topology.replicas() {
+                scope["replicas"] = json!(replicas);
+            }
+            let variables = (self.scope)(merge(self.base, json!({ T::SCOPE: scope })), topology.overrides());
+            let templates = worker.class.template();
+            let role = T::role(topology.class());
+            let template = |local: &LocalObjectTemplate| self.blueprint.template(local.r#ref.as_ref());
+            let bootstrap = push(role.clone(), template(&templates.bootstrap), &variables);
+            let infrastructure = push(role, template(&templates.infrastructure), &variables);
+            planned.push(Planned {
+                worker,
+                decision: decision.clone(),
+                bootstrap,
+                infrastructure,
+            });
         }
-        let topology = worker.topology;
-        let mut scope = json!({"version": decision.version, "class": topology.class(), "name": worker.name,
-            "topologyName": topology.name()});
-        if let Some(replicas) = topology.replicas() {
-            scope["replicas"] = json!(replicas);
-        }
-        let builtin = merge(base, json!({ T::SCOPE: scope }));
-        let templates = worker.class.template();
-        let role = T::role(topology.class());
-        let overrides = topology.overrides();
-        let bootstrap = push(
-            role.clone(),
-            blueprint.template(templates.bootstrap.r#ref.as_ref()),
-            &builtin,
-            overrides,
-        );
-        let infrastructure = push(
-            role,
-            blueprint.template(templates.infrastructure.r#ref.as_ref()),
-            &builtin,
-            overrides,
-        );
-        planned.push(Planned {
-            worker,
-            decision: decision.clone(),
-            bootstrap,
-            infrastructure,
-        });
+        planned
     }
-    planned
 }
 
 /// A MachineDeployment's objects: its bootstrap and infrastructure template clones (reused while
