@@ -107,10 +107,10 @@ pub async fn reconcile_cluster(
                 report(&ctx, &cluster, &object, Err(&blocked)).await?;
                 return Err(error);
             }
-            if work.upgrade.is_done() {
-                Action::requeue(RESYNC)
-            } else {
+            if work.upgrade.waits_on_rollout() {
                 Action::requeue(UPGRADE_POLL)
+            } else {
+                Action::requeue(RESYNC)
             }
         }
         Err(blocked) => {

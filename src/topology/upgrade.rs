@@ -250,6 +250,15 @@ impl UpgradePlan {
         }
     }
 
+    /// True when something waits for the cluster's machines to progress (not only for a change
+    /// of the topology, as deferred workers do): worth looking again soon.
+    pub fn waits_on_rollout(&self) -> bool {
+        let workers = |p: &WorkersPending| !p.create.is_empty() || !p.upgrade.is_empty();
+        self.control_plane_pending
+            || workers(&self.machine_deployments_pending)
+            || workers(&self.machine_pools_pending)
+    }
+
     /// True when the control plane is stable at the target version and no worker waits.
     pub fn is_done(&self) -> bool {
         !self.control_plane_pending

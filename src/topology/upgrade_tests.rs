@@ -194,6 +194,14 @@ fn defer_and_hold_sequence_keep_workers_back() {
         plan.machine_deployments_pending.deferred,
         ["md-0", "md-2", "md-3"]
     );
+    assert!(
+        !plan.is_done() && !plan.waits_on_rollout(),
+        "only a change of the topology lifts a deferral: nothing to poll for"
+    );
+    let queued = [worker("md-1", Some(OLD), &none), worker("md-3", Some(OLD), &none)];
+    let plan = UpgradePlan::decide(&inputs(Some(&cp), &queued));
+    assert_eq!(plan.machine_deployments_pending.upgrade, ["md-3"]);
+    assert!(plan.waits_on_rollout(), "md-3 goes once md-1 has rolled out");
 }
 
 #[test]
