@@ -51,13 +51,16 @@ pub async fn reconcile_class(class: Arc<DynamicObject>, ctx: Arc<Context>) -> Re
     let generation = class.metadata.generation.unwrap_or(1);
     let desired = class_status(&typed, generation, &now_rfc3339());
     if !status_is_current(object.get("status"), &desired) {
-        ctx.syncer
+        let written = ctx
+            .syncer
             .patch_status(&object, &desired)
             .await
             .map_err(|source| ReconcileError {
                 name: class.metadata.name.clone().unwrap_or_default(),
                 source,
             })?;
+        // Clusters of the class wait for this status: let them see it without waiting for the watch.
+        ctx.cache.observe(written);
     }
     // The templates must exist for Clusters of the class to be reconciled; say so while not.
     if let Err(missing) = Blueprint::new(typed, &ctx.cache) {

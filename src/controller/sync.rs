@@ -17,12 +17,12 @@ use crate::topology::reconcile::contains;
 pub const FIELD_MANAGER: &str = "capi-topology";
 
 /// What a sync did to one object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     /// The object already matched.
     Unchanged,
-    /// The object was created or updated.
-    Applied,
+    /// The object was created or updated; the API server's copy of it.
+    Applied(Value),
 }
 
 /// Writes objects through the API server, discovering each kind's resource once.
@@ -47,17 +47,19 @@ impl Syncer {
         }
         let (api, name) = self.api_for(desired).await?;
         let params = PatchParams::apply(FIELD_MANAGER).force();
-        api.patch(&name, &params, &Patch::Apply(desired)).await?;
-        Ok(Outcome::Applied)
+        let written = api.patch(&name, &params, &Patch::Apply(desired)).await?;
+        Ok(Outcome::Applied(as_value(&written)))
     }
 
-    /// Patches the status subresource of `object` with a JSON merge patch of `status`.
-    pub async fn patch_status(&self, object: &Value, status: &Value) -> Result<(), kube::Error> {
+    /// Patches the status subresource of `object` with a JSON merge patch of `status`, returning
+    /// the API server's copy.
+    pub async fn patch_status(&self, object: &Value, status: &Value) -> Result<Value, kube::Error> {
         let (api, name) = self.api_for(object).await?;
         let patch = serde_json::json!({ "status": status });
-        api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .map(|_| ())
+        let written = api
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
+        Ok(as_value(&written))
     }
 
     /// Deletes `object`; one already gone is not an error.
@@ -101,4 +103,9 @@ impl Syncer {
         let api = Api::namespaced_with(self.client.clone(), text("/metadata/namespace"), &resource);
         Ok((api, text("/metadata/name").to_owned()))
     }
+}
+
+/// A written object as the plain JSON the caches hold (`Null` if it cannot be represented).
+fn as_value(object: &DynamicObject) -> Value {
+    serde_json::to_value(object).unwrap_or(Value::Null)
 }

@@ -159,7 +159,10 @@ async fn carry_out(
             .apply(desired, current.as_ref())
             .await
             .map_err(|source| failed("apply", desired, source))?;
-        if outcome == Outcome::Applied {
+        if let Outcome::Applied(written) = outcome {
+            // Read-your-writes: the next reconcile compares against what was just written, even
+            // before the watch delivers it.
+            ctx.cache.observe(written);
             let reason = if current.is_some() {
                 "TopologyUpdate"
             } else {
@@ -175,10 +178,14 @@ async fn carry_out(
         }
     }
     if let Some(refs) = &work.cluster_refs {
-        ctx.syncer
+        let outcome = ctx
+            .syncer
             .apply(refs, None)
             .await
             .map_err(|source| failed("set the references of", refs, source))?;
+        if let Outcome::Applied(written) = outcome {
+            ctx.cache.observe(written);
+        }
     }
     for stale in &work.deletions {
         ctx.syncer
@@ -210,10 +217,13 @@ async fn report(
     if let Err(blocked) = decided {
         event_typed(ctx, cluster, EventType::Warning, blocked.reason, &blocked.message).await;
     }
-    ctx.syncer
+    let written = ctx
+        .syncer
         .patch_status(object, &serde_json::json!({ "conditions": conditions }))
         .await
-        .map_err(|source| failed("write the status of", object, source))
+        .map_err(|source| failed("write the status of", object, source))?;
+    ctx.cache.observe(written);
+    Ok(())
 }
 
 async fn event(ctx: &Context, cluster: &DynamicObject, reason: &str, note: &str) {
