@@ -15,6 +15,9 @@ pub struct Pending {
 /// The first thing that waits, in the order an upgrade proceeds (control plane, then
 /// MachineDeployments, then MachinePools), with what it waits for; `None` when nothing waits.
 pub fn pending(plan: &UpgradePlan) -> Option<Pending> {
+    if plan.is_done() {
+        return None;
+    }
     let target = &plan.target;
     let (reason, what) = if plan.control_plane_pending {
         (
