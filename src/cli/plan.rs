@@ -25,7 +25,7 @@ pub enum Format {
     Yaml,
     /// One Kubernetes `List` per Cluster, as JSON.
     Json,
-    /// Created / changed (per field) / deleted objects against the current objects in the files.
+    /// Created / changed (per field) / deleted objects against the current objects in the files, and what of an upgrade is held and why.
     Diff,
 }
 
