@@ -60,7 +60,7 @@ impl Current {
     }
 
     /// Whether any Machine `selector` (a label selector's `matchLabels`) picks runs another version
-    /// than `version`: the worker is still rolling out.
+    /// than `version` (machines without one do not count): the worker is still rolling out.
     pub fn machines_differ(&self, selector: &Value, version: &str) -> bool {
         let Some(match_labels) = selector["matchLabels"].as_object().filter(|m| !m.is_empty()) else {
             return false;
@@ -71,7 +71,7 @@ impl Current {
                     .iter()
                     .all(|(key, value)| m["metadata"]["labels"].get(key) == Some(value))
             })
-            .any(|m| m["spec"]["version"].as_str() != Some(version))
+            .any(|m| m["spec"]["version"].as_str().is_some_and(|v| v != version))
     }
 
     fn machines(&self) -> impl Iterator<Item = &Value> {
