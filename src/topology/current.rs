@@ -89,3 +89,60 @@ impl Current {
         (template.get("spec") == Some(spec)).then(|| name.to_owned())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn machine(name: &str, labels: Value, version: Option<&str>) -> Value {
+        let mut machine =
+            json!({"kind": "Machine", "metadata": {"name": name, "labels": labels}, "spec": {}});
+        if let Some(version) = version {
+            machine["spec"]["version"] = json!(version);
+        }
+        machine
+    }
+
+    #[test]
+    fn a_worker_rolls_out_while_a_machine_it_selects_runs_another_version() {
+        let selector = json!({"matchLabels": {"pool": "a"}});
+        let current = |machines: Vec<Value>| Current { objects: machines };
+        let same = current(vec![
+            machine("m1", json!({"pool": "a"}), Some("v1.31.0")),
+            machine("m2", json!({"pool": "b"}), Some("v1.30.0")),
+            machine("m3", json!({"pool": "a"}), None),
+        ]);
+        assert!(
+            !same.machines_differ(&selector, "v1.31.0"),
+            "other pools and versionless machines do not count"
+        );
+        let rolling = current(vec![machine(
+            "m4",
+            json!({"pool": "a", "x": "y"}),
+            Some("v1.30.0"),
+        )]);
+        assert!(rolling.machines_differ(&selector, "v1.31.0"));
+        assert!(
+            !rolling.machines_differ(&json!({}), "v1.31.0"),
+            "an empty selector picks nothing"
+        );
+    }
+
+    #[test]
+    fn control_plane_machines_carry_the_control_plane_label() {
+        let current = Current {
+            objects: vec![
+                machine("cp", json!({MACHINE_CONTROL_PLANE_LABEL: ""}), Some("v1")),
+                machine("worker", json!({}), Some("v1")),
+            ],
+        };
+        let names: Vec<&Value> = current
+            .control_plane_machines()
+            .iter()
+            .map(|m| &m["metadata"]["name"])
+            .collect();
+        assert_eq!(names, [&json!("cp")]);
+    }
+}
