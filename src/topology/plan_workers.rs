@@ -1,0 +1,187 @@
+//! The workers' part of a plan: their patch items (a worker's two templates share its
+//! variables) and, once patched, their objects.
+
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use super::blueprint::Blueprint;
+use super::builtins::merge;
+use super::current::Current;
+use super::desired::machine_deployments::{self, MachineDeploymentInput};
+use super::desired::machine_pools::{self, label_pool_object, MachinePoolInput};
+use super::desired::{clone_template, health_checks};
+use super::names::{self, object_name};
+use super::upgrade::WorkerDecision;
+use super::workers::{Resolved, ResolvedDeployment, ResolvedPool, WorkerClass, WorkerTopology};
+use crate::api::labels::{TOPOLOGY_DEPLOYMENT_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
+use crate::api::{ClusterVariable, LocalObjectTemplate};
+use crate::patches::selector::Role;
+
+/// A worker to create or update, with its decision and the indexes of its templates among the
+/// patch items.
+pub(super) struct Planned<W> {
+    worker: W,
+    decision: WorkerDecision,
+    bootstrap: Option<usize>,
+    infrastructure: Option<usize>,
+}
+
+/// Adds a template with its scope's variables to the patch items, returning its index.
+pub(super) type PushItem<'p> =
+    dyn FnMut(Role, Option<&Value>, &Arc<Map<String, Value>>) -> Option<usize> + 'p;
+
+/// A scope's variables: the Cluster's values with `overrides` on top, and `builtin`.
+pub(super) type ScopeVariables<'p> = dyn Fn(Value, &[ClusterVariable]) -> Arc<Map<String, Value>> + 'p;
+
+/// What the workers' patch items are made from.
+pub(super) struct WorkerScope<'p> {
+    pub(super) blueprint: &'p Blueprint,
+    pub(super) base: &'p Value,
+    pub(super) scope: &'p ScopeVariables<'p>,
+}
+
+impl WorkerScope<'_> {
+    /// The workers to create or update (those whose creation waits are left out), each with its
+    /// two templates added to the patch items through `push`, sharing its variables.
+    pub(super) fn items<'a, T: WorkerTopology>(
+        &self,
+        resolved: Vec<Resolved<'a, T>>,
+        decisions: &[WorkerDecision],
+        push: &mut PushItem<'_>,
+    ) -> Vec<Planned<Resolved<'a, T>>> {
+        let mut planned = Vec::new();
+        for (worker, decision) in resolved.into_iter().zip(decisions) {
+            if !decision.create {
+                continue;
+            }
+            let topology = worker.topology;
+            let mut scope = json!({"version": decision.version, "class": topology.class(), "name": worker.name,
+                "topologyName": topology.name()});
+            if let Some(replicas) = topology.replicas() {
+                scope["replicas"] = json!(replicas);
+            }
+            let variables = (self.scope)(merge(self.base, json!({ T::SCOPE: scope })), topology.overrides());
+            let templates = worker.class.template();
+            let role = T::role(topology.class());
+            let template = |local: &LocalObjectTemplate| self.blueprint.template(local.r#ref.as_ref());
+            let bootstrap = push(role.clone(), template(&templates.bootstrap), &variables);
+            let infrastructure = push(role, template(&templates.infrastructure), &variables);
+            planned.push(Planned {
+                worker,
+                decision: decision.clone(),
+                bootstrap,
+                infrastructure,
+            });
+        }
+        planned
+    }
+}
+
+/// A MachineDeployment's objects: its bootstrap and infrastructure template clones (reused while
+/// unchanged, renamed when their content changes), itself and its health check.
+pub(super) fn deployment_objects(
+    planned: &Planned<ResolvedDeployment<'_>>,
+    take: &mut dyn FnMut(Option<usize>) -> Option<Value>,
+    current: &Current,
+    namespace: &str,
+    cluster_name: &str,
+) -> Vec<Value> {
+    let md = &planned.worker;
+    let mut clone = |index: Option<usize>, path: &[&str]| {
+        take(index).map(|template| {
+            let current_ref = md.current.map_or(&Value::Null, |object| {
+                path.iter()
+                    .fold(&object["spec"]["template"]["spec"], |v, k| &v[*k])
+            });
+            let name = current
+                .reusable_template(current_ref, &template["spec"])
+                .unwrap_or_else(|| object_name(&md.name, &content_seed(&template["spec"])));
+            clone_template(template, &name, namespace, cluster_name, false)
+        })
+    };
+    let (Some(bootstrap), Some(infrastructure)) = (
+        clone(planned.bootstrap, &["bootstrap", "configRef"]),
+        clone(planned.infrastructure, &["infrastructureRef"]),
+    ) else {
+        return Vec::new();
+    };
+    let object = machine_deployments::desired(&MachineDeploymentInput {
+        name: &md.name,
+        namespace,
+        cluster: cluster_name,
+        version: &planned.decision.version,
+        rollout_after: planned.decision.rollout_after.as_deref(),
+        class: md.class,
+        topology: md.topology,
+        bootstrap: &bootstrap,
+        infrastructure: &infrastructure,
+    });
+    let mut objects = vec![bootstrap, infrastructure, object];
+    if let Some(check) = health_checks::effective(
+        md.class.machine_health_check.as_ref(),
+        md.topology.machine_health_check.as_ref(),
+    ) {
+        let selector = Map::from_iter([
+            (TOPOLOGY_DEPLOYMENT_NAME_LABEL.to_owned(), json!(md.topology.name)),
+            (TOPOLOGY_OWNED_LABEL.to_owned(), json!("")),
+        ]);
+        objects.push(health_checks::desired(
+            &md.name,
+            namespace,
+            cluster_name,
+            selector,
+            check,
+        ));
+    }
+    objects
+}
+
+/// A MachinePool's objects: its bootstrap config and infrastructure machine pool, instantiated
+/// from the class's templates and kept under their current names (updated in place), then itself.
+pub(super) fn pool_objects(
+    planned: &Planned<ResolvedPool<'_>>,
+    take: &mut dyn FnMut(Option<usize>) -> Option<Value>,
+    namespace: &str,
+    cluster_name: &str,
+) -> Vec<Value> {
+    let mp = &planned.worker;
+    let mut instantiate = |index: Option<usize>, path: &[&str], role: &str| {
+        take(index).map(|template| {
+            let current_name = mp.current.and_then(|object| {
+                path.iter()
+                    .fold(&object["spec"]["template"]["spec"], |v, k| &v[*k])["name"]
+                    .as_str()
+            });
+            let name = current_name.map_or_else(
+                || object_name(&format!("{cluster_name}-{}", mp.topology.name), role),
+                str::to_owned,
+            );
+            let mut object = clone_template(template, &name, namespace, cluster_name, true);
+            label_pool_object(&mut object, &mp.topology.name);
+            object
+        })
+    };
+    let (Some(bootstrap), Some(infrastructure)) = (
+        instantiate(planned.bootstrap, &["bootstrap", "configRef"], "bootstrap"),
+        instantiate(planned.infrastructure, &["infrastructureRef"], "infrastructure"),
+    ) else {
+        return Vec::new();
+    };
+    let object = machine_pools::desired(&MachinePoolInput {
+        name: &mp.name,
+        namespace,
+        cluster: cluster_name,
+        version: &planned.decision.version,
+        class: mp.class,
+        topology: mp.topology,
+        bootstrap: &bootstrap,
+        infrastructure: &infrastructure,
+    });
+    vec![bootstrap, infrastructure, object]
+}
+
+/// A stable digest of a template's content, so a changed template gets a new name.
+pub(super) fn content_seed(spec: &Value) -> String {
+    names::content_suffix(spec)
+}
