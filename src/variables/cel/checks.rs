@@ -4,8 +4,10 @@
 
 use kube_cel::{estimate_rule_cost, CompilationError, CompiledSchema, WarningKind};
 
+use super::limits::check_expression;
 use crate::api::JSONSchemaProps;
 use crate::field::{FieldError, FieldErrors, FieldPath};
+use crate::variables::schema::MAX_DEPTH;
 
 /// Longest `message` the API server accepts.
 const MAX_MESSAGE_LENGTH: usize = 2048;
@@ -19,12 +21,89 @@ const REASONS: [&str; 4] = [
     "FieldValueForbidden",
 ];
 
-/// True when any node of the tree has a rule.
+/// True when any node of the tree has a rule (an iterative walk: any depth is safe).
 pub fn has_rules(schema: &JSONSchemaProps) -> bool {
-    !schema.x_validations.is_empty()
-        || schema.properties.values().any(has_rules)
-        || schema.additional_properties.as_deref().is_some_and(has_rules)
-        || schema.items.as_deref().is_some_and(has_rules)
+    let mut pending = vec![schema];
+    while let Some(node) = pending.pop() {
+        if !node.x_validations.is_empty() {
+            return true;
+        }
+        pending.extend(children(node).map(|(_, child)| child));
+    }
+    false
+}
+
+/// The nodes that can carry rules below `node`, with the keyword path to each.
+fn children(node: &JSONSchemaProps) -> impl Iterator<Item = (ChildKey<'_>, &JSONSchemaProps)> {
+    let properties = node
+        .properties
+        .iter()
+        .map(|(name, child)| (ChildKey::Property(name), child));
+    let additional = node
+        .additional_properties
+        .as_deref()
+        .map(|child| (ChildKey::Additional, child));
+    let items = node.items.as_deref().map(|child| (ChildKey::Items, child));
+    properties.chain(additional).chain(items)
+}
+
+/// Where a child sits under its parent.
+enum ChildKey<'a> {
+    Property(&'a str),
+    Additional,
+    Items,
+}
+
+impl ChildKey<'_> {
+    fn under(&self, path: &FieldPath) -> FieldPath {
+        match self {
+            ChildKey::Property(name) => path.child("properties").key(name),
+            ChildKey::Additional => path.child("additionalProperties"),
+            ChildKey::Items => path.child("items"),
+        }
+    }
+}
+
+/// The errors that must stop a tree before the CEL parser sees it: nesting deeper than any
+/// schema may be, and rules or message expressions past the parser's size and depth limits
+/// (worded as the API server's compiler reports them).
+pub fn check_limits(schema: &JSONSchemaProps, path: &FieldPath) -> FieldErrors {
+    let mut errors = FieldErrors::new();
+    let mut pending = vec![(schema, path.clone(), 0_usize)];
+    while let Some((node, node_path, depth)) = pending.pop() {
+        if depth > MAX_DEPTH {
+            errors.push(FieldError::forbidden(
+                &node_path,
+                format!("schemas may not be nested deeper than {MAX_DEPTH} levels"),
+            ));
+            continue;
+        }
+        for (i, rule) in node.x_validations.iter().enumerate() {
+            let rule_path = node_path.child("x-kubernetes-validations").index(i);
+            for (field, expression) in [
+                ("rule", &rule.rule),
+                ("messageExpression", &rule.message_expression),
+            ] {
+                if let Err(limit) = check_expression(expression) {
+                    let detail = match field {
+                        "rule" => format!("compilation failed: ERROR: <input>:-1:0: {limit}"),
+                        _ => format!("messageExpression compilation failed: ERROR: <input>:-1:0: {limit}"),
+                    };
+                    errors.push(FieldError::invalid(
+                        &rule_path.child(field),
+                        expression.as_str(),
+                        detail,
+                    ));
+                }
+            }
+        }
+        // Reversed, so that errors come out in document order.
+        let next: Vec<_> = children(node)
+            .map(|(key, child)| (child, key.under(&node_path), depth + 1))
+            .collect();
+        pending.extend(next.into_iter().rev());
+    }
+    errors
 }
 
 /// Every definition-time error of the tree's rules.

@@ -11,6 +11,8 @@ use crate::api::JSONSchemaProps;
 use crate::field::{ErrorType, FieldError, FieldErrors, FieldPath};
 
 mod checks;
+mod guard;
+pub mod limits;
 
 thread_local! {
     /// A validator per thread: it holds the CEL function registry, built once.
@@ -27,14 +29,26 @@ impl CelRules {
     /// Checks every rule of the tree (non-blank, message rules, reason, fieldPath, `oldSelf`
     /// placement, cost) and compiles them. Errors sit at `schema_path` + the node's keyword path,
     /// e.g. `...openAPIV3Schema.properties[a].x-kubernetes-validations[0].rule`.
+    /// Expressions past the parser's size and depth limits (see [`limits`]), and trees nested
+    /// deeper than any schema may be, are refused before anything is parsed.
     pub fn compile(schema: &JSONSchemaProps, schema_path: &FieldPath) -> Result<CelRules, FieldErrors> {
         if !checks::has_rules(schema) {
             return Ok(CelRules { compiled: None });
         }
+        checks::check_limits(schema, schema_path).into_result()?;
         let json = serde_json::to_value(schema)
             .map_err(|e| FieldErrors::from(FieldError::internal(schema_path, e.to_string())))?;
-        let compiled = compile_schema(&json);
-        let errors = checks::check_tree(schema, &compiled, schema_path);
+        let compiled = guard::compiling(|| {
+            let compiled = compile_schema(&json);
+            let errors = checks::check_tree(schema, &compiled, schema_path);
+            (compiled, errors)
+        });
+        let (compiled, errors) = compiled.map_err(|panic| {
+            FieldErrors::from(FieldError::internal(
+                schema_path,
+                format!("the CEL rules of this schema cannot be compiled: {}", panic.0),
+            ))
+        })?;
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -54,9 +68,19 @@ impl CelRules {
         let Some(compiled) = &self.compiled else {
             return FieldErrors::new();
         };
-        let result = VALIDATOR.with(|validator| validator.validate_compiled(compiled, value, old));
-        let Err(failures) = result else {
-            return FieldErrors::new();
+        let result = guard::evaluating(|| {
+            VALIDATOR.with(|validator| validator.validate_compiled(compiled, value, old))
+        });
+        let failures = match result {
+            Ok(Ok(())) => return FieldErrors::new(),
+            Ok(Err(failures)) => failures,
+            Err(panic) => {
+                return FieldError::internal(
+                    value_path,
+                    format!("the CEL rules cannot be evaluated: {}", panic.0),
+                )
+                .into()
+            }
         };
         let raw = serde_json::to_string(value).unwrap_or_default();
         failures
