@@ -281,13 +281,35 @@ impl fmt::Display for FieldError {
 
 impl std::error::Error for FieldError {}
 
-/// Renders a bad value as the API server does: strings quoted, scalars bare, the rest as JSON.
+/// The longest rendering of an offending value echoed back; longer ones are cut, saying how
+/// much was left out, so a huge input never comes back as a huge denial or log line.
+pub const MAX_RENDERED_VALUE: usize = 1024;
+
+/// Renders a bad value as the API server does: strings quoted, scalars bare, the rest as JSON;
+/// cut to [`MAX_RENDERED_VALUE`] bytes.
 fn render_value(value: &Value) -> String {
-    match value {
+    let rendered = match value {
         Value::String(s) => format!("{s:?}"),
         Value::Null => "null".to_owned(),
         other => other.to_string(),
+    };
+    truncate(rendered, MAX_RENDERED_VALUE)
+}
+
+/// `text` cut to at most `max` bytes (on a character boundary), ending with how many bytes
+/// were left out.
+pub fn truncate(mut text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
     }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let omitted = text.len() - cut;
+    text.truncate(cut);
+    text.push_str(&format!("...({omitted} more bytes)"));
+    text
 }
 
 /// A list of field errors; empty means valid.
@@ -372,13 +394,13 @@ impl<'a> IntoIterator for &'a FieldErrors {
 impl fmt::Display for FieldErrors {
     /// Like the API server's aggregate: one message alone, several in `[a, b]`, repeats dropped.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut messages: Vec<String> = Vec::with_capacity(self.0.len());
-        for error in &self.0 {
-            let message = error.to_string();
-            if !messages.contains(&message) {
-                messages.push(message);
-            }
-        }
+        let mut seen = std::collections::HashSet::with_capacity(self.0.len());
+        let messages: Vec<String> = self
+            .0
+            .iter()
+            .map(ToString::to_string)
+            .filter(|message| seen.insert(message.clone()))
+            .collect();
         match messages.as_slice() {
             [] => Ok(()),
             [one] => f.write_str(one),
@@ -447,6 +469,26 @@ mod tests {
             many.to_string(),
             r#"[a: Required value, b: Duplicate value: "x"]"#
         );
+    }
+
+    #[test]
+    fn huge_values_are_cut_saying_how_much() {
+        let error = FieldError::invalid(&FieldPath::new("a"), "é".repeat(2_000), "bad");
+        let shown = error.to_string();
+        assert!(shown.len() < MAX_RENDERED_VALUE + 64, "{}", shown.len());
+        assert!(
+            shown.ends_with("...(2979 more bytes): bad"),
+            "{}",
+            &shown[shown.len() - 40..]
+        );
+    }
+
+    #[test]
+    fn many_errors_aggregate_in_linear_time() {
+        let errors: FieldErrors = (0..100_000)
+            .map(|i| FieldError::required(&FieldPath::new("a").index(i % 50_000), "x"))
+            .collect();
+        assert_eq!(errors.to_string().matches("Required value").count(), 50_000);
     }
 
     #[test]

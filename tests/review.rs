@@ -150,3 +150,47 @@ fn every_webhook_answers_with_the_request_uid() {
         );
     }
 }
+
+#[test]
+fn an_object_of_another_kind_is_refused_whatever_the_request_kind_says() {
+    for (path, object) in [
+        (
+            VALIDATE_CLUSTER,
+            json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "ClusterClass",
+                   "metadata": {"name": "c1", "namespace": "default"}, "spec": {}}),
+        ),
+        (
+            MUTATE_CLUSTER,
+            json!({"apiVersion": "v1", "kind": "Cluster",
+                   "metadata": {"name": "c1", "namespace": "default"}, "spec": {}}),
+        ),
+    ] {
+        let response = answer(path, &create_review(Kind::Cluster, &object));
+        assert!(!response.allowed);
+        assert_eq!(response.result.code, 400);
+        let expected = format!(
+            "object is {:?} {:?}, but this webhook admits cluster.x-k8s.io/v1beta1 Cluster",
+            object["apiVersion"].as_str().unwrap(),
+            object["kind"].as_str().unwrap()
+        );
+        assert_eq!(response.result.message, expected);
+    }
+}
+
+#[test]
+fn a_huge_name_is_not_echoed_back_whole() {
+    let mut object = cluster(json!({"topology": {"class": "missing", "version": "1.x"}}));
+    object["metadata"]["name"] = json!("n".repeat(1_000_000));
+    let response = answer(VALIDATE_CLUSTER, &create_review(Kind::Cluster, &object));
+    assert!(!response.allowed);
+    assert!(
+        response.result.message.len() < 2_000,
+        "{} bytes",
+        response.result.message.len()
+    );
+    assert!(
+        response.result.message.contains("more bytes)"),
+        "{}",
+        response.result.message
+    );
+}

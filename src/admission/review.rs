@@ -25,6 +25,7 @@ pub const MAX_BODY_BYTES: usize = 7 * 1024 * 1024;
 trait Admitted: Serialize + DeserializeOwned + Clone {
     const KIND: Kind;
     fn name(&self) -> &str;
+    fn type_meta(&self) -> (&str, &str);
     fn default(&mut self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome;
     fn validate(&self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome;
     fn validate_delete(old: &Self, source: &dyn ObjectSource) -> Outcome;
@@ -34,6 +35,9 @@ impl Admitted for Cluster {
     const KIND: Kind = Kind::Cluster;
     fn name(&self) -> &str {
         self.metadata.name.as_deref().unwrap_or_default()
+    }
+    fn type_meta(&self) -> (&str, &str) {
+        (&self.api_version, &self.kind)
     }
     fn default(&mut self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome {
         cluster::default(self, old, source)
@@ -50,6 +54,9 @@ impl Admitted for ClusterClass {
     const KIND: Kind = Kind::ClusterClass;
     fn name(&self) -> &str {
         self.metadata.name.as_deref().unwrap_or_default()
+    }
+    fn type_meta(&self) -> (&str, &str) {
+        (&self.api_version, &self.kind)
     }
     fn default(&mut self, _old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
         cluster_class::default(self);
@@ -144,6 +151,11 @@ fn admit_kind<T: Admitted>(
         Ok(pair) => pair,
         Err(message) => return deny_bad_request(response, &message),
     };
+    for (field, decoded) in [("object", object.as_ref()), ("oldObject", old.as_ref())] {
+        if let Some(Err(message)) = decoded.map(|o| check_type_meta::<T>(field, o)) {
+            return deny_bad_request(response, &message);
+        }
+    }
     match (&request.operation, object, old) {
         (Operation::Delete, _, Some(old)) if !mutating => {
             let outcome = T::validate_delete(&old, source);
@@ -229,6 +241,31 @@ fn forbid(mut response: AdmissionResponse, kind: Kind, name: &str, outcome: Outc
     response
 }
 
+/// The decoded object must be what the webhook admits, whatever `request.kind` claims.
+fn check_type_meta<T: Admitted>(field: &str, object: &T) -> Result<(), String> {
+    let (api_version, kind) = object.type_meta();
+    let expected = T::KIND.name();
+    if api_version
+        .strip_prefix(status::GROUP)
+        .and_then(|v| v.strip_prefix('/'))
+        == Some(VERSION)
+        && kind == expected
+    {
+        return Ok(());
+    }
+    Err(format!(
+        "{field} is {} {}, but this webhook admits {}/{VERSION} {expected}",
+        shown(api_version),
+        shown(kind),
+        status::GROUP,
+    ))
+}
+
+/// An attacker-supplied string as an error repeats it: quoted, and cut when long.
+fn shown(text: &str) -> String {
+    crate::field::truncate(format!("{text:?}"), 128)
+}
+
 fn check_kind(expected: Kind, gvk: &GroupVersionKind) -> Result<(), String> {
     if gvk.group == status::GROUP && gvk.version == VERSION && gvk.kind == expected.name() {
         return Ok(());
@@ -238,6 +275,7 @@ fn check_kind(expected: Kind, gvk: &GroupVersionKind) -> Result<(), String> {
     } else {
         format!("{}/{} {}", gvk.group, gvk.version, gvk.kind)
     };
+    let got = crate::field::truncate(got, 256);
     Err(format!(
         "this webhook admits {}/{VERSION} {}, not {got}",
         status::GROUP,

@@ -11,6 +11,7 @@ pub const GROUP: &str = "cluster.x-k8s.io";
 /// The `Status` the API server returns for an invalid object, e.g.
 /// `Cluster.cluster.x-k8s.io "c1" is invalid: spec.topology.version: Invalid value: ...`.
 pub fn invalid(kind: &str, name: &str, errors: &FieldErrors) -> Status {
+    let name = &shown_name(name);
     let message = format!("{kind}.{GROUP} {name:?} is invalid: {errors}");
     let causes = errors
         .iter()
@@ -35,6 +36,7 @@ pub fn invalid(kind: &str, name: &str, errors: &FieldErrors) -> Status {
 /// The `Status` for a forbidden operation on `resource` (plural), e.g. deleting a ClusterClass in use:
 /// `clusterclasses.cluster.x-k8s.io "quick-start" is forbidden: <reason>`, code 403.
 pub fn forbidden(resource: &str, name: &str, reason: &str) -> Status {
+    let name = &shown_name(name);
     let message = format!("{resource}.{GROUP} {name:?} is forbidden: {reason}");
     Status::failure(&message, "Forbidden")
         .with_code(403)
@@ -52,6 +54,15 @@ pub fn forbidden(resource: &str, name: &str, reason: &str) -> Status {
 pub fn bad_request(message: &str) -> Status {
     Status::failure(message, "BadRequest").with_code(400)
 }
+
+/// A name as a denial echoes it: no object name is longer than 253 bytes, so a longer one is an
+/// attack or a mistake, and is cut rather than sent back whole.
+fn shown_name(name: &str) -> String {
+    crate::field::truncate(name.to_owned(), MAX_NAME_SHOWN)
+}
+
+/// The longest object name a denial repeats (a DNS subdomain's limit).
+const MAX_NAME_SHOWN: usize = 253;
 
 #[cfg(test)]
 mod tests {

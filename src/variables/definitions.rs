@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::cel::CelRules;
+use super::limits::{schema_limit_errors, variable_count_error};
 use super::schema::Schema;
 use super::structural::{shape_errors, structural_errors};
 use crate::api::{ClusterClassVariable, JSONSchemaProps};
@@ -16,6 +17,9 @@ const BUILTIN: &str = "builtin";
 
 /// Every error of `variables`, keyed by variable name (`spec.variables[cpu].schema.openAPIV3Schema...`).
 pub fn validate_definitions(variables: &[ClusterClassVariable], path: &FieldPath) -> FieldErrors {
+    if let Some(too_many) = variable_count_error(variables.len(), path) {
+        return too_many.into();
+    }
     let mut errors = FieldErrors::new();
     let mut seen = BTreeSet::new();
     for variable in variables {
@@ -54,7 +58,11 @@ pub fn validate_definitions(variables: &[ClusterClassVariable], path: &FieldPath
 
 /// Checks one variable's schema: structure, then values the schema must accept, then CEL rules.
 fn validate_schema(schema: &JSONSchemaProps, path: &FieldPath) -> FieldErrors {
-    let mut errors = structural_errors(schema, path);
+    let mut errors = schema_limit_errors(schema, path);
+    if !errors.is_empty() {
+        return errors;
+    }
+    errors = structural_errors(schema, path);
     if !errors.is_empty() {
         return errors;
     }

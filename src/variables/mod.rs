@@ -6,6 +6,7 @@ mod defaulting;
 mod definitions;
 mod formats;
 mod go_json;
+pub mod limits;
 mod schema;
 mod status;
 mod structural;

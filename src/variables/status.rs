@@ -16,6 +16,7 @@ pub fn status_variables(
             .map(|(patch, variables)| (patch.as_str(), variables.as_slice())),
     );
     let mut status: Vec<ClusterClassStatusVariable> = Vec::new();
+    let mut position: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (from, variables) in sources {
         for variable in variables {
             let definition = ClusterClassStatusVariableDefinition {
@@ -24,7 +25,7 @@ pub fn status_variables(
                 metadata: variable.metadata.clone(),
                 schema: variable.schema.clone(),
             };
-            match status.iter_mut().find(|s| s.name == variable.name) {
+            match position.get(&variable.name).map(|&i| &mut status[i]) {
                 Some(existing) => {
                     existing.definitions_conflict |= existing.definitions.iter().any(|d| {
                         d.schema != definition.schema
@@ -33,11 +34,14 @@ pub fn status_variables(
                     });
                     existing.definitions.push(definition);
                 }
-                None => status.push(ClusterClassStatusVariable {
-                    name: variable.name.clone(),
-                    definitions_conflict: false,
-                    definitions: vec![definition],
-                }),
+                None => {
+                    position.insert(variable.name.clone(), status.len());
+                    status.push(ClusterClassStatusVariable {
+                        name: variable.name.clone(),
+                        definitions_conflict: false,
+                        definitions: vec![definition],
+                    });
+                }
             }
         }
     }

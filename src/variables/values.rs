@@ -1,6 +1,8 @@
 //! A ClusterClass's variable definitions (its `status.variables`) compiled once, then used to
 //! default and validate the values Clusters set, at the Cluster level and in overrides.
 
+use std::collections::{HashMap, HashSet};
+
 use super::cel::CelRules;
 use super::defaulting::apply_defaults;
 use super::go_json::to_go_json;
@@ -29,6 +31,8 @@ struct Variable {
 #[derive(Debug, Clone, Default)]
 pub struct CompiledVariables {
     variables: Vec<Variable>,
+    /// Position of each variable in `variables`, by name (the first, should a name repeat).
+    by_name: HashMap<String, usize>,
 }
 
 impl CompiledVariables {
@@ -55,8 +59,17 @@ impl CompiledVariables {
                     })
                     .collect(),
             })
-            .collect();
-        CompiledVariables { variables }
+            .collect::<Vec<_>>();
+        let mut by_name = HashMap::with_capacity(variables.len());
+        for (i, variable) in variables.iter().enumerate() {
+            by_name.entry(variable.name.clone()).or_insert(i);
+        }
+        CompiledVariables { variables, by_name }
+    }
+
+    /// The variable named `name`.
+    fn variable(&self, name: &str) -> Option<&Variable> {
+        self.by_name.get(name).map(|&i| &self.variables[i])
     }
 
     /// True when the class defines no variable.
@@ -73,6 +86,7 @@ impl CompiledVariables {
         path: &FieldPath,
     ) -> Result<Vec<ClusterVariable>, FieldErrors> {
         let mut defaulted = self.default_override_variables(values, path)?;
+        let mut present = Presence::of(&defaulted);
         for variable in &self.variables {
             for definition in &variable.definitions {
                 let from = if variable.conflict {
@@ -80,15 +94,17 @@ impl CompiledVariables {
                 } else {
                     ""
                 };
-                let present = defaulted.iter().any(|v| {
-                    v.name == variable.name && (!variable.conflict || v.definition_from == definition.from)
-                });
+                let is_set = present.has(
+                    &variable.name,
+                    variable.conflict.then_some(definition.from.as_str()),
+                );
                 let Ok((schema, _)) = &definition.compiled else {
                     continue;
                 };
-                if let (false, Some(default)) = (present, &schema.props.default) {
+                if let (false, Some(default)) = (is_set, &schema.props.default) {
                     let mut value = default.clone();
                     apply_defaults(schema, &mut value);
+                    present.add(&variable.name, from);
                     defaulted.push(ClusterVariable {
                         name: variable.name.clone(),
                         definition_from: from.to_owned(),
@@ -127,12 +143,13 @@ impl CompiledVariables {
         path: &FieldPath,
     ) -> FieldErrors {
         let mut errors = FieldErrors::new();
+        let present = Presence::of(values);
         for variable in &self.variables {
             for definition in variable.definitions.iter().filter(|d| d.required) {
-                let set = values.iter().any(|v| {
-                    v.name == variable.name && (!variable.conflict || v.definition_from == definition.from)
-                });
-                if set {
+                if present.has(
+                    &variable.name,
+                    variable.conflict.then_some(definition.from.as_str()),
+                ) {
                     continue;
                 }
                 let detail = if variable.conflict {
@@ -163,12 +180,29 @@ impl CompiledVariables {
         path: &FieldPath,
     ) -> FieldErrors {
         let mut errors = FieldErrors::new();
-        for (i, value) in values.iter().enumerate() {
+        let mut earlier: HashMap<&str, Sources> = HashMap::with_capacity(values.len());
+        let mut old_by_source: HashMap<(&str, &str), &ClusterVariable> = HashMap::new();
+        for old in old.unwrap_or_default() {
+            old_by_source
+                .entry((old.name.as_str(), old.definition_from.as_str()))
+                .or_insert(old);
+        }
+        for value in values {
             let value_path = path.key(&value.name);
             let raw = || to_go_json(&value.value);
-            let earlier = values.get(..i).unwrap_or_default();
-            let same_name = || earlier.iter().filter(|v| v.name == value.name);
-            if same_name().any(|v| v.definition_from == value.definition_from) {
+            let sources = earlier.entry(value.name.as_str()).or_default();
+            let repeated = !sources.froms.insert(value.definition_from.as_str());
+            let mixed = if value.definition_from.is_empty() {
+                sources.with_definition_from
+            } else {
+                sources.without_definition_from
+            };
+            if value.definition_from.is_empty() {
+                sources.without_definition_from = true;
+            } else {
+                sources.with_definition_from = true;
+            }
+            if repeated {
                 let detail = if value.definition_from.is_empty() {
                     format!("variable {:?} is set more than once", value.name)
                 } else {
@@ -180,7 +214,7 @@ impl CompiledVariables {
                 errors.push(FieldError::invalid(&value_path, raw(), detail));
                 continue;
             }
-            if same_name().any(|v| v.definition_from.is_empty() != value.definition_from.is_empty()) {
+            if mixed {
                 let detail = format!(
                     "variable {:?} is set both with and without definitionFrom",
                     value.name
@@ -192,7 +226,7 @@ impl CompiledVariables {
                 ));
                 continue;
             }
-            let Some(variable) = self.variables.iter().find(|v| v.name == value.name) else {
+            let Some(variable) = self.variable(&value.name) else {
                 errors.push(FieldError::invalid(&value_path, raw(), "variable is not defined"));
                 continue;
             };
@@ -232,10 +266,9 @@ impl CompiledVariables {
                 errors.push(FieldError::invalid(&value_path, raw(), detail));
                 continue;
             }
-            let old_value = old.and_then(|old| {
-                old.iter()
-                    .find(|o| o.name == value.name && o.definition_from == value.definition_from)
-            });
+            let old_value = old_by_source
+                .get(&(value.name.as_str(), value.definition_from.as_str()))
+                .copied();
             errors.extend(rules.validate(
                 &value.value,
                 old_value.map(|o| &o.value),
@@ -248,7 +281,7 @@ impl CompiledVariables {
     /// The definition a value is for: the one its `definitionFrom` names, or, when it names none,
     /// the first definition of a variable whose definitions do not conflict.
     fn definition_for(&self, value: &ClusterVariable) -> Option<&Definition> {
-        let variable = self.variables.iter().find(|v| v.name == value.name)?;
+        let variable = self.variable(&value.name)?;
         if value.definition_from.is_empty() {
             return if variable.conflict {
                 None
@@ -260,6 +293,40 @@ impl CompiledVariables {
             .definitions
             .iter()
             .find(|d| d.from == value.definition_from)
+    }
+}
+
+/// The `definitionFrom`s one variable name was set with so far in a list.
+#[derive(Default)]
+struct Sources<'a> {
+    froms: HashSet<&'a str>,
+    with_definition_from: bool,
+    without_definition_from: bool,
+}
+
+/// Which variables a list sets, by name and `definitionFrom`, for lookups in constant time.
+struct Presence(HashMap<String, HashSet<String>>);
+
+impl Presence {
+    fn of(values: &[ClusterVariable]) -> Presence {
+        let mut presence = Presence(HashMap::with_capacity(values.len()));
+        for value in values {
+            presence.add(&value.name, &value.definition_from);
+        }
+        presence
+    }
+
+    fn add(&mut self, name: &str, from: &str) {
+        self.0.entry(name.to_owned()).or_default().insert(from.to_owned());
+    }
+
+    /// Whether `name` is set (from the definition `from`, when given).
+    fn has(&self, name: &str, from: Option<&str>) -> bool {
+        match (self.0.get(name), from) {
+            (None, _) => false,
+            (Some(_), None) => true,
+            (Some(froms), Some(from)) => froms.contains(from),
+        }
     }
 }
 

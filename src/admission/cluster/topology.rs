@@ -248,14 +248,14 @@ fn validate_workers(cluster: &Cluster, class: &ClusterClass) -> FieldErrors {
         return errors;
     };
     let class_name = class.metadata.name.as_deref().unwrap_or_default();
-    let md_classes: Vec<&str> = class
+    let md_classes: BTreeSet<&str> = class
         .spec
         .workers
         .machine_deployments
         .iter()
         .map(|c| c.class.as_str())
         .collect();
-    let mp_classes: Vec<&str> = class
+    let mp_classes: BTreeSet<&str> = class
         .spec
         .workers
         .machine_pools

@@ -2,15 +2,22 @@
 //! the control plane, each MachineDeployment and each MachinePool.
 
 use crate::api::{Cluster, ClusterVariable, VariableOverrides};
+use std::collections::HashMap;
+
 use crate::field::{FieldErrors, FieldPath};
 use crate::store::ClassEntry;
+use crate::variables::cel::with_object_budget;
+use crate::variables::limits::variable_count_error;
 use crate::variables::CompiledVariables;
 
 /// Defaults every variable list of `cluster` in place, then validates them (transition rules
 /// against `old`'s lists of the same place).
 pub fn default_and_validate(cluster: &mut Cluster, old: Option<&Cluster>, entry: &ClassEntry) -> FieldErrors {
     let compiled = entry.variables();
-    let mut errors = FieldErrors::new();
+    let mut errors = count_errors(cluster);
+    if !errors.is_empty() {
+        return errors;
+    }
     let Some(topology) = cluster.spec.topology.as_mut() else {
         return errors;
     };
@@ -28,8 +35,32 @@ pub fn default_and_validate(cluster: &mut Cluster, old: Option<&Cluster>, entry:
     validate(cluster, old, compiled)
 }
 
-/// Validates every variable list of `cluster` against the class's definitions.
+/// Validates every variable list of `cluster` against the class's definitions; the CEL rules of
+/// all its values share one evaluation budget, as the API server charges one object's rules.
 pub fn validate(cluster: &Cluster, old: Option<&Cluster>, compiled: &CompiledVariables) -> FieldErrors {
+    let errors = count_errors(cluster);
+    if !errors.is_empty() {
+        return errors;
+    }
+    with_object_budget(|| validate_lists(cluster, old, compiled))
+}
+
+/// A variable list longer than the limit is refused before any of it is looked at.
+fn count_errors(cluster: &Cluster) -> FieldErrors {
+    let Some(topology) = &cluster.spec.topology else {
+        return FieldErrors::new();
+    };
+    let cluster_list = (
+        FieldPath::new("spec").children(&["topology", "variables"]),
+        topology.variables.as_slice(),
+    );
+    std::iter::once(cluster_list)
+        .chain(override_values(cluster))
+        .filter_map(|(path, values)| variable_count_error(values.len(), &path))
+        .collect()
+}
+
+fn validate_lists(cluster: &Cluster, old: Option<&Cluster>, compiled: &CompiledVariables) -> FieldErrors {
     let mut errors = FieldErrors::new();
     let Some(topology) = &cluster.spec.topology else {
         return errors;
@@ -38,12 +69,17 @@ pub fn validate(cluster: &Cluster, old: Option<&Cluster>, compiled: &CompiledVar
     let path = FieldPath::new("spec").children(&["topology", "variables"]);
     let old_values = old_topology.map(|t| t.variables.as_slice());
     errors.extend(compiled.validate_cluster_variables(&topology.variables, old_values, &path));
-    let old_lists = old.map(|o| override_values(o)).unwrap_or_default();
+    let old_lists: HashMap<String, &[ClusterVariable]> = old
+        .map(|o| override_values(o))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(path, values)| (path.to_string(), values))
+        .collect();
     for (path, values) in override_values(cluster) {
         if values.is_empty() {
             continue;
         }
-        let old_values = old_lists.iter().find(|(p, _)| *p == path).map(|(_, v)| *v);
+        let old_values = old_lists.get(&path.to_string()).copied();
         errors.extend(compiled.validate_override_variables(values, old_values, &path));
     }
     errors

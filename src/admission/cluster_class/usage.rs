@@ -235,11 +235,15 @@ fn variables_still_valid(
             ));
         }
     }
+    let mut old_by_name = std::collections::HashMap::with_capacity(old.spec.variables.len());
+    for variable in &old.spec.variables {
+        old_by_name.entry(variable.name.as_str()).or_insert(variable);
+    }
     let changed: Vec<&ClusterClassVariable> = new
         .spec
         .variables
         .iter()
-        .filter(|v| old.spec.variables.iter().find(|o| o.name == v.name) != Some(*v))
+        .filter(|v| old_by_name.get(v.name.as_str()) != Some(v))
         .collect();
     if changed.is_empty() {
         return;

@@ -61,7 +61,7 @@ mod tests {
             if n == 0 {
                 0
             } else {
-                1 + depth(n - 1) + pad[0] * 0
+                1 + depth(n - 1) + pad[n as usize % 512].wrapping_sub(n)
             }
         }
         // 4 KiB (or more) frames x 2,500 overflow any default thread stack (8 MiB at most).

@@ -14,6 +14,16 @@ mod checks;
 mod guard;
 pub mod limits;
 
+/// The evaluation cost one object's rules may spend, all together (the API server's
+/// `RuntimeCELCostBudget`); about 0.4 s of evaluation here.
+pub const RUNTIME_COST_BUDGET: u64 = 10_000_000;
+
+/// Runs `validation` (which may evaluate the rules of many values) with one shared
+/// [`RUNTIME_COST_BUDGET`], as the API server charges every rule of one object to one budget.
+pub fn with_object_budget<T>(validation: impl FnOnce() -> T) -> T {
+    cel::budget::with_limit(RUNTIME_COST_BUDGET, validation).0
+}
+
 thread_local! {
     /// A validator per thread: it holds the CEL function registry, built once.
     static VALIDATOR: Validator = Validator::new();
@@ -23,6 +33,8 @@ thread_local! {
 #[derive(Debug, Clone)]
 pub struct CelRules {
     compiled: Option<Arc<CompiledSchema>>,
+    /// The root's `type`, which a budget error shows as the value (as the API server does).
+    root_type: String,
 }
 
 impl CelRules {
@@ -33,7 +45,10 @@ impl CelRules {
     /// deeper than any schema may be, are refused before anything is parsed.
     pub fn compile(schema: &JSONSchemaProps, schema_path: &FieldPath) -> Result<CelRules, FieldErrors> {
         if !checks::has_rules(schema) {
-            return Ok(CelRules { compiled: None });
+            return Ok(CelRules {
+                compiled: None,
+                root_type: String::new(),
+            });
         }
         checks::check_limits(schema, schema_path).into_result()?;
         let json = serde_json::to_value(schema)
@@ -54,6 +69,7 @@ impl CelRules {
         }
         Ok(CelRules {
             compiled: Some(Arc::new(compiled)),
+            root_type: schema.type_.clone(),
         })
     }
 
@@ -68,9 +84,19 @@ impl CelRules {
         let Some(compiled) = &self.compiled else {
             return FieldErrors::new();
         };
-        let result = guard::evaluating(|| {
-            VALIDATOR.with(|validator| validator.validate_compiled(compiled, value, old))
+        let (result, spent) = cel::budget::with_limit(RUNTIME_COST_BUDGET, || {
+            guard::evaluating(|| {
+                VALIDATOR.with(|validator| validator.validate_compiled(compiled, value, old))
+            })
         });
+        if spent.exhausted {
+            return FieldError::invalid(
+                value_path,
+                self.root_type.as_str(),
+                "validation failed due to running out of cost budget, no further validation rules will be run",
+            )
+            .into();
+        }
         let failures = match result {
             Ok(Ok(())) => return FieldErrors::new(),
             Ok(Err(failures)) => failures,
@@ -164,6 +190,31 @@ mod tests {
             failures(schema, json!(1), Some(json!(2))),
             [format!(r#"{P}: Invalid value: "1": may not decrease"#)]
         );
+    }
+
+    #[test]
+    fn running_out_of_the_cost_budget_stops_evaluation_with_the_api_server_words() {
+        let schema = "{type: array, maxItems: 100, items: {type: integer}, x-kubernetes-validations: \
+                      [{rule: 'self.all(a, self.all(b, a + b >= 0))', message: m}]}";
+        let value = json!((0..100).collect::<Vec<_>>());
+        assert!(failures(schema, value.clone(), None).is_empty());
+        let spent_out = cel::budget::with_limit(1_000, || failures(schema, value, None)).0;
+        assert_eq!(
+            spent_out,
+            [format!(
+                r#"{P}: Invalid value: "array": validation failed due to running out of cost budget, no further validation rules will be run"#
+            )]
+        );
+    }
+
+    #[test]
+    fn message_construction_is_an_error_not_a_panic() {
+        let schema = "{type: object, x-kubernetes-validations: [{rule: 'Foo{a: 1} == self', message: m}]}";
+        let props: JSONSchemaProps = serde_yaml_ng::from_str(schema).unwrap();
+        if let Ok(rules) = CelRules::compile(&props, &FieldPath::new("schema")) {
+            let path = FieldPath::new("v");
+            assert_eq!(rules.validate(&json!({}), None, &path).len(), 1);
+        }
     }
 
     #[test]
