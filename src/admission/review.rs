@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::webhook::{Kind, Webhook};
 use super::{cluster, cluster_class, status, Outcome};
 use crate::api::{Cluster, ClusterClass};
+use crate::decode::{count_containers, MAX_JSON_CONTAINERS};
 use crate::store::ObjectSource;
 
 /// The API version of every kind our webhooks admit.
@@ -97,6 +98,14 @@ pub fn review(path: &str, body: &[u8], source: &dyn ObjectSource) -> AdmissionRe
         return bad_request(
             None,
             &format!("request body of {} bytes exceeds {MAX_BODY_BYTES}", body.len()),
+        );
+    }
+    if count_containers(body, MAX_JSON_CONTAINERS).is_none() {
+        return bad_request(
+            None,
+            &format!(
+                "request body has more than {MAX_JSON_CONTAINERS} JSON objects and arrays; no ClusterClass or Cluster needs that many"
+            ),
         );
     }
     let webhook = match path.parse::<Webhook>() {

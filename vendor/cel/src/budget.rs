@@ -52,6 +52,16 @@ pub(crate) fn charge(units: u64) -> Result<(), ExecutionError> {
     })
 }
 
+/// Charges for copying `elements` values. A copy cannot fail, so running out here only marks
+/// the budget spent; the evaluation fails at its next step.
+pub(crate) fn charge_copy(elements: usize) {
+    REMAINING.with(|remaining| {
+        if let Some(left) = remaining.get() {
+            remaining.set(Some(left.saturating_sub(elements as u64)));
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,6 +88,13 @@ mod tests {
             "[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, a + b + c > 0)))",
             5_000,
         );
+        assert!(!ok);
+        assert!(spent.exhausted);
+    }
+
+    #[test]
+    fn copying_lists_is_charged() {
+        let (ok, spent) = run("[1,2,3,4,5,6,7,8,9,10].map(a, [1,2,3,4,5,6,7,8,9,10].map(b, a + b)).size() == 10", 300);
         assert!(!ok);
         assert!(spent.exhausted);
     }

@@ -20,6 +20,7 @@ impl DefaultList {
     }
 
     fn clone(&self) -> Self {
+        crate::budget::charge_copy(self.0.len());
         let mut vec = Vec::with_capacity(self.0.len());
         for i in self.0.iter().map(|i| i.clone_as_boxed()) {
             vec.push(i);

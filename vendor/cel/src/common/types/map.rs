@@ -61,6 +61,7 @@ impl Val for DefaultMap {
     }
 
     fn clone_as_boxed(&self) -> Box<dyn Val> {
+        crate::budget::charge_copy(self.0.len());
         let mut map = HashMap::with_capacity(self.0.len());
         for (k, v) in self.0.iter() {
             map.insert(k.clone(), v.clone_as_boxed());

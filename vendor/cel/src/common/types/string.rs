@@ -55,6 +55,7 @@ impl Val for String {
 impl Adder for String {
     fn add<'a>(&'a self, rhs: &dyn Val) -> Result<Cow<'a, dyn Val>, ExecutionError> {
         if let Some(rhs) = rhs.downcast_ref::<Self>() {
+            crate::budget::charge((rhs.0.len() + self.0.len()) as u64 / 10)?;
             let mut s = StdString::with_capacity(rhs.0.len() + self.0.len());
             s.push_str(&self.0);
             s.push_str(&rhs.0);
