@@ -263,7 +263,11 @@ impl FieldError {
         }
         if !self.detail.is_empty() {
             out.push_str(": ");
-            out.push_str(&self.detail);
+            if self.detail.len() > MAX_RENDERED_DETAIL {
+                out.push_str(&truncate(self.detail.clone(), MAX_RENDERED_DETAIL));
+            } else {
+                out.push_str(&self.detail);
+            }
         }
         out
     }
@@ -284,6 +288,10 @@ impl std::error::Error for FieldError {}
 /// The longest rendering of an offending value echoed back; longer ones are cut, saying how
 /// much was left out, so a huge input never comes back as a huge denial or log line.
 pub const MAX_RENDERED_VALUE: usize = 1024;
+
+/// The longest rendering of an error's detail; a detail quoting its input (a parser's message,
+/// a list of every supported value) is cut past it.
+pub const MAX_RENDERED_DETAIL: usize = 4096;
 
 /// Renders a bad value as the API server does: strings quoted, scalars bare, the rest as JSON;
 /// cut to [`MAX_RENDERED_VALUE`] bytes.

@@ -13,8 +13,10 @@ pub const GROUP: &str = "cluster.x-k8s.io";
 pub fn invalid(kind: &str, name: &str, errors: &FieldErrors) -> Status {
     let name = &shown_name(name);
     let message = format!("{kind}.{GROUP} {name:?} is invalid: {errors}");
+    let message = crate::field::truncate(message, MAX_MESSAGE);
     let causes = errors
         .iter()
+        .take(MAX_CAUSES)
         .map(|error| StatusCause {
             reason: error.kind.cause_type().to_owned(),
             message: error.body(),
@@ -60,6 +62,11 @@ pub fn bad_request(message: &str) -> Status {
 fn shown_name(name: &str) -> String {
     crate::field::truncate(name.to_owned(), MAX_NAME_SHOWN)
 }
+
+/// The longest denial message; past it, the message says how much was left out.
+const MAX_MESSAGE: usize = 32 * 1024;
+/// The most causes one denial lists (its message holds every error, up to [`MAX_MESSAGE`]).
+const MAX_CAUSES: usize = 100;
 
 /// The longest object name a denial repeats (a DNS subdomain's limit).
 const MAX_NAME_SHOWN: usize = 253;
