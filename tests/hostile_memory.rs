@@ -30,8 +30,11 @@ fn the_worst_inputs_stay_within_the_memory_budget() {
         let case = build();
         let measured = reset_peak();
         let review = admission::review(case.path, &case.body, &store);
-        assert!(review.response.is_some(), "{}", case.name);
-        drop(review);
+        let response = review.response.expect("every review gets a response");
+        let allowed = case.expect == inputs::Expect::Allowed;
+        assert_eq!(response.allowed, allowed, "{}", case.name);
+        assert!(response.result.message.contains(case.message), "{}", case.name);
+        drop(response);
         match (measured, peak_rss_kib()) {
             (true, Some(peak)) if peak > worst.0 => worst = (peak, case.name),
             (true, Some(_)) => {}
