@@ -96,6 +96,47 @@ impl EncodeLabelValue for ReloadResult {
     }
 }
 
+/// Why the server refused or abandoned a request before the rules answered it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rejection {
+    /// The body was over the limit (413).
+    BodyTooLarge,
+    /// Every in-flight place stayed taken for the queue wait (429).
+    Overloaded,
+    /// The evaluation ran past the deadline.
+    DeadlineExceeded,
+    /// The evaluation panicked (a bug; the process lives on).
+    Panicked,
+    /// A connection arrived while every connection slot was taken.
+    ConnectionLimit,
+}
+
+impl Rejection {
+    /// The reason as a label value and in logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::BodyTooLarge => "body_too_large",
+            Self::Overloaded => "overloaded",
+            Self::DeadlineExceeded => "deadline_exceeded",
+            Self::Panicked => "panicked",
+            Self::ConnectionLimit => "connection_limit",
+        }
+    }
+}
+
+impl EncodeLabelValue for Rejection {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        encoder.write_str(self.as_str())
+    }
+}
+
+/// Labels of the rejection counter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct RejectionLabels {
+    /// Why.
+    pub reason: Rejection,
+}
+
 /// Labels of the certificate reload counter.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub struct ReloadLabels {
@@ -111,6 +152,8 @@ pub struct Metrics {
     cache_objects: Family<CacheLabels, Gauge>,
     certificate_expiry: Gauge<f64, AtomicU64>,
     certificate_reloads: Family<ReloadLabels, Counter>,
+    certificate_valid: Gauge,
+    rejections: Family<RejectionLabels, Counter>,
 }
 
 impl Metrics {
@@ -118,11 +161,14 @@ impl Metrics {
     pub fn register(registry: &mut Registry) -> Self {
         let metrics = Self {
             requests: Family::default(),
-            // 100 µs .. ~3.3 s: admission takes microseconds to milliseconds; the tail shows stalls.
-            latency: Family::new_with_constructor(|| Histogram::new(exponential_buckets(0.0001, 2.0, 16))),
+            // 100 µs .. ~13 s: admission takes microseconds to milliseconds; the upper buckets
+            // reach past the API server's 10 s webhook timeout, so stalls show where they end.
+            latency: Family::new_with_constructor(|| Histogram::new(exponential_buckets(0.0001, 2.0, 18))),
             cache_objects: Family::default(),
             certificate_expiry: Gauge::default(),
             certificate_reloads: Family::default(),
+            certificate_valid: Gauge::default(),
+            rejections: Family::default(),
         };
         let registry = registry.sub_registry_with_prefix(PREFIX);
         registry.register(
@@ -146,6 +192,16 @@ impl Metrics {
             metrics.certificate_expiry.clone(),
         );
         registry.register(
+            "certificate_valid",
+            "1 while the served certificate is within its validity period, 0 when it is expired or not yet valid",
+            metrics.certificate_valid.clone(),
+        );
+        registry.register(
+            "rejections",
+            "Requests refused or abandoned before the rules answered, by reason",
+            metrics.rejections.clone(),
+        );
+        registry.register(
             "certificate_reloads",
             "Attempts to load a changed serving certificate, by result",
             metrics.certificate_reloads.clone(),
@@ -162,6 +218,16 @@ impl Metrics {
             start: Instant::now(),
             verdict: None,
         }
+    }
+
+    /// Counts one request refused or abandoned for `reason`.
+    pub fn reject(&self, reason: Rejection) {
+        self.rejections.get_or_create(&RejectionLabels { reason }).inc();
+    }
+
+    /// Records whether the served certificate is valid now.
+    pub fn set_certificate_valid(&self, valid: bool) {
+        self.certificate_valid.set(i64::from(valid));
     }
 
     /// Sets the number of cached objects of `resource` (`Kind.group`).
@@ -241,6 +307,8 @@ mod tests {
         drop(metrics.measure_review(webhook));
         metrics.set_cache_objects("Cluster.cluster.x-k8s.io", 3);
         metrics.record_certificate(ReloadResult::Success, Some(1_900_000_000));
+        metrics.set_certificate_valid(true);
+        metrics.reject(Rejection::Overloaded);
         let text = encode(&registry).unwrap();
         for line in [
             r#"capi_topology_webhook_requests_total{webhook="/mutate-cluster-x-k8s-io-v1beta1-cluster",verdict="denied"} 1"#,
@@ -249,6 +317,8 @@ mod tests {
             r#"capi_topology_cache_objects{resource="Cluster.cluster.x-k8s.io"} 3"#,
             "capi_topology_certificate_expiration_timestamp_seconds 1900000000.0",
             r#"capi_topology_certificate_reloads_total{result="success"} 1"#,
+            "capi_topology_certificate_valid 1",
+            r#"capi_topology_rejections_total{reason="overloaded"} 1"#,
         ] {
             assert!(text.contains(line), "missing {line} in\n{text}");
         }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use base64::Engine;
 use capi_topology::metrics::Metrics;
 use capi_topology::server::dev_certs::generate;
-use capi_topology::server::{serve, AppState, Readiness, ServerConfig};
+use capi_topology::server::{serve, AppState, Readiness, ServerConfig, ServerLimits};
 use capi_topology::store::apply::{apply, Verdict};
 use capi_topology::store::{parse_manifests, MemoryStore};
 use http_body_util::{BodyExt, Full};
@@ -106,15 +106,20 @@ fn quickstart_store() -> MemoryStore {
 
 /// Starts a server; retries on fresh ports when a port picked turned out to be taken meanwhile.
 async fn start(label: &str) -> (Running, String) {
+    start_with(label, ServerLimits::default()).await
+}
+
+/// Starts a server with `limits`.
+async fn start_with(label: &str, limits: ServerLimits) -> (Running, String) {
     for _ in 0..3 {
-        if let Some(started) = try_start(label).await {
+        if let Some(started) = try_start(label, limits).await {
             return started;
         }
     }
     panic!("the server did not start on three sets of ports");
 }
 
-async fn try_start(label: &str) -> Option<(Running, String)> {
+async fn try_start(label: &str, limits: ServerLimits) -> Option<(Running, String)> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let cert_dir = tempdir::Dir::new(label);
     let ca = write_certs(cert_dir.path());
@@ -132,10 +137,7 @@ async fn try_start(label: &str) -> Option<(Running, String)> {
         cert_poll: Duration::from_millis(100),
         drain: Duration::from_secs(5),
     };
-    let state = AppState {
-        source: Arc::new(quickstart_store()),
-        metrics,
-    };
+    let state = AppState::new(Arc::new(quickstart_store()), metrics, limits);
     let shutdown = CancellationToken::new();
     let task = tokio::spawn({
         let config = config.clone();
@@ -287,8 +289,9 @@ async fn answers_reviews_over_http1_and_http2() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bodies_over_the_limit_are_refused_before_decoding() {
     let (running, ca) = start("limit").await;
-    let huge = vec![b' '; capi_topology::admission::MAX_BODY_BYTES + 1];
-    let (_, status, _) = post(running.admission, &ca, b"http/1.1", MUTATE_CLUSTER, huge).await;
+    let huge = vec![b' '; ServerLimits::default().max_body_bytes + 1];
+    // Over HTTP/2 the early answer reaches the client however much of the body it sent.
+    let (_, status, _) = post(running.admission, &ca, b"h2", MUTATE_CLUSTER, huge).await;
     assert_eq!(status, 413);
     let (_, status, body) = post(running.admission, &ca, b"http/1.1", MUTATE_CLUSTER, b"{".to_vec()).await;
     assert_eq!(status, 200, "a bad review is answered in the review");
@@ -361,4 +364,191 @@ async fn shutdown_stops_serving_and_returns() {
         .unwrap();
     result.expect("a clean stop");
     assert!(tokio::net::TcpStream::connect(running.admission).await.is_err());
+}
+
+/// A Cluster CREATE review that takes a while to evaluate (30,000 MachineDeployments), on the
+/// mutating path.
+fn heavy_review() -> Vec<u8> {
+    let mut review: Value = serde_json::from_slice(&cluster_review()).unwrap();
+    review["request"]["object"]["spec"]["topology"]["workers"]["machineDeployments"] = json!((0..30_000)
+        .map(|i| json!({"class": "default-worker", "name": format!("md-{i}")}))
+        .collect::<Vec<_>>());
+    serde_json::to_vec(&review).unwrap()
+}
+
+/// The slowest of `rounds` `/healthz` answers, one every 20 ms.
+async fn slowest_healthz(probes: SocketAddr, rounds: usize) -> Duration {
+    let mut slowest = Duration::ZERO;
+    for _ in 0..rounds {
+        let started = std::time::Instant::now();
+        let (status, _) = get_probe(probes, "/healthz").await;
+        assert_eq!(status, 200);
+        slowest = slowest.max(started.elapsed());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    slowest
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn probes_answer_at_once_while_heavy_reviews_run() {
+    let (running, ca) = start("busy").await;
+    let body = heavy_review();
+    let heavy: Vec<_> = (0..6)
+        .map(|_| {
+            let (ca, body) = (ca.clone(), body.clone());
+            let addr = running.admission;
+            tokio::spawn(async move { post(addr, &ca, b"h2", MUTATE_CLUSTER, body).await.1 })
+        })
+        .collect();
+    let slowest = slowest_healthz(running.probes, 15).await;
+    for review in heavy {
+        let status = review.await.unwrap();
+        assert!(status == 200 || status == 429, "{status}");
+    }
+    assert!(slowest < Duration::from_millis(100), "/healthz took {slowest:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn excess_reviews_wait_then_get_429_with_retry_after() {
+    let limits = ServerLimits {
+        max_in_flight: 1,
+        queue_wait: Duration::from_millis(20),
+        ..ServerLimits::default()
+    };
+    let (running, ca) = start_with("overload", limits).await;
+    let body = heavy_review();
+    let reviews: Vec<_> = (0..4)
+        .map(|_| {
+            let (ca, body) = (ca.clone(), body.clone());
+            let addr = running.admission;
+            tokio::spawn(async move { post(addr, &ca, b"http/1.1", MUTATE_CLUSTER, body).await.1 })
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for review in reviews {
+        statuses.push(review.await.unwrap());
+    }
+    assert!(statuses.contains(&200), "{statuses:?}");
+    assert!(statuses.contains(&429), "{statuses:?}");
+    let (_, metrics) = get_probe(running.probes, "/metrics").await;
+    assert!(
+        metrics.contains(r#"capi_topology_rejections_total{reason="overloaded"}"#),
+        "{metrics}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_evaluation_past_its_deadline_is_answered_with_the_reason() {
+    let limits = ServerLimits {
+        deadline: Duration::from_millis(30),
+        ..ServerLimits::default()
+    };
+    let (running, ca) = start_with("deadline", limits).await;
+    let (_, status, body) = post(running.admission, &ca, b"h2", MUTATE_CLUSTER, heavy_review()).await;
+    assert_eq!(status, 200);
+    let review: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(review["response"]["uid"], "uid-1");
+    assert_eq!(review["response"]["allowed"], false);
+    assert_eq!(review["response"]["status"]["code"], 500);
+    let message = review["response"]["status"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("could not evaluate this request within"),
+        "{message}"
+    );
+}
+
+/// Reads from `stream` until it closes; how long that took, or `None` past `limit`.
+async fn closed_within<S: tokio::io::AsyncRead + Unpin>(stream: &mut S, limit: Duration) -> Option<Duration> {
+    use tokio::io::AsyncReadExt;
+    let started = std::time::Instant::now();
+    let mut buffer = [0_u8; 1024];
+    loop {
+        match tokio::time::timeout(limit.saturating_sub(started.elapsed()), stream.read(&mut buffer)).await {
+            Ok(Ok(0) | Err(_)) => return Some(started.elapsed()),
+            Ok(Ok(_)) => continue,
+            Err(_) => return None,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_headers_and_idle_connections_are_closed() {
+    use tokio::io::AsyncWriteExt;
+    let limits = ServerLimits {
+        header_read_timeout: Duration::from_millis(300),
+        idle_timeout: Duration::from_millis(600),
+        ..ServerLimits::default()
+    };
+    let (running, ca) = start_with("slow", limits).await;
+    // A slowloris client: half a request line, then nothing.
+    let mut tls = connect(running.admission, &ca, b"http/1.1").await.unwrap();
+    tls.write_all(b"POST /mutate-cluster-x-k8s-io-v1beta1-cluster HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let closed = closed_within(&mut tls, Duration::from_secs(5)).await;
+    assert!(
+        closed.is_some(),
+        "a client trickling headers keeps its connection"
+    );
+    // Idle connections, on both listeners.
+    for addr in [running.admission, running.probes] {
+        let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let closed = closed_within(&mut tcp, Duration::from_secs(5)).await;
+        assert!(closed.is_some(), "an idle connection to {addr} stays open");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_past_the_cap_are_closed_at_once() {
+    let limits = ServerLimits {
+        max_connections: 2,
+        ..ServerLimits::default()
+    };
+    let (running, ca) = start_with("cap", limits).await;
+    for addr in [running.admission, running.probes] {
+        let held: Vec<_> = futures_connect(addr, 2).await;
+        let mut extra = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let closed = closed_within(&mut extra, Duration::from_secs(3)).await;
+        assert!(closed.is_some(), "a connection past the cap to {addr} stays open");
+        drop(held);
+    }
+    // Slots are given back: the server answers again once the held connections are gone.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (_, status, _) = post(running.admission, &ca, b"h2", MUTATE_CLUSTER, cluster_review()).await;
+    assert_eq!(status, 200);
+}
+
+/// `count` open TCP connections to `addr`, each with a byte exchanged so the server accepted it.
+async fn futures_connect(addr: SocketAddr, count: usize) -> Vec<tokio::net::TcpStream> {
+    let mut held = Vec::new();
+    for _ in 0..count {
+        held.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    held
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_answers_503_while_in_flight_reviews_drain() {
+    let (mut running, ca) = start("drain").await;
+    running.ready.store(true, Ordering::SeqCst);
+    assert_eq!(get_probe(running.probes, "/readyz").await.0, 200);
+    let addr = running.admission;
+    let body = heavy_review();
+    let in_flight = tokio::spawn({
+        let ca = ca.clone();
+        async move { post(addr, &ca, b"h2", MUTATE_CLUSTER, body).await.1 }
+    });
+    // Long enough for the review to arrive, well short of its evaluation (about 300 ms here).
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    running.shutdown.cancel();
+    let (status, _) = get_probe(running.probes, "/readyz").await;
+    assert_eq!(status, 503, "/readyz during the drain");
+    assert_eq!(in_flight.await.unwrap(), 200, "the review in flight is answered");
+    let task = running.task.take().unwrap();
+    tokio::time::timeout(Duration::from_secs(10), task)
+        .await
+        .expect("serve returns after the drain")
+        .unwrap()
+        .expect("a clean stop");
 }

@@ -15,12 +15,14 @@ use prometheus_client::registry::Registry;
 use super::files::admitted_store;
 use crate::controller::{self, ControllerOptions};
 use crate::metrics::Metrics;
-use crate::server::{self, AppState, Readiness, ServerConfig};
+use crate::server::{self, AppState, Readiness, ServerConfig, ServerLimits};
 use crate::store::{ObjectSource, WatchCache};
 use crate::telemetry::{self, LogFormat};
 
 /// How often the certificate directory is checked for a rotated pair.
 const CERT_POLL: Duration = Duration::from_secs(2);
+/// The stack of every runtime thread, the blocking pool's included.
+const THREAD_STACK: usize = 4 * 1024 * 1024;
 /// How long requests in flight may take to finish after SIGTERM (the pod's grace period is 30 s).
 const DRAIN: Duration = Duration::from_secs(20);
 
@@ -60,6 +62,32 @@ pub struct ServeArgs {
     /// This replica's identity in the leader Lease.
     #[arg(long, env = "POD_NAME", value_name = "NAME")]
     pub leader_election_identity: Option<String>,
+    /// Largest admission request body read, in bytes (the API server's own limit is 3 MiB);
+    /// larger ones are answered 413.
+    #[arg(long, value_name = "BYTES", default_value_t = ServerLimits::default().max_body_bytes)]
+    pub max_body_bytes: usize,
+    /// Admission reviews evaluated at once; others wait up to --queue-wait, then get 429.
+    #[arg(long, value_name = "N", default_value_t = ServerLimits::default().max_in_flight)]
+    pub max_in_flight: usize,
+    /// How long a review waits for an evaluation place before it is answered 429.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "2s")]
+    pub queue_wait: Duration,
+    /// How long one review's evaluation may run before it is answered with an error (keep it
+    /// under the webhook configuration's timeoutSeconds).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "9s")]
+    pub deadline: Duration,
+    /// Connections open at once on each listener (admission and probes); more are closed.
+    #[arg(long, value_name = "N", default_value_t = ServerLimits::default().max_connections)]
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
+    pub header_read_timeout: Duration,
+    /// How long a connection may go without traffic before it is closed.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s")]
+    pub idle_timeout: Duration,
+    /// How long a TLS handshake may take.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
+    pub handshake_timeout: Duration,
     /// Log line format.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -77,12 +105,45 @@ pub enum Component {
     Controllers,
 }
 
+/// A duration written as a number with a unit: `500ms`, `9s`, `2m`.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration: write a number and a unit (500ms, 9s, 2m)"))?;
+    match unit {
+        "ms" => Ok(Duration::from_millis(number)),
+        "s" => Ok(Duration::from_secs(number)),
+        "m" => Ok(Duration::from_secs(number * 60)),
+        _ => Err(format!("{text:?} has no known unit: use ms, s or m")),
+    }
+}
+
+impl ServeArgs {
+    /// The server limits the flags set.
+    fn limits(&self) -> ServerLimits {
+        ServerLimits {
+            max_body_bytes: self.max_body_bytes,
+            max_in_flight: self.max_in_flight.max(1),
+            queue_wait: self.queue_wait,
+            deadline: self.deadline,
+            max_connections: self.max_connections.max(1),
+            header_read_timeout: self.header_read_timeout,
+            idle_timeout: self.idle_timeout,
+            handshake_timeout: self.handshake_timeout,
+        }
+    }
+}
+
 /// Runs the server until SIGTERM or SIGINT.
 pub fn run(args: &ServeArgs) -> Result<ExitCode> {
     telemetry::init(args.log_format, &args.log_level)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("capi-topology")
+        // Room for the CEL evaluator's recursion without switching stacks (see variables::cel).
+        .thread_stack_size(THREAD_STACK)
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(serve(args))?;
@@ -141,10 +202,18 @@ async fn serve(args: &ServeArgs) -> Result<()> {
             cert_poll: CERT_POLL,
             drain: DRAIN,
         };
-        let state = AppState { source, metrics };
+        let state = AppState::new(source, metrics, args.limits());
         server::serve(&config, state, Arc::new(registry), ready, shutdown.clone()).await
     } else {
-        server::serve_probes(args.metrics_addr, Arc::new(registry), ready, shutdown.clone()).await
+        server::serve_probes(
+            args.metrics_addr,
+            Arc::new(registry),
+            ready,
+            args.limits(),
+            metrics,
+            shutdown.clone(),
+        )
+        .await
     };
     shutdown.cancel();
     if let Some(controllers) = controllers {

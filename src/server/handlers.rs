@@ -1,22 +1,31 @@
 //! The admission endpoint: bytes in, `admission::review`, bytes out. It decides nothing; it
-//! measures, logs one span per review, and maps the answer to HTTP.
+//! bounds what a request may cost (a place among the in-flight reviews, the body size, the
+//! evaluation's deadline, on the blocking pool so the async workers and the probes never wait
+//! on it), measures, logs one span per review, and maps the answer to HTTP.
 
 use std::borrow::Cow;
+use std::time::Instant;
 
 use axum::body::Bytes;
-use axum::http::{header, StatusCode};
+use axum::extract::Request;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use kube::core::admission::AdmissionReview;
+use kube::core::admission::{AdmissionResponse, AdmissionReview};
+use kube::core::response::Status;
 use kube::core::DynamicObject;
 use serde::Deserialize;
 use tracing::field::Empty;
+use tracing::Instrument;
 
 use super::AppState;
 use crate::admission::{self, Webhook};
-use crate::metrics::Verdict;
+use crate::field::truncate;
+use crate::metrics::{Rejection, Verdict};
 
 /// The code `admission::review` answers a request it cannot read with.
 const BAD_REQUEST: u16 = 400;
+/// The longest request field (name, namespace...) a log line repeats.
+const MAX_LOGGED: usize = 253;
 
 /// The request fields logged on the span; everything else is skipped unparsed.
 #[derive(Debug, Default, Deserialize)]
@@ -28,6 +37,8 @@ struct Head<'a> {
 #[derive(Debug, Default, Deserialize)]
 struct HeadRequest<'a> {
     #[serde(borrow, default)]
+    uid: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
     namespace: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     name: Option<Cow<'a, str>>,
@@ -35,9 +46,10 @@ struct HeadRequest<'a> {
     operation: Option<Cow<'a, str>>,
 }
 
-/// Answers one AdmissionReview posted to `webhook`'s path. Always 200 with a review: the API
-/// server reads refusals and bad requests from the review, not from the HTTP status.
-pub async fn admit(state: AppState, webhook: Webhook, body: Bytes) -> Response {
+/// Answers one AdmissionReview posted to `webhook`'s path: 413 for a body over the limit, 429
+/// (with `Retry-After`) when no in-flight place frees up in time, otherwise 200 with a review
+/// (the API server reads refusals, bad requests, a missed deadline or a crash from the review).
+pub async fn admit(state: AppState, webhook: Webhook, request: Request) -> Response {
     let span = tracing::info_span!(
         "admission_review",
         webhook = webhook.path(),
@@ -51,16 +63,58 @@ pub async fn admit(state: AppState, webhook: Webhook, body: Bytes) -> Response {
         patched = Empty,
         latency_us = Empty,
     );
-    let _entered = span.enter();
-    let mut measurer = state.metrics.measure_review(webhook);
-    let head: Head = serde_json::from_slice(&body).unwrap_or_default();
-    if let Some(request) = &head.request {
-        span.record("namespace", request.namespace.as_deref());
-        span.record("name", request.name.as_deref());
-        span.record("operation", request.operation.as_deref());
-    }
+    admit_in(state, webhook, request, span.clone())
+        .instrument(span)
+        .await
+}
 
-    let review = admission::review(webhook.path(), &body, state.source.as_ref());
+async fn admit_in(state: AppState, webhook: Webhook, request: Request, span: tracing::Span) -> Response {
+    let started = Instant::now();
+    let limits = state.limits;
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    if declared.is_some_and(|length| length > limits.max_body_bytes) {
+        return refuse(&state, Rejection::BodyTooLarge);
+    }
+    let place = tokio::time::timeout(limits.queue_wait, state.in_flight.clone().acquire_owned()).await;
+    let Ok(Ok(place)) = place else {
+        return refuse(&state, Rejection::Overloaded);
+    };
+    let Ok(body) = axum::body::to_bytes(request.into_body(), limits.max_body_bytes).await else {
+        return refuse(&state, Rejection::BodyTooLarge);
+    };
+    let mut measurer = state.metrics.measure_review(webhook);
+    let head = record_head(&span, &body);
+    let source = state.source.clone();
+    let evaluation = tokio::task::spawn_blocking(move || {
+        let _place = place;
+        admission::review(webhook.path(), &body, source.as_ref())
+    });
+    let review = match tokio::time::timeout(limits.deadline, evaluation).await {
+        Ok(Ok(review)) => review,
+        Ok(Err(_panicked)) => {
+            state.metrics.reject(Rejection::Panicked);
+            tracing::error!("the admission rules panicked on this request; answered as an internal error");
+            failed(
+                head.uid,
+                "the webhook failed on this request (an internal error); please report it",
+            )
+        }
+        Err(_late) => {
+            state.metrics.reject(Rejection::DeadlineExceeded);
+            tracing::error!(
+                deadline_ms = limits.deadline.as_millis() as u64,
+                "admission deadline exceeded"
+            );
+            let message = format!(
+                "the webhook could not evaluate this request within {}s; the object is too costly to check",
+                limits.deadline.as_secs_f32()
+            );
+            failed(head.uid, &message)
+        }
+    };
 
     let verdict = verdict(&review);
     if let Some(response) = &review.response {
@@ -69,10 +123,10 @@ pub async fn admit(state: AppState, webhook: Webhook, body: Bytes) -> Response {
         span.record("patched", response.patch.is_some());
     }
     span.record("verdict", verdict.as_str());
-    let latency = measurer.finish(verdict);
+    measurer.finish(verdict);
     span.record(
         "latency_us",
-        u64::try_from(latency.as_micros()).unwrap_or(u64::MAX),
+        u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
     );
     match admission::encode_review(&review) {
         Ok(bytes) => ([(header::CONTENT_TYPE, "application/json")], bytes).into_response(),
@@ -83,10 +137,64 @@ pub async fn admit(state: AppState, webhook: Webhook, body: Bytes) -> Response {
     }
 }
 
+/// What the span records of the request before it is evaluated; the uid is kept for an answer
+/// the rules did not give.
+struct HeadFields {
+    uid: Option<String>,
+}
+
+fn record_head(span: &tracing::Span, body: &Bytes) -> HeadFields {
+    let head: Head = serde_json::from_slice(body).unwrap_or_default();
+    let Some(request) = &head.request else {
+        return HeadFields { uid: None };
+    };
+    let logged = |value: &Option<Cow<'_, str>>| value.as_deref().map(|v| truncate(v.to_owned(), MAX_LOGGED));
+    span.record("namespace", logged(&request.namespace));
+    span.record("name", logged(&request.name));
+    span.record("operation", logged(&request.operation));
+    HeadFields {
+        uid: logged(&request.uid),
+    }
+}
+
+/// A review answering a request the rules could not answer (code 500), echoing its uid.
+fn failed(uid: Option<String>, message: &str) -> AdmissionReview<DynamicObject> {
+    let mut response = AdmissionResponse::invalid(message);
+    response.uid = uid.unwrap_or_default();
+    response.result = Status::failure(message, "InternalError").with_code(500);
+    response.into_review()
+}
+
+/// The plain HTTP answer for a request refused before evaluation, counted.
+fn refuse(state: &AppState, reason: Rejection) -> Response {
+    state.metrics.reject(reason);
+    tracing::warn!(reason = reason.as_str(), "admission request refused");
+    match reason {
+        Rejection::Overloaded => {
+            let mut response = (
+                StatusCode::TOO_MANY_REQUESTS,
+                "too many admission reviews in flight\n",
+            )
+                .into_response();
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            response
+        }
+        _ => (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("request body over {} bytes\n", state.limits.max_body_bytes),
+        )
+            .into_response(),
+    }
+}
+
 fn verdict(review: &AdmissionReview<DynamicObject>) -> Verdict {
     match &review.response {
         Some(response) if response.allowed => Verdict::Allowed,
-        Some(response) if response.result.code != BAD_REQUEST => Verdict::Denied,
+        Some(response) if response.result.code != BAD_REQUEST && response.result.code < 500 => {
+            Verdict::Denied
+        }
         _ => Verdict::Error,
     }
 }

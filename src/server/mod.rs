@@ -1,9 +1,13 @@
 //! The webhook server: admission reviews over HTTPS (HTTP/2 and HTTP/1.1, certificate reloaded
-//! from disk without a restart), and probes and metrics over plain HTTP on a side port. Both stop
-//! accepting on shutdown and finish the requests in flight.
+//! from disk without a restart), and probes and metrics over plain HTTP on a side port. Every
+//! listener caps its connections and times out slow or idle ones ([`ServerLimits`]). On
+//! shutdown the admission listener stops accepting and drains while `/readyz` answers 503; the
+//! probe listener closes last.
 
+mod connections;
 pub mod dev_certs;
 mod handlers;
+mod limits;
 mod probes;
 mod router;
 pub mod tls;
@@ -14,22 +18,44 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use axum_server::tls_rustls::RustlsConfig;
+use axum::Router;
+use axum_server::accept::DefaultAcceptor;
+use axum_server::tls_rustls::{RustlsAcceptor, RustlsConfig};
+use hyper_util::rt::TokioTimer;
 use prometheus_client::registry::Registry;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::metrics::Metrics;
 use crate::store::ObjectSource;
+use connections::LimitedAcceptor;
 
-pub use router::{router, REQUEST_TIMEOUT};
+pub use limits::ServerLimits;
+pub use router::router;
 
-/// What every admission request reads: the objects and the metrics.
+/// What every admission request reads: the objects, the metrics and the limits.
 #[derive(Clone)]
 pub struct AppState {
     /// Where ClusterClasses, Clusters and the objects version checks read come from.
     pub source: Arc<dyn ObjectSource>,
     /// The server's metrics.
     pub metrics: Metrics,
+    /// The bounds on what a request may cost.
+    pub limits: ServerLimits,
+    /// The places for reviews being evaluated ([`ServerLimits::max_in_flight`]).
+    in_flight: Arc<Semaphore>,
+}
+
+impl AppState {
+    /// The state of a server over `source` within `limits`.
+    pub fn new(source: Arc<dyn ObjectSource>, metrics: Metrics, limits: ServerLimits) -> Self {
+        Self {
+            source,
+            metrics,
+            limits,
+            in_flight: Arc::new(Semaphore::new(limits.max_in_flight.max(1))),
+        }
+    }
 }
 
 /// Whether the server can answer for the cluster now (`/readyz`).
@@ -59,7 +85,9 @@ pub async fn serve(
     ready: Readiness,
     shutdown: CancellationToken,
 ) -> Result<()> {
-    let cert = tls::ReloadingCert::load(&config.cert_dir, Some(state.metrics.clone()))
+    let limits = state.limits;
+    let metrics = state.metrics.clone();
+    let cert = tls::ReloadingCert::load(&config.cert_dir, Some(metrics.clone()))
         .context("cannot load the serving certificate")?;
     let tls_config = RustlsConfig::from_config(cert.server_config()?);
     let cert_watch = cert.watch(config.cert_poll, shutdown.clone());
@@ -68,44 +96,125 @@ pub async fn serve(
         .with_context(|| format!("cannot listen on {}", config.bind))?;
     admission_listener.set_nonblocking(true)?;
     tracing::info!(admission = %config.bind, "serving admission reviews");
+    let probe_listener = std::net::TcpListener::bind(config.probes)
+        .with_context(|| format!("cannot listen on {}", config.probes))?;
+    probe_listener.set_nonblocking(true)?;
+    tracing::info!(probes = %config.probes, "serving probes and metrics");
 
-    let handle = axum_server::Handle::new();
-    let admission = axum_server::from_tcp_rustls(admission_listener, tls_config)?
-        .handle(handle.clone())
-        .serve(router(state).into_make_service());
+    let admission_handle = axum_server::Handle::new();
+    let tls = RustlsAcceptor::new(tls_config).handshake_timeout(limits.handshake_timeout);
+    let mut admission = axum_server::from_tcp(admission_listener)?
+        .acceptor(LimitedAcceptor::new(
+            tls,
+            limits.max_connections,
+            limits.idle_timeout,
+            Some(metrics.clone()),
+        ))
+        .handle(admission_handle.clone());
+    configure_http(admission.http_builder(), &limits);
+    let admission = admission.serve(router(state).into_make_service());
 
-    let probes = serve_probes(config.probes, registry, ready, shutdown.clone());
+    let probes_handle = axum_server::Handle::new();
+    let stopping = shutdown.clone();
+    let ready_unless_stopping: Readiness = Arc::new(move || !stopping.is_cancelled() && ready());
+    let probes = probe_server(
+        probe_listener,
+        registry,
+        ready_unless_stopping,
+        &limits,
+        metrics,
+        &probes_handle,
+    )?;
 
     let drain = config.drain;
     let stopper = tokio::spawn(async move {
         shutdown.cancelled().await;
-        handle.graceful_shutdown(Some(drain));
+        tracing::info!("shutting down: /readyz answers 503 while requests in flight drain");
+        admission_handle.graceful_shutdown(Some(drain));
     });
-    let (admission, probes) = tokio::join!(admission, probes);
+    let probes = tokio::spawn(probes);
+    let admission = admission.await;
+    // The probe listener outlives the drain, so /readyz keeps saying 503 until the end.
+    probes_handle.graceful_shutdown(Some(Duration::from_secs(1)));
+    let probes = probes.await;
     stopper.abort();
     cert_watch.abort();
     admission.context("admission server failed")?;
-    probes?;
+    probes
+        .context("probe server task failed")?
+        .context("probe server failed")?;
     tracing::info!("stopped");
     Ok(())
 }
 
-/// Serves `/metrics`, `/healthz` and `/readyz` on `addr` until `shutdown`; `/readyz` fails from
-/// the moment shutdown begins.
+/// Serves only `/metrics`, `/healthz` and `/readyz` on `addr` until `shutdown` (a process
+/// running the controllers alone); `/readyz` fails from the moment shutdown begins.
 pub async fn serve_probes(
     addr: SocketAddr,
     registry: Arc<Registry>,
     ready: Readiness,
+    limits: ServerLimits,
+    metrics: Metrics,
     shutdown: CancellationToken,
 ) -> Result<()> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("cannot listen on {addr}"))?;
+    let listener = std::net::TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
+    listener.set_nonblocking(true)?;
     tracing::info!(probes = %addr, "serving probes and metrics");
-    let shutting_down = shutdown.clone();
-    let ready_unless_stopping: Readiness = Arc::new(move || !shutting_down.is_cancelled() && ready());
-    axum::serve(listener, probes::router(registry, ready_unless_stopping))
-        .with_graceful_shutdown(shutdown.cancelled_owned())
-        .await
-        .context("probe server failed")
+    let handle = axum_server::Handle::new();
+    let stopping = shutdown.clone();
+    let ready_unless_stopping: Readiness = Arc::new(move || !stopping.is_cancelled() && ready());
+    let server = probe_server(
+        listener,
+        registry,
+        ready_unless_stopping,
+        &limits,
+        metrics,
+        &handle,
+    )?;
+    let stopper = tokio::spawn(async move {
+        shutdown.cancelled().await;
+        handle.graceful_shutdown(Some(Duration::from_secs(1)));
+    });
+    let served = server.await;
+    stopper.abort();
+    served.context("probe server failed")
+}
+
+/// The plain-HTTP probe server on `listener`, under the same connection limits as admission.
+fn probe_server(
+    listener: std::net::TcpListener,
+    registry: Arc<Registry>,
+    ready: Readiness,
+    limits: &ServerLimits,
+    metrics: Metrics,
+    handle: &axum_server::Handle<SocketAddr>,
+) -> Result<impl std::future::Future<Output = std::io::Result<()>>> {
+    let mut server = axum_server::from_tcp(listener)?
+        .acceptor(LimitedAcceptor::new(
+            DefaultAcceptor,
+            limits.max_connections,
+            limits.idle_timeout,
+            Some(metrics),
+        ))
+        .handle(handle.clone());
+    configure_http(server.http_builder(), limits);
+    let probe_router: Router = probes::router(registry, ready);
+    Ok(server.serve(probe_router.into_make_service()))
+}
+
+/// Header-read timeout (slow clients), and HTTP/2 keep-alive pings so dead peers are noticed.
+fn configure_http(
+    builder: &mut hyper_util::server::conn::auto::Builder<hyper_util::rt::TokioExecutor>,
+    limits: &ServerLimits,
+) {
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(Some(limits.idle_timeout / 2))
+        .keep_alive_timeout(limits.header_read_timeout)
+        .max_concurrent_streams(Some(64));
 }

@@ -42,6 +42,10 @@ async fn readyz(State(state): State<ProbeState>) -> Response {
     if (state.ready)() {
         "ok".into_response()
     } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "caches not synced").into_response()
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not ready: caches syncing or shutting down",
+        )
+            .into_response()
     }
 }

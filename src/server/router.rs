@@ -1,37 +1,36 @@
-//! The webhook router: one POST route per [`Webhook`], with the body limit and request timeout.
+//! The webhook router: one POST route per [`Webhook`], under a request timeout past the
+//! evaluation deadline (a safety net: the handler answers at its deadline).
 
 use std::time::Duration;
 
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::routing::post;
 use axum::Router;
 use tower_http::timeout::TimeoutLayer;
 
 use super::{handlers, AppState};
-use crate::admission::{Webhook, MAX_BODY_BYTES};
+use crate::admission::Webhook;
 
-/// How long one request may take, body included, before it is answered 408. The API server
-/// gives up after the webhook's `timeoutSeconds` (10) anyway.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long past the evaluation deadline a request may take before it is answered 408.
+const TIMEOUT_MARGIN: Duration = Duration::from_secs(1);
 
-/// The admission routes over `state`: `POST` on each webhook path. Bodies are limited to
-/// [`MAX_BODY_BYTES`] (an object and its old version under the API server's request cap, well
-/// above axum's 2 MB default), answered 413 beyond.
+/// The admission routes over `state`: `POST` on each webhook path.
 pub fn router(state: AppState) -> Router {
+    let timeout = state.limits.deadline + TIMEOUT_MARGIN;
     let mut router = Router::new();
     for webhook in Webhook::ALL {
         router = router.route(
             webhook.path(),
-            post(move |State(state): State<AppState>, body: Bytes| handlers::admit(state, webhook, body)),
+            post(move |State(state): State<AppState>, request: Request| {
+                handlers::admit(state, webhook, request)
+            }),
         );
     }
     router
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
-            REQUEST_TIMEOUT,
+            timeout,
         ))
         .with_state(state)
 }

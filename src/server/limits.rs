@@ -1,0 +1,42 @@
+//! Every bound the server keeps on what clients may cost it, in one place, with the defaults
+//! documented in docs/deployment.md ("Limits") and a `serve` flag for each.
+
+use std::time::Duration;
+
+/// The server's limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerLimits {
+    /// Largest request body read, in bytes (the API server's own request limit is 3 MiB); a
+    /// larger one is answered 413 without being read.
+    pub max_body_bytes: usize,
+    /// Admission reviews evaluated at once; each holds its body and decoded objects.
+    pub max_in_flight: usize,
+    /// How long a review waits for one of those places before it is answered 429.
+    pub queue_wait: Duration,
+    /// How long a review's evaluation may run before it is answered with an error (kept under
+    /// the API server's webhook timeout, so the operator reads our reason, not a timeout).
+    pub deadline: Duration,
+    /// Connections open at once on each listener; more are closed at once.
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers.
+    pub header_read_timeout: Duration,
+    /// How long a connection may stay without reading a byte before it is closed.
+    pub idle_timeout: Duration,
+    /// How long a TLS handshake may take.
+    pub handshake_timeout: Duration,
+}
+
+impl Default for ServerLimits {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 3 * 1024 * 1024,
+            max_in_flight: 4,
+            queue_wait: Duration::from_secs(2),
+            deadline: Duration::from_secs(9),
+            max_connections: 512,
+            header_read_timeout: Duration::from_secs(5),
+            idle_timeout: Duration::from_secs(60),
+            handshake_timeout: Duration::from_secs(5),
+        }
+    }
+}
