@@ -6,3 +6,8 @@ pub fn now_rfc3339() -> String {
         .strftime("%Y-%m-%dT%H:%M:%SZ")
         .to_string()
 }
+
+/// The current time in Unix seconds.
+pub fn now_unix() -> i64 {
+    k8s_openapi::jiff::Timestamp::now().as_second()
+}

@@ -3,7 +3,6 @@
 
 use std::io::IsTerminal;
 
-use tracing_subscriber::fmt::format::FmtSpan;
 use tracing_subscriber::EnvFilter;
 
 /// How log lines are written.
@@ -28,8 +27,9 @@ pub enum TelemetryError {
 }
 
 /// Installs the global subscriber writing to stderr. `RUST_LOG`, when set, wins over `level`
-/// (`info`, `debug`, or any `EnvFilter` directive). Closed spans are logged, so each admission
-/// review yields one line carrying every field its span recorded, latency included.
+/// (`info`, `debug`, or any `EnvFilter` directive). Each admission review logs one line with
+/// every field (uid, kind, namespace/name, operation, verdict, code, latency); lines logged
+/// while a review runs carry its span and the fields recorded so far.
 pub fn init(format: LogFormat, level: &str) -> Result<(), TelemetryError> {
     let filter = match std::env::var("RUST_LOG") {
         Ok(directives) if !directives.trim().is_empty() => EnvFilter::try_new(directives)?,
@@ -38,15 +38,14 @@ pub fn init(format: LogFormat, level: &str) -> Result<(), TelemetryError> {
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_span_events(FmtSpan::CLOSE);
+        .with_ansi(std::io::stderr().is_terminal());
     let installed = match format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder
             .json()
             .flatten_event(true)
-            .with_current_span(false)
-            .with_span_list(true)
+            .with_current_span(true)
+            .with_span_list(false)
             .try_init(),
     };
     installed.map_err(|err| TelemetryError::Install(err.to_string()))

@@ -112,6 +112,7 @@ fn readme_documents_every_subcommand() {
         Some("plan"),
         Some("check"),
         Some("admit"),
+        Some("serve"),
         Some("crds"),
         Some("certs"),
     ] {

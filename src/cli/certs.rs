@@ -24,8 +24,8 @@ pub struct CertsArgs {
     /// IP addresses of the serving certificate.
     #[arg(long = "ip", value_name = "IP")]
     pub ips: Vec<IpAddr>,
-    /// Validity of both certificates, in days.
-    #[arg(long, value_name = "DAYS", default_value_t = 365)]
+    /// Validity of both certificates, in days (1 to 3650).
+    #[arg(long, value_name = "DAYS", default_value_t = 365, value_parser = clap::value_parser!(u32).range(1..=3650))]
     pub days: u32,
 }
 

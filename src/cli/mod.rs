@@ -41,7 +41,7 @@ pub enum Command {
     Certs(certs::CertsArgs),
     /// Serve the admission webhooks over HTTPS, reading objects from the API server (or files),
     /// with /metrics, /healthz and /readyz on a side port.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
 }
 
 /// Exit code when a command ran but found problems (a denied object).

@@ -98,7 +98,7 @@ async fn admit_in(state: AppState, webhook: Webhook, request: Request, span: tra
             state.metrics.reject(Rejection::Panicked);
             tracing::error!("the admission rules panicked on this request; answered as an internal error");
             failed(
-                head.uid,
+                head.uid.clone(),
                 "the webhook failed on this request (an internal error); please report it",
             )
         }
@@ -112,21 +112,38 @@ async fn admit_in(state: AppState, webhook: Webhook, request: Request, span: tra
                 "the webhook could not evaluate this request within {}s; the object is too costly to check",
                 limits.deadline.as_secs_f32()
             );
-            failed(head.uid, &message)
+            failed(head.uid.clone(), &message)
         }
     };
 
     let verdict = verdict(&review);
-    if let Some(response) = &review.response {
-        span.record("uid", response.uid.as_str());
-        span.record("code", response.result.code);
-        span.record("patched", response.patch.is_some());
-    }
+    let (uid, code, patched) = review.response.as_ref().map_or((String::new(), 0, false), |r| {
+        (
+            truncate(r.uid.clone(), MAX_LOGGED),
+            r.result.code,
+            r.patch.is_some(),
+        )
+    });
+    span.record("uid", uid.as_str());
+    span.record("code", code);
+    span.record("patched", patched);
     span.record("verdict", verdict.as_str());
     measurer.finish(verdict);
-    span.record(
-        "latency_us",
-        u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+    let latency_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    span.record("latency_us", latency_us);
+    // One line per review with every field, in text and in JSON alike.
+    tracing::info!(
+        webhook = webhook.path(),
+        kind = webhook.kind.name(),
+        uid = uid.as_str(),
+        namespace = head.namespace.as_deref(),
+        name = head.name.as_deref(),
+        operation = head.operation.as_deref(),
+        verdict = verdict.as_str(),
+        code,
+        patched,
+        latency_us,
+        "admission review"
     );
     match admission::encode_review(&review) {
         Ok(bytes) => ([(header::CONTENT_TYPE, "application/json")], bytes).into_response(),
@@ -141,20 +158,32 @@ async fn admit_in(state: AppState, webhook: Webhook, request: Request, span: tra
 /// the rules did not give.
 struct HeadFields {
     uid: Option<String>,
+    namespace: Option<String>,
+    name: Option<String>,
+    operation: Option<String>,
 }
 
 fn record_head(span: &tracing::Span, body: &Bytes) -> HeadFields {
     let head: Head = serde_json::from_slice(body).unwrap_or_default();
     let Some(request) = &head.request else {
-        return HeadFields { uid: None };
+        return HeadFields {
+            uid: None,
+            namespace: None,
+            name: None,
+            operation: None,
+        };
     };
     let logged = |value: &Option<Cow<'_, str>>| value.as_deref().map(|v| truncate(v.to_owned(), MAX_LOGGED));
-    span.record("namespace", logged(&request.namespace));
-    span.record("name", logged(&request.name));
-    span.record("operation", logged(&request.operation));
-    HeadFields {
+    let fields = HeadFields {
         uid: logged(&request.uid),
-    }
+        namespace: logged(&request.namespace),
+        name: logged(&request.name),
+        operation: logged(&request.operation),
+    };
+    span.record("namespace", fields.namespace.as_deref());
+    span.record("name", fields.name.as_deref());
+    span.record("operation", fields.operation.as_deref());
+    fields
 }
 
 /// A review answering a request the rules could not answer (code 500), echoing its uid.

@@ -100,7 +100,20 @@ pub struct ReloadingCert {
     provider: Arc<CryptoProvider>,
     current: ArcSwap<CertifiedKey>,
     seen: Mutex<Fingerprint>,
+    /// The served certificate's validity period, in Unix seconds.
+    validity: Mutex<Option<Validity>>,
+    /// Whether the served certificate was valid when last checked (to log changes once).
+    was_valid: Mutex<Option<bool>>,
     metrics: Option<Metrics>,
+}
+
+/// A certificate's notBefore and notAfter, in Unix seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Validity {
+    /// notBefore.
+    pub not_before: i64,
+    /// notAfter.
+    pub not_after: i64,
 }
 
 impl fmt::Debug for ReloadingCert {
@@ -116,17 +129,54 @@ impl ReloadingCert {
     pub fn load(dir: &Path, metrics: Option<Metrics>) -> Result<Arc<Self>, TlsError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let seen = Fingerprint::of(&files(dir));
-        let (key, not_after) = load_pair(dir, &provider)?;
+        let (key, validity) = load_pair(dir, &provider)?;
         if let Some(metrics) = &metrics {
-            metrics.record_certificate(ReloadResult::Success, not_after);
+            metrics.record_certificate(ReloadResult::Success, validity.map(|v| v.not_after));
         }
-        Ok(Arc::new(Self {
+        let cert = Arc::new(Self {
             dir: dir.to_owned(),
             provider,
             current: ArcSwap::from_pointee(key),
             seen: Mutex::new(seen),
+            validity: Mutex::new(validity),
+            was_valid: Mutex::new(None),
             metrics,
-        }))
+        });
+        cert.check_validity(crate::clock::now_unix());
+        Ok(cert)
+    }
+
+    /// Logs at ERROR, once per change, when the served certificate is expired or not yet valid
+    /// at `now` (Unix seconds), and exports whether it is valid; returns whether it is.
+    pub fn check_validity(&self, now: i64) -> bool {
+        let validity = self.validity.lock().ok().and_then(|v| *v);
+        let valid = validity.is_none_or(|v| v.not_before <= now && now <= v.not_after);
+        if let Some(metrics) = &self.metrics {
+            metrics.set_certificate_valid(valid);
+        }
+        let changed = self
+            .was_valid
+            .lock()
+            .map(|mut was| was.replace(valid) != Some(valid))
+            .unwrap_or(false);
+        if changed && !valid {
+            if let Some(v) = validity {
+                let state = if now < v.not_before {
+                    "is not valid yet"
+                } else {
+                    "has expired"
+                };
+                tracing::error!(
+                    dir = %self.dir.display(),
+                    not_before = v.not_before,
+                    not_after = v.not_after,
+                    "the serving certificate {state}: the API server will refuse every webhook call until it is renewed"
+                );
+            }
+        } else if changed && validity.is_some() {
+            tracing::info!(dir = %self.dir.display(), "the serving certificate is within its validity period");
+        }
+        valid
     }
 
     /// The certificate chain in service now (leaf first).
@@ -149,9 +199,12 @@ impl ReloadingCert {
             *seen = now;
         }
         match load_pair(&self.dir, &self.provider) {
-            Ok((key, not_after)) => {
+            Ok((key, validity)) => {
                 self.current.store(Arc::new(key));
-                self.record(ReloadResult::Success, not_after);
+                if let Ok(mut served) = self.validity.lock() {
+                    *served = validity;
+                }
+                self.record(ReloadResult::Success, validity.map(|v| v.not_after));
                 tracing::info!(dir = %self.dir.display(), "serving certificate reloaded");
                 true
             }
@@ -197,6 +250,7 @@ impl ReloadingCert {
                     () = shutdown.cancelled() => return,
                     _ = ticks.tick() => {
                         self.reload_if_changed();
+                        self.check_validity(crate::clock::now_unix());
                     }
                 }
             }
@@ -214,8 +268,8 @@ fn files(dir: &Path) -> [PathBuf; 2] {
     [dir.join(CERT_FILE), dir.join(KEY_FILE)]
 }
 
-/// Reads and checks the pair in `dir`; also returns the leaf's expiry in Unix seconds.
-fn load_pair(dir: &Path, provider: &CryptoProvider) -> Result<(CertifiedKey, Option<i64>), TlsError> {
+/// Reads and checks the pair in `dir`; also returns the leaf's validity period.
+fn load_pair(dir: &Path, provider: &CryptoProvider) -> Result<(CertifiedKey, Option<Validity>), TlsError> {
     let [cert_path, key_path] = files(dir);
     let read = |path: &PathBuf| {
         std::fs::read(path).map_err(|source| TlsError::Read {
@@ -231,7 +285,7 @@ fn load_pair(dir: &Path, provider: &CryptoProvider) -> Result<(CertifiedKey, Opt
     let Some(leaf) = chain.first() else {
         return Err(TlsError::NoCertificate(cert_path));
     };
-    let not_after = expiry(leaf);
+    let validity = validity(leaf);
     let key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|err| TlsError::Key {
         path: key_path,
         reason: err.to_string(),
@@ -240,11 +294,34 @@ fn load_pair(dir: &Path, provider: &CryptoProvider) -> Result<(CertifiedKey, Opt
         dir: dir.to_owned(),
         source,
     })?;
-    Ok((certified, not_after))
+    Ok((certified, validity))
 }
 
-/// The certificate's notAfter in Unix seconds.
-pub fn expiry(cert: &CertificateDer<'_>) -> Option<i64> {
+/// The certificate's validity period in Unix seconds.
+pub fn validity(cert: &CertificateDer<'_>) -> Option<Validity> {
     let (_, parsed) = x509_parser::parse_x509_certificate(cert.as_ref()).ok()?;
-    Some(parsed.validity().not_after.timestamp())
+    Some(Validity {
+        not_before: parsed.validity().not_before.timestamp(),
+        not_after: parsed.validity().not_after.timestamp(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validity_is_checked_against_the_clock_given() {
+        let dir = std::env::temp_dir().join(format!("capi-topology-tls-validity-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let certs = crate::server::dev_certs::generate(&["localhost".to_owned()], &[], 1).unwrap();
+        std::fs::write(dir.join(CERT_FILE), &certs.cert_pem).unwrap();
+        std::fs::write(dir.join(KEY_FILE), &certs.key_pem).unwrap();
+        let cert = ReloadingCert::load(&dir, None).unwrap();
+        let validity = cert.validity.lock().unwrap().expect("a parsed validity");
+        assert!(cert.check_validity(validity.not_before + 60));
+        assert!(!cert.check_validity(validity.not_after + 1));
+        assert!(!cert.check_validity(validity.not_before - 3_600));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
