@@ -66,6 +66,7 @@ fn assert_base(objects: &[Value]) {
     assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/healthz");
     assert_eq!(container["args"][0], "serve");
     assert_eq!(find(objects, "PodDisruptionBudget")["spec"]["minAvailable"], 1);
+    assert_least_privilege(objects);
 
     let mut served: Vec<&str> = Vec::new();
     for kind in ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"] {
@@ -86,6 +87,71 @@ fn assert_base(objects: &[Value]) {
     served.sort_unstable();
     expected.sort_unstable();
     assert_eq!(served, expected, "every webhook the server answers is registered");
+}
+
+/// The webhook reads only; the controllers' rights come by aggregation; no write wildcard; every
+/// Deployment keeps its replicas on distinct nodes, and the webhook drains before it stops.
+fn assert_least_privilege(objects: &[Value]) {
+    let named = |kind: &str, name: &str| {
+        objects
+            .iter()
+            .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("no {kind} {name} rendered"))
+    };
+    for rule in named("ClusterRole", "capi-topology-webhook")["rules"]
+        .as_array()
+        .unwrap()
+    {
+        for verb in rule["verbs"].as_array().unwrap() {
+            assert!(
+                ["get", "list", "watch"].contains(&verb.as_str().unwrap()),
+                "webhook rule {rule}"
+            );
+        }
+    }
+    let aggregated = &named("ClusterRole", "capi-topology-controller")["aggregationRule"];
+    assert_eq!(
+        aggregated["clusterRoleSelectors"][0]["matchLabels"]["cluster.x-k8s.io/aggregate-to-manager"],
+        "true"
+    );
+    for role in objects.iter().filter(|o| o["kind"] == "ClusterRole") {
+        for rule in role["rules"].as_array().into_iter().flatten() {
+            let wildcard = rule["resources"]
+                .as_array()
+                .is_some_and(|r| r.iter().any(|r| r == "*"));
+            let writes = rule["verbs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|v| !["get", "list", "watch"].contains(&v.as_str().unwrap()));
+            assert!(
+                !(wildcard && writes),
+                "{} grants writes on every resource: {rule}",
+                role["metadata"]["name"]
+            );
+        }
+    }
+    for deployment in objects.iter().filter(|o| o["kind"] == "Deployment") {
+        let pod = &deployment["spec"]["template"]["spec"];
+        let required =
+            &pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0];
+        assert_eq!(
+            required["topologyKey"], "kubernetes.io/hostname",
+            "{}",
+            deployment["metadata"]["name"]
+        );
+    }
+    let webhook = named("Deployment", "capi-topology");
+    let pod = &webhook["spec"]["template"]["spec"];
+    assert_eq!(pod["serviceAccountName"], "capi-topology-webhook");
+    assert_eq!(
+        pod["containers"][0]["lifecycle"]["preStop"]["sleep"]["seconds"],
+        5
+    );
+    assert_eq!(
+        named("Deployment", "capi-topology-controller")["spec"]["template"]["spec"]["serviceAccountName"],
+        "capi-topology-controller"
+    );
 }
 
 #[test]
