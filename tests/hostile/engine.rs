@@ -7,9 +7,10 @@ use capi_topology::admission;
 
 use super::inputs::{catalogue, store, Expect};
 
-/// The most one hostile request may take in process, in an unoptimised test build (a tenth of
-/// the API server's 10 s webhook timeout; release builds are several times faster).
-const BOUND: Duration = Duration::from_secs(1);
+/// The most one hostile request may take in process: half the API server's 10 s webhook
+/// timeout, in an unoptimised test build on a busy machine (release builds are about ten times
+/// faster; BENCHMARKS.md has their figures).
+const BOUND: Duration = Duration::from_secs(5);
 
 #[test]
 fn every_hostile_input_gets_its_answer_in_time() {

@@ -1,5 +1,9 @@
 //! The regression catalogue of hostile inputs (`inputs`), and what each must get: in process
-//! through the admission entry point (`engine`).
+//! through the admission entry point (`engine`), and over the wire from the real server while
+//! its probes keep answering (`server`).
 
+#[path = "../common/mod.rs"]
+mod common;
 mod engine;
 mod inputs;
+mod server;
