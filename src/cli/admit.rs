@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::files::load_store;
+use super::files::{admitted_store, load_store};
 use super::print_stdout;
 use crate::admission::{self, Webhook, MAX_BODY_BYTES};
 
@@ -15,9 +15,17 @@ use crate::admission::{self, Webhook, MAX_BODY_BYTES};
 #[derive(Debug, Args)]
 pub struct AdmitArgs {
     /// Files or directories of objects the webhook may read (ClusterClasses, Clusters, control
-    /// planes, MachineDeployments...), taken as given.
+    /// planes, MachineDeployments...), taken as given: a ClusterClass counts as reconciled only
+    /// if its status says so, as in a cluster.
     #[arg(long = "objects", value_name = "PATH", num_args = 1..)]
     pub objects: Vec<PathBuf>,
+    /// Apply the --objects through the webhooks first, as `check`, `plan` and `serve --objects`
+    /// do: defaulted, and each ClusterClass given the status its reconciler would write. Without
+    /// it, a ClusterClass with no status is not reconciled yet, and a Cluster's variables are
+    /// admitted with a warning instead of checked (what the API server answers in the seconds
+    /// before the ClusterClass controller has run).
+    #[arg(long)]
+    pub as_applied: bool,
     /// The webhook path the review was sent to, e.g. /validate-cluster-x-k8s-io-v1beta1-cluster.
     #[arg(long, value_name = "WEBHOOK_PATH", value_parser = parse_webhook)]
     pub path: Webhook,
@@ -30,7 +38,11 @@ fn parse_webhook(path: &str) -> Result<Webhook, String> {
 
 /// Reads the review from stdin, answers it on stdout. Exit 0 whenever it answered.
 pub fn run(args: &AdmitArgs) -> Result<ExitCode> {
-    let store = load_store(&args.objects)?;
+    let store = if args.as_applied {
+        admitted_store(&args.objects)?
+    } else {
+        load_store(&args.objects)?
+    };
     let mut body = Vec::new();
     std::io::stdin()
         .take(MAX_BODY_BYTES as u64 + 1)

@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use super::files::read_objects;
+use super::files::read;
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::clock::now_rfc3339;
 use crate::store::apply::{apply, Applied, Verdict};
@@ -44,7 +44,12 @@ struct Report<'a> {
 
 /// Applies every object; exit 1 when any was denied.
 pub fn run(args: &CheckArgs) -> Result<ExitCode> {
-    let objects = read_objects(&args.files)?;
+    let read = read(&args.files)?;
+    if read.objects.is_empty() {
+        eprintln!("nothing to check: {}", read.summary(&args.files));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let objects = read.objects;
     let mut store = MemoryStore::default();
     let now = now_rfc3339();
     let mut results = Vec::with_capacity(objects.len());

@@ -25,10 +25,40 @@ pub struct SourcedObject {
 
 /// Every object in `paths`, in order: files as given, directories walked in name order.
 pub fn read_objects(paths: &[PathBuf]) -> Result<Vec<SourcedObject>> {
+    Ok(read(paths)?.objects)
+}
+
+/// What reading some paths found.
+#[derive(Debug)]
+pub struct Read {
+    /// The manifest files read.
+    pub files: usize,
+    /// Their objects, in order.
+    pub objects: Vec<SourcedObject>,
+}
+
+impl Read {
+    /// One line saying what was read, for a command that found nothing to do in it:
+    /// `read 2 files, 0 objects from a/, b.yaml`.
+    pub fn summary(&self, paths: &[PathBuf]) -> String {
+        let named: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+        format!(
+            "read {}, {} from {}",
+            plural(self.files, "manifest file"),
+            plural(self.objects.len(), "object"),
+            named.join(", ")
+        )
+    }
+}
+
+/// Every object in `paths` and how many files held them.
+pub fn read(paths: &[PathBuf]) -> Result<Read> {
     let mut files = Vec::new();
     for path in paths {
         collect_files(path, 0, &mut files)?;
     }
+    let count = files.len();
     let mut objects = Vec::new();
     for file in files {
         let text =
@@ -39,7 +69,10 @@ pub fn read_objects(paths: &[PathBuf]) -> Result<Vec<SourcedObject>> {
             object,
         }));
     }
-    Ok(objects)
+    Ok(Read {
+        files: count,
+        objects,
+    })
 }
 
 /// A store holding every object in `paths`, taken as given.

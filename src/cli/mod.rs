@@ -73,8 +73,45 @@ pub fn run() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", render_error(&err));
             ExitCode::from(EXIT_FAILURE)
         }
+    }
+}
+
+/// An error and its causes on one line, each said once: many error types repeat their
+/// source's message in their own, so a cause already in the text before it is left out.
+pub fn render_error(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let message = cause.to_string();
+        if text.contains(&message) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&message);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_causes_are_said_once() {
+        let io = std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "No such file or directory (os error 2)",
+        );
+        let err = anyhow::Error::new(io).context("cannot read /x: No such file or directory (os error 2)");
+        assert_eq!(
+            render_error(&err),
+            "cannot read /x: No such file or directory (os error 2)"
+        );
+        let err = anyhow::anyhow!("root").context("outer");
+        assert_eq!(render_error(&err), "outer: root");
     }
 }

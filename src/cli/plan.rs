@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 
-use super::files::read_objects;
+use super::files::read;
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::api::Cluster;
 use crate::patches::external::NoExternalPatches;
@@ -45,7 +45,9 @@ const PLAN_TIME: &str = "1970-01-01T00:00:00Z";
 
 /// Plans every Cluster with a topology; exit 1 when a Cluster is invalid or its plan fails.
 pub fn run(args: &PlanArgs) -> Result<ExitCode> {
-    let objects = read_objects(&args.files)?;
+    let read = read(&args.files)?;
+    let summary = read.summary(&args.files);
+    let objects = read.objects;
     let all: Vec<Value> = objects.iter().map(|o| o.object.clone()).collect();
     let mut store = MemoryStore::default();
     let mut clusters = Vec::new();
@@ -61,6 +63,9 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
         } else if is_cluster {
             clusters.push((applied.namespace.clone(), applied.resource.clone()));
         }
+    }
+    if clusters.is_empty() && !failed {
+        eprintln!("no Cluster with a spec.topology to plan: {summary}");
     }
     let mut out = String::new();
     for (namespace, resource) in clusters {

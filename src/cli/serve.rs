@@ -42,6 +42,10 @@ pub struct ServeArgs {
     /// Address of /metrics, /healthz and /readyz (plain HTTP).
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:8080")]
     pub metrics_addr: SocketAddr,
+    /// Kubeconfig of the API server to serve from (default: `KUBECONFIG`, then
+    /// ~/.kube/config, then the pod's in-cluster configuration).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
     /// Serve over the objects in these files or directories instead of an API server (local
     /// development, demos, load tests). They are admitted as `kubectl apply` would.
     #[arg(long = "objects", value_name = "PATH", num_args = 1..)]
@@ -173,9 +177,7 @@ async fn serve(args: &ServeArgs) -> Result<()> {
         tracing::info!(objects = store.len(), "serving over files");
         (Arc::new(store), Arc::new(|| true))
     } else {
-        let client = kube::Client::try_default()
-            .await
-            .context("cannot configure the Kubernetes client (in-cluster or KUBECONFIG)")?;
+        let client = kube_client(args.kubeconfig.as_deref()).await?;
         let cache = WatchCache::start(client.clone(), Some(metrics.clone()), shutdown.clone());
         if components.contains(&Component::Controllers) {
             let options = ControllerOptions {
@@ -220,6 +222,47 @@ async fn serve(args: &ServeArgs) -> Result<()> {
         controllers.await.context("the controllers panicked")??;
     }
     served
+}
+
+/// A client of the API server from `--kubeconfig`, or as kubectl finds one; failing, one line
+/// saying why and what to do.
+async fn kube_client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client> {
+    let config = match kubeconfig {
+        Some(path) => {
+            let file = kube::config::Kubeconfig::read_from(path).map_err(|err| {
+                anyhow::anyhow!(
+                    "cannot read the kubeconfig {}: {}",
+                    path.display(),
+                    root_cause(&err)
+                )
+            })?;
+            kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
+                .await
+                .map_err(|err| {
+                    anyhow::anyhow!(
+                        "cannot use the kubeconfig {}: {}",
+                        path.display(),
+                        root_cause(&err)
+                    )
+                })?
+        }
+        None => kube::Config::infer().await.map_err(|err| {
+            anyhow::anyhow!(
+                "no Kubernetes API server to serve from ({err}); set KUBECONFIG or --kubeconfig, \
+                 run in a pod, or pass --objects DIR to serve over files"
+            )
+        })?,
+    };
+    kube::Client::try_from(config).context("cannot create the Kubernetes client")
+}
+
+/// The innermost cause of `err`: the one line that says what actually failed.
+fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = err;
+    while let Some(source) = cause.source() {
+        cause = source;
+    }
+    cause.to_string()
 }
 
 /// The leader-election identity: `--leader-election-identity` (the pod name), else the host name

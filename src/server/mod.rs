@@ -88,7 +88,7 @@ pub async fn serve(
     let limits = state.limits;
     let metrics = state.metrics.clone();
     let cert = tls::ReloadingCert::load(&config.cert_dir, Some(metrics.clone()))
-        .context("cannot load the serving certificate")?;
+        .context("cannot load the serving certificate (make a pair with `capi-topology certs --dns localhost --out DIR`, then --cert-dir DIR)")?;
     let tls_config = RustlsConfig::from_config(cert.server_config()?);
     let cert_watch = cert.watch(config.cert_poll, shutdown.clone());
 

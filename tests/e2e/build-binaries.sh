@@ -6,6 +6,7 @@ set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.34.4}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
+GO_MINIMUM="1.26"
 CACHE="${CAPI_TOPOLOGY_E2E_CACHE:-$HOME/.cache/capi-topology-e2e}"
 BIN="$CACHE/k8s-$K8S_VERSION-etcd-$ETCD_VERSION/bin"
 
@@ -14,7 +15,14 @@ if [[ -x "$BIN/kube-apiserver" && -x "$BIN/kubectl" && -x "$BIN/etcd" ]]; then
   exit 0
 fi
 
-command -v go >/dev/null || { echo "go is required to build the e2e binaries" >&2; exit 1; }
+command -v go >/dev/null || { echo "go is required to build the e2e binaries (Go $GO_MINIMUM or later)" >&2; exit 1; }
+# etcd $ETCD_VERSION's go.mod declares go $GO_MINIMUM, and GOTOOLCHAIN=local (below) forbids
+# downloading a newer toolchain, so an older local Go cannot build it: say so before building.
+go_version=$(go env GOVERSION | sed 's/^go//')
+if [[ "$(printf '%s\n%s\n' "$GO_MINIMUM" "$go_version" | sort -V | head -1)" != "$GO_MINIMUM" ]]; then
+  echo "Go $go_version is too old to build etcd $ETCD_VERSION and kube-apiserver $K8S_VERSION: install Go $GO_MINIMUM or later" >&2
+  exit 1
+fi
 export GOFLAGS=-trimpath GOCACHE="$CACHE/gocache" GOMODCACHE="$CACHE/gomodcache" GOTOOLCHAIN=local
 mkdir -p "$BIN"
 log() { printf '[e2e-build %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
@@ -48,7 +56,7 @@ import (
 GO
 log "downloading modules for kube-apiserver and kubectl"
 go mod tidy >/dev/null 2>&1 || go mod tidy
-log "building kube-apiserver (the first build takes 10-25 minutes on 2 cores)"
+log "building kube-apiserver (the first build takes 5-10 minutes on 2 cores)"
 go build -o "$BIN/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
 log "building kubectl"
 go build -o "$BIN/kubectl" k8s.io/kubernetes/cmd/kubectl

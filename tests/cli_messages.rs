@@ -1,0 +1,200 @@
+//! What a new user reads when something is off: every message once, with what to do next, and no
+//! command that silently does nothing. Each case runs the built binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn capi_topology(args: &[&str], env: &[(&str, &str)], stdin: Option<&Path>) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_capi-topology"));
+    command
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(match stdin {
+            Some(path) => Stdio::from(std::fs::File::open(path).expect("stdin file")),
+            None => Stdio::null(),
+        });
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.output().expect("the binary runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A scratch directory for one test, emptied first.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("capi-topology-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn a_malformed_manifest_is_reported_once() {
+    let dir = scratch("malformed");
+    let file = dir.join("bad.yaml");
+    std::fs::write(&file, "a: [\n").unwrap();
+    let output = capi_topology(&["check", "-f", file.to_str().unwrap()], &[], None);
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    assert_eq!(
+        text.matches("did not find expected node content").count(),
+        1,
+        "{text}"
+    );
+    assert!(
+        text.starts_with(&format!("error: {}: document 1:", file.display())),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_missing_certificate_is_reported_once_with_how_to_make_one() {
+    let output = capi_topology(
+        &[
+            "serve",
+            "--objects",
+            "examples/quickstart/",
+            "--cert-dir",
+            "/nonexistent/certs",
+        ],
+        &[],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    let last = text.lines().last().unwrap_or_default();
+    assert_eq!(last.matches("No such file or directory").count(), 1, "{text}");
+    assert!(
+        last.contains("capi-topology certs --dns localhost --out DIR"),
+        "{text}"
+    );
+}
+
+#[test]
+fn serving_without_an_api_server_says_what_to_do() {
+    let output = capi_topology(
+        &[
+            "serve",
+            "--bind-address",
+            "127.0.0.1:0",
+            "--metrics-addr",
+            "127.0.0.1:0",
+        ],
+        &[
+            ("KUBECONFIG", "/nonexistent/kubeconfig"),
+            ("KUBERNETES_SERVICE_HOST", ""),
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    let last = text.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("error: no Kubernetes API server to serve from"),
+        "{text}"
+    );
+    assert!(
+        last.ends_with(
+            "set KUBECONFIG or --kubeconfig, run in a pod, or pass --objects DIR to serve over files"
+        ),
+        "{text}"
+    );
+    assert_eq!(last.matches("/nonexistent/kubeconfig").count(), 1, "{text}");
+    assert!(last.len() < 400, "{} characters: {last}", last.len());
+}
+
+#[test]
+fn nothing_to_do_is_said_not_silent() {
+    let dir = scratch("empty");
+    let empty_dir = dir.join("empty");
+    let no_yaml = dir.join("no-yaml");
+    std::fs::create_dir_all(&empty_dir).unwrap();
+    std::fs::create_dir_all(&no_yaml).unwrap();
+    std::fs::write(no_yaml.join("notes.txt"), "not a manifest").unwrap();
+    let empty_file = dir.join("empty.yaml");
+    std::fs::write(&empty_file, "").unwrap();
+    for (path, read) in [
+        (
+            empty_dir.to_str().unwrap(),
+            "read 0 manifest files, 0 objects from",
+        ),
+        (no_yaml.to_str().unwrap(), "read 0 manifest files, 0 objects from"),
+        (
+            empty_file.to_str().unwrap(),
+            "read 1 manifest file, 0 objects from",
+        ),
+    ] {
+        let check = capi_topology(&["check", "-f", path], &[], None);
+        assert_eq!(check.status.code(), Some(0));
+        assert_eq!(stderr(&check), format!("nothing to check: {read} {path}\n"));
+        let plan = capi_topology(&["plan", "-f", path], &[], None);
+        assert_eq!(plan.status.code(), Some(0));
+        assert_eq!(
+            stderr(&plan),
+            format!("no Cluster with a spec.topology to plan: {read} {path}\n")
+        );
+        assert!(plan.stdout.is_empty());
+    }
+    let class_only = capi_topology(
+        &["plan", "-f", "examples/quickstart/00-clusterclass.yaml"],
+        &[],
+        None,
+    );
+    assert_eq!(
+        stderr(&class_only),
+        "no Cluster with a spec.topology to plan: read 1 manifest file, 7 objects from examples/quickstart/00-clusterclass.yaml\n"
+    );
+}
+
+#[test]
+fn admit_as_applied_gives_the_verdict_check_gives() {
+    let args = [
+        "admit",
+        "--objects",
+        "examples/quickstart/",
+        "--path",
+        "/validate-cluster-x-k8s-io-v1beta1-cluster",
+    ];
+    let review = Path::new("examples/review.json");
+    let as_given = capi_topology(&args, &[], Some(review));
+    let answer: serde_json::Value = serde_json::from_slice(&as_given.stdout).unwrap();
+    assert_eq!(
+        answer["response"]["allowed"], true,
+        "a class without status is not reconciled yet"
+    );
+    assert!(answer["response"]["warnings"][0]
+        .as_str()
+        .unwrap()
+        .contains("hasn't been successfully reconciled"));
+    let mut applied_args = args.to_vec();
+    applied_args.insert(1, "--as-applied");
+    let as_applied = capi_topology(&applied_args, &[], Some(review));
+    let answer: serde_json::Value = serde_json::from_slice(&as_applied.stdout).unwrap();
+    assert_eq!(answer["response"]["allowed"], false);
+    assert!(answer["response"]["status"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("spec.topology.variables[kubeletLogLevel].value: Invalid value: \"42\": should be less than or equal to 10"));
+}
+
+#[test]
+fn certificates_must_be_valid_for_at_least_a_day() {
+    let output = capi_topology(
+        &[
+            "certs",
+            "--dns",
+            "localhost",
+            "--days",
+            "0",
+            "--out",
+            "/tmp/unused",
+        ],
+        &[],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("invalid value '0' for '--days <DAYS>': 0 is not in 1..=3650"));
+}
