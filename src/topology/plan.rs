@@ -127,23 +127,29 @@ pub fn plan(
     });
     let cp_version = upgrade.control_plane_version.as_str();
 
-    let network = cluster
-        .spec
-        .cluster_network
-        .as_ref()
-        .and_then(|n| serde_json::to_value(n).ok());
     let class_namespace = topology
         .class_namespace
         .clone()
         .unwrap_or_else(|| namespace.clone());
-    let base = builtins::cluster(
-        &cluster_name,
-        &namespace,
-        &topology.class,
-        &class_namespace,
+    let (labels, annotations) = (&cluster.metadata.labels, &cluster.metadata.annotations);
+    let metadata = (labels.is_some() || annotations.is_some())
+        .then(|| json!({"labels": labels, "annotations": annotations}))
+        .map(|mut m| {
+            if let Some(map) = m.as_object_mut() {
+                map.retain(|_, v| !v.is_null());
+            }
+            m
+        });
+    let base = builtins::cluster(&builtins::ClusterFacts {
+        name: &cluster_name,
+        namespace: &namespace,
+        uid: cluster.metadata.uid.as_deref().unwrap_or_default(),
+        metadata,
+        class: &topology.class,
+        class_namespace: &class_namespace,
         version,
-        network,
-    );
+        network: cluster.spec.cluster_network.as_ref(),
+    });
     let values = &topology.variables;
     let no_overrides = Vec::new();
 
