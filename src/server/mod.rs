@@ -92,14 +92,8 @@ pub async fn serve(
     let tls_config = RustlsConfig::from_config(cert.server_config()?);
     let cert_watch = cert.watch(config.cert_poll, shutdown.clone());
 
-    let admission_listener = std::net::TcpListener::bind(config.bind)
-        .with_context(|| format!("cannot listen on {}", config.bind))?;
-    admission_listener.set_nonblocking(true)?;
-    tracing::info!(admission = %config.bind, "serving admission reviews");
-    let probe_listener = std::net::TcpListener::bind(config.probes)
-        .with_context(|| format!("cannot listen on {}", config.probes))?;
-    probe_listener.set_nonblocking(true)?;
-    tracing::info!(probes = %config.probes, "serving probes and metrics");
+    let admission_listener = listen(config.bind, "admission reviews")?;
+    let probe_listener = listen(config.probes, "probes and metrics")?;
 
     let admission_handle = axum_server::Handle::new();
     let tls = RustlsAcceptor::new(tls_config).handshake_timeout(limits.handshake_timeout);
@@ -115,12 +109,11 @@ pub async fn serve(
     let admission = admission.serve(router(state).into_make_service());
 
     let probes_handle = axum_server::Handle::new();
-    let stopping = shutdown.clone();
-    let ready_unless_stopping: Readiness = Arc::new(move || !stopping.is_cancelled() && ready());
     let probes = probe_server(
         probe_listener,
         registry,
-        ready_unless_stopping,
+        ready,
+        &shutdown,
         &limits,
         metrics,
         &probes_handle,
@@ -157,20 +150,9 @@ pub async fn serve_probes(
     metrics: Metrics,
     shutdown: CancellationToken,
 ) -> Result<()> {
-    let listener = std::net::TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
-    listener.set_nonblocking(true)?;
-    tracing::info!(probes = %addr, "serving probes and metrics");
+    let listener = listen(addr, "probes and metrics")?;
     let handle = axum_server::Handle::new();
-    let stopping = shutdown.clone();
-    let ready_unless_stopping: Readiness = Arc::new(move || !stopping.is_cancelled() && ready());
-    let server = probe_server(
-        listener,
-        registry,
-        ready_unless_stopping,
-        &limits,
-        metrics,
-        &handle,
-    )?;
+    let server = probe_server(listener, registry, ready, &shutdown, &limits, metrics, &handle)?;
     let stopper = tokio::spawn(async move {
         shutdown.cancelled().await;
         handle.graceful_shutdown(Some(Duration::from_secs(1)));
@@ -180,15 +162,27 @@ pub async fn serve_probes(
     served.context("probe server failed")
 }
 
-/// The plain-HTTP probe server on `listener`, under the same connection limits as admission.
+/// A listening socket on `addr`, ready for the async runtime.
+fn listen(addr: SocketAddr, what: &str) -> Result<std::net::TcpListener> {
+    let listener = std::net::TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
+    listener.set_nonblocking(true)?;
+    tracing::info!(%addr, "serving {what}");
+    Ok(listener)
+}
+
+/// The plain-HTTP probe server on `listener`, under the same connection limits as admission;
+/// `/readyz` fails from the moment `shutdown` is cancelled.
 fn probe_server(
     listener: std::net::TcpListener,
     registry: Arc<Registry>,
     ready: Readiness,
+    shutdown: &CancellationToken,
     limits: &ServerLimits,
     metrics: Metrics,
     handle: &axum_server::Handle<SocketAddr>,
 ) -> Result<impl std::future::Future<Output = std::io::Result<()>>> {
+    let stopping = shutdown.clone();
+    let ready: Readiness = Arc::new(move || !stopping.is_cancelled() && ready());
     let mut server = axum_server::from_tcp(listener)?
         .acceptor(LimitedAcceptor::new(
             DefaultAcceptor,
