@@ -4,8 +4,53 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 /// Decodes `value` into `T`; the error names the path of the first field that does not fit
-/// (`spec.topology.replicas: invalid type: string "x", expected i32`).
+/// (`spec.topology.replicas: invalid type: string "x", expected i32`). An explicit `null` in a
+/// typed field counts as absent, as the API server's decoder takes it.
 pub fn decode_value<T: DeserializeOwned>(value: Value) -> Result<T, String> {
+    match serde_json::from_value::<T>(value.clone()) {
+        Ok(typed) => Ok(typed),
+        Err(_) => {
+            let mut lenient = value.clone();
+            if drop_nulls(&mut lenient) {
+                if let Ok(typed) = serde_json::from_value(lenient) {
+                    return Ok(typed);
+                }
+            }
+            decode_with_path(value)
+        }
+    }
+}
+
+/// Members whose value is free-form JSON, where a `null` is data: a variable's `value`, and a
+/// schema's `default`, `example` and `enum`.
+const FREE_FORM: [&str; 4] = ["value", "default", "example", "enum"];
+
+/// Removes every object member whose value is `null`, except inside free-form JSON members, as
+/// Go's decoder leaves a typed field at its zero value on `null`. Returns whether any was removed.
+/// Iterative: any depth is safe.
+pub fn drop_nulls(value: &mut Value) -> bool {
+    let mut removed = false;
+    let mut pending = vec![value];
+    while let Some(node) = pending.pop() {
+        match node {
+            Value::Object(map) => {
+                let before = map.len();
+                map.retain(|_, v| !v.is_null());
+                removed |= map.len() != before;
+                pending.extend(
+                    map.iter_mut()
+                        .filter(|(key, _)| !FREE_FORM.contains(&key.as_str()))
+                        .map(|(_, v)| v),
+                );
+            }
+            Value::Array(items) => pending.extend(items.iter_mut()),
+            _ => {}
+        }
+    }
+    removed
+}
+
+fn decode_with_path<T: DeserializeOwned>(value: Value) -> Result<T, String> {
     serde_path_to_error::deserialize(value).map_err(|err| {
         let path = err.path().to_string();
         if path == "." {
@@ -54,6 +99,36 @@ pub fn count_containers(json: &[u8], max: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn nulls_in_typed_fields_are_absent_but_free_form_nulls_stay() {
+        let mut value = json!({"spec": {"pods": {"cidrBlocks": null}, "name": null,
+            "variables": [{"name": "v", "value": {"a": null}}], "schema": {"default": null, "x": [null, {"y": null}]}}});
+        assert!(drop_nulls(&mut value));
+        assert_eq!(
+            value,
+            json!({"spec": {"pods": {}, "variables": [{"name": "v", "value": {"a": null}}],
+                "schema": {"x": [null, {}]}}})
+        );
+        assert!(!drop_nulls(&mut value));
+    }
+
+    #[test]
+    fn a_null_optional_field_decodes_as_absent() {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        struct Ranges {
+            #[serde(default, rename = "cidrBlocks")]
+            cidr_blocks: Vec<String>,
+        }
+        assert_eq!(
+            decode_value::<Ranges>(json!({"cidrBlocks": null})),
+            Ok(Ranges { cidr_blocks: vec![] })
+        );
+        assert!(decode_value::<Ranges>(json!({"cidrBlocks": 3}))
+            .unwrap_err()
+            .starts_with("cidrBlocks: invalid type"));
+    }
 
     #[test]
     fn containers_are_counted_outside_strings_only() {

@@ -194,3 +194,24 @@ fn a_huge_name_is_not_echoed_back_whole() {
         response.result.message
     );
 }
+
+#[test]
+fn explicit_nulls_in_optional_fields_are_absent_as_the_api_server_decodes_them() {
+    let object = cluster(json!({
+        "clusterNetwork": {"pods": {"cidrBlocks": null}, "services": null, "serviceDomain": null},
+        "controlPlaneEndpoint": null,
+    }));
+    let response = answer(VALIDATE_CLUSTER, &create_review(Kind::Cluster, &object));
+    assert_ne!(response.result.code, 400, "{}", response.result.message);
+    let typed_wrong = cluster(json!({"clusterNetwork": {"pods": {"cidrBlocks": 3}}}));
+    let response = answer(VALIDATE_CLUSTER, &create_review(Kind::Cluster, &typed_wrong));
+    assert_eq!(response.result.code, 400);
+    assert!(
+        response
+            .result
+            .message
+            .contains("spec.clusterNetwork.pods.cidrBlocks: invalid type"),
+        "{}",
+        response.result.message
+    );
+}

@@ -301,6 +301,9 @@ fn decode<T: DeserializeOwned>(object: Option<&RawValue>, field: &str) -> Result
     match serde_json::from_str(raw.get()) {
         Ok(typed) => Ok(Some(typed)),
         Err(_) => {
+            if let Some(typed) = lenient_decode::<T>(raw) {
+                return Ok(Some(typed));
+            }
             let mut deserializer = serde_json::Deserializer::from_str(raw.get());
             let error = match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
                 Ok(_) => return Err(format!("cannot decode {field}")),
@@ -314,6 +317,14 @@ fn decode<T: DeserializeOwned>(object: Option<&RawValue>, field: &str) -> Result
             })
         }
     }
+}
+
+/// The object decoded with explicit `null`s in typed fields taken as absent, as the API server
+/// decodes them; `None` when it still does not fit.
+fn lenient_decode<T: DeserializeOwned>(raw: &RawValue) -> Option<T> {
+    let mut value: Value = serde_json::from_str(raw.get()).ok()?;
+    crate::decode::drop_nulls(&mut value).then_some(())?;
+    serde_json::from_value(value).ok()
 }
 
 fn deny_bad_request(mut response: AdmissionResponse, message: &str) -> AdmissionResponse {
