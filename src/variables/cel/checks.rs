@@ -2,6 +2,8 @@
 //! schemas: each rule is well-formed, compiles, stays within the cost budget, and only uses
 //! `oldSelf` where old and new values correlate.
 
+use std::collections::HashMap;
+
 use kube_cel::{estimate_rule_cost, CompilationError, CompiledSchema, WarningKind};
 
 use super::limits::check_expression;
@@ -31,6 +33,27 @@ pub fn has_rules(schema: &JSONSchemaProps) -> bool {
         pending.extend(children(node).map(|(_, child)| child));
     }
     false
+}
+
+/// Each rule's text as the API server names the rule in an evaluation error: its `message`
+/// when it has one, else the rule itself (trimmed), keyed by the rule.
+pub fn rule_names(schema: &JSONSchemaProps) -> HashMap<String, String> {
+    let mut names = HashMap::new();
+    let mut pending = vec![schema];
+    while let Some(node) = pending.pop() {
+        for rule in &node.x_validations {
+            let name = if rule.message.trim().is_empty() {
+                &rule.rule
+            } else {
+                &rule.message
+            };
+            names
+                .entry(rule.rule.clone())
+                .or_insert_with(|| name.trim().to_owned());
+        }
+        pending.extend(children(node).map(|(_, child)| child));
+    }
+    names
 }
 
 /// The nodes that can carry rules below `node`, with the keyword path to each.

@@ -2,6 +2,7 @@
 //! libraries (kube-cel), checked at definition time, evaluated against values (with `oldSelf` for
 //! transition rules), and reported the way the API server reports them.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use kube_cel::{compile_schema, CompiledSchema, ErrorKind, Validator};
@@ -33,6 +34,8 @@ thread_local! {
 #[derive(Debug, Clone)]
 pub struct CelRules {
     compiled: Option<Arc<CompiledSchema>>,
+    /// How an evaluation error names each rule (its message, else the rule), by rule.
+    rule_names: Arc<HashMap<String, String>>,
     /// The root's `type`, which a budget error shows as the value (as the API server does).
     root_type: String,
 }
@@ -47,6 +50,7 @@ impl CelRules {
         if !checks::has_rules(schema) {
             return Ok(CelRules {
                 compiled: None,
+                rule_names: Arc::default(),
                 root_type: String::new(),
             });
         }
@@ -69,6 +73,7 @@ impl CelRules {
         }
         Ok(CelRules {
             compiled: Some(Arc::new(compiled)),
+            rule_names: Arc::new(checks::rule_names(schema)),
             root_type: schema.type_.clone(),
         })
     }
@@ -126,9 +131,28 @@ impl CelRules {
                 };
                 let value = matches!(kind, ErrorType::Invalid | ErrorType::Duplicate)
                     .then(|| Value::from(raw.clone()));
-                FieldError::new(kind, &path, value, failure.message.clone())
+                let detail = match failure.kind {
+                    ErrorKind::EvaluationError => self.evaluation_error(&failure.rule, &failure.message),
+                    _ => failure.message.clone(),
+                };
+                FieldError::new(kind, &path, value, detail)
             })
             .collect()
+    }
+}
+
+impl CelRules {
+    /// An evaluation error as the API server words it: `no such key: a evaluating rule: <the
+    /// rule's message, else the rule>`.
+    fn evaluation_error(&self, rule: &str, message: &str) -> String {
+        let cause = message.strip_prefix("rule evaluation error: ").unwrap_or(message);
+        let mut chars = cause.chars();
+        let cause: String = chars
+            .next()
+            .map(|first| first.to_lowercase().chain(chars).collect())
+            .unwrap_or_default();
+        let name = self.rule_names.get(rule).map_or(rule.trim(), String::as_str);
+        format!("{cause} evaluating rule: {name}")
     }
 }
 
