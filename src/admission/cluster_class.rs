@@ -6,6 +6,7 @@ mod naming;
 mod patches;
 mod references;
 mod usage;
+mod variable_metadata;
 
 use super::Outcome;
 use crate::api::{ClusterClass, ObjectReference};
@@ -56,6 +57,7 @@ pub fn validate(new: &ClusterClass, old: Option<&ClusterClass>, source: &dyn Obj
         &new.spec.variables,
         &FieldPath::new("spec").child("variables"),
     ));
+    errors.extend(variable_metadata::validate(new));
     errors.extend(patches::validate(new));
     errors.extend(references::validate_metadata(new));
     if let Some(old) = old {
