@@ -5,7 +5,7 @@ use crate::api::labels::VARIABLE_DEFINITION_FROM_INLINE;
 use crate::api::{ClusterClassStatusVariable, ClusterClassStatusVariableDefinition, ClusterClassVariable};
 
 /// The status variables for `inline` definitions and those `discovered` per external patch
-/// (patch name, variables), in first-seen order; a name whose schemas differ is a conflict.
+/// (patch name, variables), sorted by name; a name whose schemas differ is a conflict.
 pub fn status_variables(
     inline: &[ClusterClassVariable],
     discovered: &[(String, Vec<ClusterClassVariable>)],
@@ -45,6 +45,9 @@ pub fn status_variables(
             }
         }
     }
+    // By name, as Cluster API's reconciler writes them (so defaulted variables are appended to a
+    // Cluster in this order); each variable's definitions keep their source order.
+    status.sort_by(|a, b| a.name.cmp(&b.name));
     status
 }
 

@@ -55,11 +55,12 @@ fn quickstart_is_admitted_and_defaulted() {
     assert_eq!(dev["spec"]["topology"]["version"], "v1.31.2", "{dev:#}");
     assert_eq!(
         dev["spec"]["topology"]["variables"],
+        // Appended in the order of the class's status.variables: by name, as Cluster API sorts them.
         json!([
-            {"name": "imageRepository", "value": "registry.k8s.io"},
             {"name": "etcd", "value": {"dataDir": "/var/lib/etcd", "imageTag": "3.5.16-0"}},
-            {"name": "preLoadImages", "value": []},
+            {"name": "imageRepository", "value": "registry.k8s.io"},
             {"name": "nodeLabels", "value": {}},
+            {"name": "preLoadImages", "value": []},
         ]),
         "{dev:#}"
     );
