@@ -154,6 +154,7 @@ pub struct Metrics {
     certificate_reloads: Family<ReloadLabels, Counter>,
     certificate_valid: Gauge,
     rejections: Family<RejectionLabels, Counter>,
+    in_flight: Gauge,
 }
 
 impl Metrics {
@@ -169,6 +170,7 @@ impl Metrics {
             certificate_reloads: Family::default(),
             certificate_valid: Gauge::default(),
             rejections: Family::default(),
+            in_flight: Gauge::default(),
         };
         let registry = registry.sub_registry_with_prefix(PREFIX);
         registry.register(
@@ -195,6 +197,11 @@ impl Metrics {
             "certificate_valid",
             "1 while the served certificate is within its validity period, 0 when it is expired or not yet valid",
             metrics.certificate_valid.clone(),
+        );
+        registry.register(
+            "webhook_in_flight",
+            "Admission reviews being evaluated now (at most --max-in-flight)",
+            metrics.in_flight.clone(),
         );
         registry.register(
             "rejections",
@@ -225,6 +232,12 @@ impl Metrics {
         self.rejections.get_or_create(&RejectionLabels { reason }).inc();
     }
 
+    /// Counts one review as being evaluated until the returned guard is dropped.
+    pub fn evaluating(&self) -> InFlight {
+        self.in_flight.inc();
+        InFlight(self.in_flight.clone())
+    }
+
     /// Records whether the served certificate is valid now.
     pub fn set_certificate_valid(&self, valid: bool) {
         self.certificate_valid.set(i64::from(valid));
@@ -251,6 +264,16 @@ impl Metrics {
             #[allow(clippy::cast_precision_loss)]
             self.certificate_expiry.set(not_after as f64);
         }
+    }
+}
+
+/// One review being evaluated; the in-flight gauge goes down when it is dropped.
+#[derive(Debug)]
+pub struct InFlight(Gauge);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.dec();
     }
 }
 

@@ -287,8 +287,14 @@ async fn readyz_answers_503_while_in_flight_reviews_drain() {
         let ca = ca.clone();
         async move { post(addr, &ca, b"h2", MUTATE_CLUSTER, body).await.1 }
     });
-    // Long enough for the review to arrive, well short of its evaluation (about 300 ms here).
-    tokio::time::sleep(Duration::from_millis(120)).await;
+    // Shut down once the review is being evaluated.
+    for _ in 0..500 {
+        let (_, metrics) = get_probe(running.probes, "/metrics").await;
+        if metrics.contains("capi_topology_webhook_in_flight 1") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     running.shutdown.cancel();
     let (status, _) = get_probe(running.probes, "/readyz").await;
     assert_eq!(status, 503, "/readyz during the drain");

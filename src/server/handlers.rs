@@ -88,8 +88,9 @@ async fn admit_in(state: AppState, webhook: Webhook, request: Request, span: tra
     let mut measurer = state.metrics.measure_review(webhook);
     let head = record_head(&span, &body);
     let source = state.source.clone();
+    let evaluating = state.metrics.evaluating();
     let evaluation = tokio::task::spawn_blocking(move || {
-        let _place = place;
+        let _place = (place, evaluating);
         admission::review(webhook.path(), &body, source.as_ref())
     });
     let review = match tokio::time::timeout(limits.deadline, evaluation).await {
