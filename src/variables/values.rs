@@ -86,7 +86,8 @@ impl CompiledVariables {
         path: &FieldPath,
     ) -> Result<Vec<ClusterVariable>, FieldErrors> {
         let mut defaulted = self.default_override_variables(values, path)?;
-        let mut present = Presence::of(&defaulted);
+        // Nested defaulting adds no entry: what `values` sets is what `defaulted` sets.
+        let mut present = Presence::of(values);
         for variable in &self.variables {
             for definition in &variable.definitions {
                 let from = if variable.conflict {
@@ -180,7 +181,9 @@ impl CompiledVariables {
         path: &FieldPath,
     ) -> FieldErrors {
         let mut errors = FieldErrors::new();
-        let mut earlier: HashMap<&str, Sources> = HashMap::with_capacity(values.len());
+        // Per name seen so far: the definitionFroms it was set with, and whether with or without one.
+        let mut earlier_sources: HashSet<(&str, &str)> = HashSet::with_capacity(values.len());
+        let mut earlier_kinds: HashMap<&str, (bool, bool)> = HashMap::with_capacity(values.len());
         let mut old_by_source: HashMap<(&str, &str), &ClusterVariable> = HashMap::new();
         for old in old.unwrap_or_default() {
             old_by_source
@@ -190,17 +193,18 @@ impl CompiledVariables {
         for value in values {
             let value_path = path.key(&value.name);
             let raw = || to_go_json(&value.value);
-            let sources = earlier.entry(value.name.as_str()).or_default();
-            let repeated = !sources.froms.insert(value.definition_from.as_str());
-            let mixed = if value.definition_from.is_empty() {
-                sources.with_definition_from
+            let from = value.definition_from.as_str();
+            let repeated = !earlier_sources.insert((value.name.as_str(), from));
+            let (with_from, without_from) = earlier_kinds.entry(value.name.as_str()).or_default();
+            let mixed = if from.is_empty() {
+                *with_from
             } else {
-                sources.without_definition_from
+                *without_from
             };
-            if value.definition_from.is_empty() {
-                sources.without_definition_from = true;
+            if from.is_empty() {
+                *without_from = true;
             } else {
-                sources.with_definition_from = true;
+                *with_from = true;
             }
             if repeated {
                 let detail = if value.definition_from.is_empty() {
@@ -296,36 +300,35 @@ impl CompiledVariables {
     }
 }
 
-/// The `definitionFrom`s one variable name was set with so far in a list.
-#[derive(Default)]
-struct Sources<'a> {
-    froms: HashSet<&'a str>,
-    with_definition_from: bool,
-    without_definition_from: bool,
+/// Which variables a list sets, by name and by name and `definitionFrom`, for lookups in
+/// constant time; borrowed, so building it allocates only its two tables.
+struct Presence<'a> {
+    names: HashSet<&'a str>,
+    sources: HashSet<(&'a str, &'a str)>,
 }
 
-/// Which variables a list sets, by name and `definitionFrom`, for lookups in constant time.
-struct Presence(HashMap<String, HashSet<String>>);
-
-impl Presence {
-    fn of(values: &[ClusterVariable]) -> Presence {
-        let mut presence = Presence(HashMap::with_capacity(values.len()));
+impl<'a> Presence<'a> {
+    fn of(values: &'a [ClusterVariable]) -> Presence<'a> {
+        let mut presence = Presence {
+            names: HashSet::with_capacity(values.len()),
+            sources: HashSet::with_capacity(values.len()),
+        };
         for value in values {
             presence.add(&value.name, &value.definition_from);
         }
         presence
     }
 
-    fn add(&mut self, name: &str, from: &str) {
-        self.0.entry(name.to_owned()).or_default().insert(from.to_owned());
+    fn add(&mut self, name: &'a str, from: &'a str) {
+        self.names.insert(name);
+        self.sources.insert((name, from));
     }
 
     /// Whether `name` is set (from the definition `from`, when given).
     fn has(&self, name: &str, from: Option<&str>) -> bool {
-        match (self.0.get(name), from) {
-            (None, _) => false,
-            (Some(_), None) => true,
-            (Some(froms), Some(from)) => froms.contains(from),
+        match from {
+            None => self.names.contains(name),
+            Some(from) => self.sources.contains(&(name, from)),
         }
     }
 }
