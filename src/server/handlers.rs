@@ -157,6 +157,7 @@ async fn admit_in(state: AppState, webhook: Webhook, request: Request, span: tra
 
 /// What the span records of the request before it is evaluated; the uid is kept for an answer
 /// the rules did not give.
+#[derive(Default)]
 struct HeadFields {
     uid: Option<String>,
     namespace: Option<String>,
@@ -167,12 +168,7 @@ struct HeadFields {
 fn record_head(span: &tracing::Span, body: &Bytes) -> HeadFields {
     let head: Head = serde_json::from_slice(body).unwrap_or_default();
     let Some(request) = &head.request else {
-        return HeadFields {
-            uid: None,
-            namespace: None,
-            name: None,
-            operation: None,
-        };
+        return HeadFields::default();
     };
     let logged = |value: &Option<Cow<'_, str>>| value.as_deref().map(|v| truncate(v.to_owned(), MAX_LOGGED));
     let fields = HeadFields {

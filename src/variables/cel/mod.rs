@@ -43,9 +43,9 @@ pub struct CelRules {
 impl CelRules {
     /// Checks every rule of the tree (non-blank, message rules, reason, fieldPath, `oldSelf`
     /// placement, cost) and compiles them. Errors sit at `schema_path` + the node's keyword path,
-    /// e.g. `...openAPIV3Schema.properties[a].x-kubernetes-validations[0].rule`.
-    /// Expressions past the parser's size and depth limits (see [`limits`]), and trees nested
-    /// deeper than any schema may be, are refused before anything is parsed.
+    /// e.g. `...openAPIV3Schema.properties[a].x-kubernetes-validations[0].rule`. Expressions past
+    /// the parser's size and depth limits (see [`limits`]), and trees nested deeper than any
+    /// schema may be, are refused before anything is parsed.
     pub fn compile(schema: &JSONSchemaProps, schema_path: &FieldPath) -> Result<CelRules, FieldErrors> {
         if !checks::has_rules(schema) {
             return Ok(CelRules {
@@ -139,9 +139,7 @@ impl CelRules {
             })
             .collect()
     }
-}
 
-impl CelRules {
     /// An evaluation error as the API server words it: `no such key: a evaluating rule: <the
     /// rule's message, else the rule>`.
     fn evaluation_error(&self, rule: &str, message: &str) -> String {
