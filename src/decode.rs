@@ -7,18 +7,16 @@ use serde_json::Value;
 /// (`spec.topology.replicas: invalid type: string "x", expected i32`). An explicit `null` in a
 /// typed field counts as absent, as the API server's decoder takes it.
 pub fn decode_value<T: DeserializeOwned>(value: Value) -> Result<T, String> {
-    match serde_json::from_value::<T>(value.clone()) {
-        Ok(typed) => Ok(typed),
-        Err(_) => {
-            let mut lenient = value.clone();
-            if drop_nulls(&mut lenient) {
-                if let Ok(typed) = serde_json::from_value(lenient) {
-                    return Ok(typed);
-                }
-            }
-            decode_with_path(value)
+    if let Ok(typed) = T::deserialize(&value) {
+        return Ok(typed);
+    }
+    let mut lenient = value.clone();
+    if drop_nulls(&mut lenient) {
+        if let Ok(typed) = T::deserialize(&lenient) {
+            return Ok(typed);
         }
     }
+    decode_with_path(value)
 }
 
 /// Members whose value is free-form JSON, where a `null` is data: a variable's `value`, and a
