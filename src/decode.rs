@@ -64,6 +64,13 @@ fn decode_with_path<T: DeserializeOwned>(value: Value) -> Result<T, String> {
 /// ClusterClass of our real-world corpus has under 600.
 pub const MAX_JSON_CONTAINERS: usize = 40_000;
 
+/// Whether `json` opens at most `max` JSON objects and arrays (brackets inside strings are not
+/// counted). One linear pass, no allocation, and none at all for a text too short to hold more
+/// (each container takes at least two bytes).
+pub fn within_containers(json: &[u8], max: usize) -> bool {
+    json.len() / 2 <= max || count_containers(json, max).is_some()
+}
+
 /// How many JSON objects and arrays `json` opens (brackets inside strings are not counted), or
 /// `None` as soon as there are more than `max`. One linear pass, no allocation.
 pub fn count_containers(json: &[u8], max: usize) -> Option<usize> {
@@ -142,5 +149,7 @@ mod tests {
         let many = "[".repeat(1_000);
         assert_eq!(count_containers(many.as_bytes(), 999), None);
         assert_eq!(count_containers(many.as_bytes(), 1_000), Some(1_000));
+        assert!(!within_containers(many.as_bytes(), 400));
+        assert!(within_containers(b"[[[]]]", 3));
     }
 }

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::webhook::{Kind, Webhook};
 use super::{cluster, cluster_class, status, Outcome};
 use crate::api::{Cluster, ClusterClass};
-use crate::decode::{count_containers, MAX_JSON_CONTAINERS};
+use crate::decode::{within_containers, MAX_JSON_CONTAINERS};
 use crate::store::ObjectSource;
 
 /// The API version of every kind our webhooks admit.
@@ -100,7 +100,7 @@ pub fn review(path: &str, body: &[u8], source: &dyn ObjectSource) -> AdmissionRe
             &format!("request body of {} bytes exceeds {MAX_BODY_BYTES}", body.len()),
         );
     }
-    if count_containers(body, MAX_JSON_CONTAINERS).is_none() {
+    if !within_containers(body, MAX_JSON_CONTAINERS) {
         return bad_request(
             None,
             &format!(
