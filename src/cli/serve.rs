@@ -21,6 +21,8 @@ use crate::telemetry::{self, LogFormat};
 
 /// How often the certificate directory is checked for a rotated pair.
 const CERT_POLL: Duration = Duration::from_secs(2);
+/// Blocking threads beyond the evaluation places, for file and DNS work.
+const BLOCKING_SPARE: usize = 4;
 /// The stack of every runtime thread, the blocking pool's included.
 const THREAD_STACK: usize = 4 * 1024 * 1024;
 /// How long requests in flight may take to finish after SIGTERM (the pod's grace period is 30 s).
@@ -148,6 +150,9 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
         .thread_name("capi-topology")
         // Room for the CEL evaluator's recursion without switching stacks (see variables::cel).
         .thread_stack_size(THREAD_STACK)
+        // Evaluations hold at most --max-in-flight blocking threads; the rest is file and DNS
+        // work. Without a cap the pool grows a thread (and an allocator heap) per burst.
+        .max_blocking_threads(args.max_in_flight.max(1) + BLOCKING_SPARE)
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(serve(args))?;
