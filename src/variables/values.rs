@@ -78,8 +78,9 @@ impl CompiledVariables {
     }
 
     /// Cluster-level defaulting: existing entries keep their order and get nested defaults; then
-    /// every absent variable with a top-level default is appended, in class order (one entry per
-    /// definition, with `definitionFrom`, when the definitions conflict).
+    /// every absent variable with a top-level default is appended in the order of the class's
+    /// status, which is by name as Cluster API writes it (one entry per definition, with
+    /// `definitionFrom`, when the definitions conflict).
     pub fn default_cluster_variables(
         &self,
         values: &[ClusterVariable],
