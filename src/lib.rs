@@ -8,6 +8,7 @@ pub mod admission;
 pub mod api;
 pub mod cli;
 pub mod clock;
+pub mod contract;
 pub mod controller;
 pub mod decode;
 pub mod field;

@@ -3,6 +3,7 @@
 mod admit;
 mod certs;
 mod check;
+mod contract;
 mod crds;
 mod files;
 mod plan;
@@ -33,6 +34,9 @@ pub enum Command {
     /// Print the objects the topology controller would create for every Cluster in the files,
     /// or their difference with the current objects given (`-o diff`).
     Plan(plan::PlanArgs),
+    /// Check a provider's CRDs and ClusterRoles against the infrastructure provider contract
+    /// (seed 001) before installing them.
+    Contract(contract::ContractArgs),
     /// Print the CustomResourceDefinitions of the cluster.x-k8s.io kinds, generated from the API
     /// types (or write them into a directory).
     Crds(crds::CrdsArgs),
@@ -66,6 +70,7 @@ pub fn run() -> ExitCode {
         Command::Admit(args) => admit::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Plan(args) => plan::run(&args),
+        Command::Contract(args) => contract::run(&args),
         Command::Crds(args) => crds::run(&args),
         Command::Certs(args) => certs::run(&args),
         Command::Serve(args) => serve::run(&args),

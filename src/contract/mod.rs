@@ -1,0 +1,11 @@
+//! The infrastructure provider contract (seed 001) as data: what an InfraCluster and its
+//! template must declare, which version of a provider's kind Cluster API uses, and how an
+//! InfraCluster's fields flow into its Cluster. Pure: the `contract` subcommand and the Cluster
+//! infrastructure controller both decide here.
+
+pub mod check;
+pub mod crd;
+pub mod crd_name;
+pub mod rbac;
+pub mod schema_rules;
+pub mod versions;

@@ -1,0 +1,130 @@
+//! Which API version of a provider's kind Cluster API uses: the CRD lists, in the label
+//! `cluster.x-k8s.io/<contract>`, the versions that implement that contract (`v1beta1_v1beta2`);
+//! the newest of them, in Kubernetes' version order, is the one read and written.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+/// The contract this implementation speaks.
+pub const CONTRACT: &str = "v1beta1";
+
+/// The label on a provider CRD naming the versions that implement [`CONTRACT`].
+pub const CONTRACT_LABEL: &str = "cluster.x-k8s.io/v1beta1";
+
+/// The versions a CRD's labels list for [`CONTRACT`], as written; `None` without the label or
+/// with an empty one.
+pub fn contract_versions(labels: &BTreeMap<String, String>) -> Option<Vec<&str>> {
+    let listed = labels.get(CONTRACT_LABEL)?;
+    let versions: Vec<&str> = listed.split('_').filter(|v| !v.is_empty()).collect();
+    (!versions.is_empty()).then_some(versions)
+}
+
+/// The newest version the labels list for [`CONTRACT`], or why there is none.
+pub fn newest_for_contract(crd_name: &str, labels: &BTreeMap<String, String>) -> Result<String, String> {
+    let versions = contract_versions(labels).ok_or_else(|| {
+        format!(
+            "cannot find any versions matching contract {CONTRACT:?} for CRD {crd_name} as the label \
+             {CONTRACT_LABEL} is missing or empty"
+        )
+    })?;
+    Ok(versions
+        .into_iter()
+        .max_by(|a, b| compare_versions(a, b))
+        .unwrap_or_default()
+        .to_owned())
+}
+
+/// Kubernetes' order of API versions: GA above beta above alpha, then by major and minor
+/// number (`v1beta2` > `v1beta1` > `v1alpha4`, `v2` > `v1`); strings of another shape sort below
+/// all of those, alphabetically.
+pub fn compare_versions(a: &str, b: &str) -> Ordering {
+    match (parse(a), parse(b)) {
+        (Some(a), Some(b)) => a.cmp(&b),
+        (Some(_), None) => Ordering::Greater,
+        (None, Some(_)) => Ordering::Less,
+        (None, None) => a.cmp(b),
+    }
+}
+
+/// `(stability, major, minor)`: stability 2 for GA, 1 for beta, 0 for alpha.
+fn parse(version: &str) -> Option<(u8, u64, u64)> {
+    let rest = version.strip_prefix('v')?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let major: u64 = rest[..digits].parse().ok()?;
+    if major == 0 {
+        return None;
+    }
+    let tail = &rest[digits..];
+    if tail.is_empty() {
+        return Some((2, major, 0));
+    }
+    let (stability, minor) = if let Some(minor) = tail.strip_prefix("beta") {
+        (1, minor)
+    } else {
+        (0, tail.strip_prefix("alpha")?)
+    };
+    if minor.is_empty() || !minor.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((stability, major, minor.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(value: &str) -> BTreeMap<String, String> {
+        BTreeMap::from([(CONTRACT_LABEL.to_owned(), value.to_owned())])
+    }
+
+    #[test]
+    fn versions_sort_as_kubernetes_sorts_them() {
+        let mut versions = vec![
+            "v1",
+            "foo",
+            "v1beta1",
+            "v2alpha1",
+            "v1alpha4",
+            "v1beta2",
+            "v11alpha2",
+            "v2",
+        ];
+        versions.sort_by(|a, b| compare_versions(a, b));
+        assert_eq!(
+            versions,
+            [
+                "foo",
+                "v1alpha4",
+                "v2alpha1",
+                "v11alpha2",
+                "v1beta1",
+                "v1beta2",
+                "v1",
+                "v2"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_newest_listed_version_is_used() {
+        assert_eq!(
+            newest_for_contract("x", &labels("v1beta1_v1beta2")).unwrap(),
+            "v1beta2"
+        );
+        assert_eq!(
+            newest_for_contract("x", &labels("v1alpha7_v1beta1")).unwrap(),
+            "v1beta1"
+        );
+        assert_eq!(newest_for_contract("x", &labels("v1beta1")).unwrap(), "v1beta1");
+    }
+
+    #[test]
+    fn a_missing_or_empty_label_is_explained() {
+        let err = newest_for_contract("awsclusters.x", &BTreeMap::new()).unwrap_err();
+        assert!(
+            err.contains("awsclusters.x") && err.contains(CONTRACT_LABEL),
+            "{err}"
+        );
+        assert!(newest_for_contract("x", &labels("")).is_err());
+    }
+}
