@@ -4,8 +4,14 @@
 //! infrastructure controller both decide here.
 
 pub mod check;
+pub mod cluster_status;
 pub mod crd;
 pub mod crd_name;
+pub mod deletion;
+pub mod external;
 pub mod rbac;
 pub mod schema_rules;
 pub mod versions;
+
+#[cfg(test)]
+mod cluster_status_tests;
