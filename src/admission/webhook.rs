@@ -56,8 +56,9 @@ pub struct Webhook {
 }
 
 impl Webhook {
-    /// Every endpoint, mutating ones first. ClusterResourceSetBinding has no defaulting, as in
-    /// Cluster API.
+    /// Every endpoint: Cluster and ClusterClass (mutating, then validating), then the addons
+    /// kinds. Positions only ever grow at the end: the fuzz seeds select an endpoint by index.
+    /// ClusterResourceSetBinding has no defaulting, as in Cluster API.
     pub const ALL: [Webhook; 7] = [
         Webhook {
             kind: Kind::Cluster,
@@ -68,16 +69,16 @@ impl Webhook {
             mutating: true,
         },
         Webhook {
-            kind: Kind::ClusterResourceSet,
-            mutating: true,
-        },
-        Webhook {
             kind: Kind::Cluster,
             mutating: false,
         },
         Webhook {
             kind: Kind::ClusterClass,
             mutating: false,
+        },
+        Webhook {
+            kind: Kind::ClusterResourceSet,
+            mutating: true,
         },
         Webhook {
             kind: Kind::ClusterResourceSet,
