@@ -1,9 +1,10 @@
 //! capi-topology: Cluster API's ClusterClass and managed topology, in Rust.
 //!
-//! The engine (`api`, `field`, `variables`, `patches`, `topology`, `admission`) is pure: values in,
-//! values out, no I/O. `store` is the object-source trait beside it; `cli` is the adapter the binary
-//! runs.
+//! The engine (`api`, `field`, `variables`, `patches`, `topology`, `addons`, `admission`) is
+//! pure: values in, values out, no I/O. `store` is the object-source trait beside it; `cli` is the
+//! adapter the binary runs.
 
+pub mod addons;
 pub mod admission;
 pub mod api;
 pub mod cli;

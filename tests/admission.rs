@@ -1,6 +1,6 @@
-//! Runs every admission fixture under `tests/fixtures/admission/{cluster,clusterclass}/`: a request
-//! built from the fixture's objects goes through the wire-level entry point, and the answer must
-//! match the fixture's `expect` exactly.
+//! Runs every admission fixture under `tests/fixtures/admission/cluster*/` (Cluster, ClusterClass,
+//! ClusterResourceSet, ClusterResourceSetBinding): a request built from the fixture's objects goes
+//! through the wire-level entry point, and the answer must match the fixture's `expect` exactly.
 
 use std::path::{Path, PathBuf};
 

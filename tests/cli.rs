@@ -53,6 +53,31 @@ fn check_reports_json_per_object() {
 }
 
 #[test]
+fn check_admits_cluster_resource_sets_and_refuses_a_strategy_change() {
+    let output = capi_topology(
+        &[
+            "check",
+            "-f",
+            "tests/fixtures/addons/calico.yaml",
+            "tests/fixtures/addons/crs-strategy-change.yaml",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    assert!(
+        text.contains("clusterresourceset.addons.cluster.x-k8s.io/crs1 created"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            r#"admission webhook "validation.clusterresourceset.addons.cluster.x-k8s.io" denied the request: ClusterResourceSet.addons.cluster.x-k8s.io "crs1" is invalid: spec.strategy: Invalid value: "Reconcile": field is immutable"#
+        ),
+        "{text}"
+    );
+}
+
+#[test]
 fn check_fails_cleanly_on_unreadable_input() {
     let output = capi_topology(&["check", "-f", "does/not/exist.yaml"], None);
     assert_eq!(output.status.code(), Some(2));

@@ -141,6 +141,10 @@ fn every_webhook_answers_with_the_request_uid() {
             Kind::Cluster => cluster(json!({})),
             Kind::ClusterClass => json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "ClusterClass",
                 "metadata": {"name": "c1", "namespace": "default"}, "spec": {}}),
+            Kind::ClusterResourceSet | Kind::ClusterResourceSetBinding => {
+                json!({"apiVersion": "addons.cluster.x-k8s.io/v1beta1", "kind": webhook.kind.name(),
+                       "metadata": {"name": "c1", "namespace": "default"}, "spec": {}})
+            }
         };
         let response = answer(webhook.path(), &create_review(webhook.kind, &object));
         assert_eq!(

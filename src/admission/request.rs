@@ -4,7 +4,6 @@
 use kube::core::admission::{AdmissionResponse, Operation};
 use serde_json::{json, Value};
 
-use super::status;
 use super::webhook::{Kind, Webhook};
 
 use crate::store::ObjectSource;
@@ -21,8 +20,8 @@ pub fn review_json(kind: Kind, operation: &Operation, object: Option<&Value>, ol
         .and_then(|o| o.pointer("/metadata/namespace"))
         .cloned()
         .unwrap_or(json!("default"));
-    let gvk = json!({"group": status::GROUP, "version": "v1beta1", "kind": kind.name()});
-    let gvr = json!({"group": status::GROUP, "version": "v1beta1", "resource": kind.resource()});
+    let gvk = json!({"group": kind.group(), "version": "v1beta1", "kind": kind.name()});
+    let gvr = json!({"group": kind.group(), "version": "v1beta1", "resource": kind.resource()});
     json!({
         "apiVersion": "admission.k8s.io/v1",
         "kind": "AdmissionReview",

@@ -10,8 +10,8 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::webhook::{Kind, Webhook};
-use super::{cluster, cluster_class, status, Outcome};
-use crate::api::{Cluster, ClusterClass};
+use super::{cluster, cluster_class, cluster_resource_set, cluster_resource_set_binding, status, Outcome};
+use crate::api::{Cluster, ClusterClass, ClusterResourceSet, ClusterResourceSetBinding};
 use crate::decode::{within_containers, MAX_JSON_CONTAINERS};
 use crate::store::ObjectSource;
 
@@ -68,6 +68,46 @@ impl Admitted for ClusterClass {
     }
     fn validate_delete(old: &Self, source: &dyn ObjectSource) -> Outcome {
         cluster_class::validate_delete(old, source)
+    }
+}
+
+impl Admitted for ClusterResourceSet {
+    const KIND: Kind = Kind::ClusterResourceSet;
+    fn name(&self) -> &str {
+        ClusterResourceSet::name(self)
+    }
+    fn type_meta(&self) -> (&str, &str) {
+        (&self.api_version, &self.kind)
+    }
+    fn default(&mut self, _old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
+        cluster_resource_set::default(self);
+        Outcome::default()
+    }
+    fn validate(&self, old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
+        cluster_resource_set::validate(self, old)
+    }
+    fn validate_delete(_old: &Self, _source: &dyn ObjectSource) -> Outcome {
+        Outcome::default()
+    }
+}
+
+impl Admitted for ClusterResourceSetBinding {
+    const KIND: Kind = Kind::ClusterResourceSetBinding;
+    fn name(&self) -> &str {
+        self.metadata.name.as_deref().unwrap_or_default()
+    }
+    fn type_meta(&self) -> (&str, &str) {
+        (&self.api_version, &self.kind)
+    }
+    /// Never called: a binding has no mutating webhook.
+    fn default(&mut self, _old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
+        Outcome::default()
+    }
+    fn validate(&self, old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
+        cluster_resource_set_binding::validate(self, old)
+    }
+    fn validate_delete(_old: &Self, _source: &dyn ObjectSource) -> Outcome {
+        Outcome::default()
     }
 }
 
@@ -145,6 +185,12 @@ fn admit(webhook: Webhook, request: &WireRequest, source: &dyn ObjectSource) -> 
     match webhook.kind {
         Kind::Cluster => admit_kind::<Cluster>(webhook.mutating, request, source, response),
         Kind::ClusterClass => admit_kind::<ClusterClass>(webhook.mutating, request, source, response),
+        Kind::ClusterResourceSet => {
+            admit_kind::<ClusterResourceSet>(webhook.mutating, request, source, response)
+        }
+        Kind::ClusterResourceSetBinding => {
+            admit_kind::<ClusterResourceSetBinding>(webhook.mutating, request, source, response)
+        }
     }
 }
 
@@ -225,7 +271,7 @@ fn answer(
     }
     if !outcome.errors.is_empty() {
         response.allowed = false;
-        response.result = status::invalid(kind.name(), name, &outcome.errors);
+        response.result = status::invalid(kind, name, &outcome.errors);
         return response;
     }
     match patch {
@@ -245,7 +291,7 @@ fn forbid(mut response: AdmissionResponse, kind: Kind, name: &str, outcome: Outc
     if !outcome.errors.is_empty() {
         let reasons: Vec<&str> = outcome.errors.iter().map(|e| e.detail.as_str()).collect();
         response.allowed = false;
-        response.result = status::forbidden(kind.resource(), name, &reasons.join("; "));
+        response.result = status::forbidden(kind, name, &reasons.join("; "));
     }
     response
 }
@@ -254,19 +300,15 @@ fn forbid(mut response: AdmissionResponse, kind: Kind, name: &str, outcome: Outc
 fn check_type_meta<T: Admitted>(field: &str, object: &T) -> Result<(), String> {
     let (api_version, kind) = object.type_meta();
     let expected = T::KIND.name();
-    if api_version
-        .strip_prefix(status::GROUP)
-        .and_then(|v| v.strip_prefix('/'))
-        == Some(VERSION)
-        && kind == expected
+    let group = T::KIND.group();
+    if api_version.strip_prefix(group).and_then(|v| v.strip_prefix('/')) == Some(VERSION) && kind == expected
     {
         return Ok(());
     }
     Err(format!(
-        "{field} is {} {}, but this webhook admits {}/{VERSION} {expected}",
+        "{field} is {} {}, but this webhook admits {group}/{VERSION} {expected}",
         shown(api_version),
         shown(kind),
-        status::GROUP,
     ))
 }
 
@@ -276,7 +318,7 @@ fn shown(text: &str) -> String {
 }
 
 fn check_kind(expected: Kind, gvk: &GroupVersionKind) -> Result<(), String> {
-    if gvk.group == status::GROUP && gvk.version == VERSION && gvk.kind == expected.name() {
+    if gvk.group == expected.group() && gvk.version == VERSION && gvk.kind == expected.name() {
         return Ok(());
     }
     let got = if gvk.group.is_empty() {
@@ -287,7 +329,7 @@ fn check_kind(expected: Kind, gvk: &GroupVersionKind) -> Result<(), String> {
     let got = crate::field::truncate(got, 256);
     Err(format!(
         "this webhook admits {}/{VERSION} {}, not {got}",
-        status::GROUP,
+        expected.group(),
         expected.name()
     ))
 }

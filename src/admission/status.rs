@@ -3,16 +3,14 @@
 
 use kube::core::response::{Status, StatusCause, StatusDetails};
 
+use super::Kind;
 use crate::field::FieldErrors;
-
-/// The API group of every kind our webhooks admit.
-pub const GROUP: &str = "cluster.x-k8s.io";
 
 /// The `Status` the API server returns for an invalid object, e.g.
 /// `Cluster.cluster.x-k8s.io "c1" is invalid: spec.topology.version: Invalid value: ...`.
-pub fn invalid(kind: &str, name: &str, errors: &FieldErrors) -> Status {
+pub fn invalid(kind: Kind, name: &str, errors: &FieldErrors) -> Status {
     let name = &shown_name(name);
-    let message = format!("{kind}.{GROUP} {name:?} is invalid: {errors}");
+    let message = format!("{}.{} {name:?} is invalid: {errors}", kind.name(), kind.group());
     let message = crate::field::truncate(message, MAX_MESSAGE);
     let causes = errors
         .iter()
@@ -27,25 +25,29 @@ pub fn invalid(kind: &str, name: &str, errors: &FieldErrors) -> Status {
         .with_code(422)
         .with_details(StatusDetails {
             name: name.to_owned(),
-            group: GROUP.to_owned(),
-            kind: kind.to_owned(),
+            group: kind.group().to_owned(),
+            kind: kind.name().to_owned(),
             uid: String::new(),
             causes,
             retry_after_seconds: 0,
         })
 }
 
-/// The `Status` for a forbidden operation on `resource` (plural), e.g. deleting a ClusterClass in use:
+/// The `Status` for a forbidden operation on a `kind`, e.g. deleting a ClusterClass in use:
 /// `clusterclasses.cluster.x-k8s.io "quick-start" is forbidden: <reason>`, code 403.
-pub fn forbidden(resource: &str, name: &str, reason: &str) -> Status {
+pub fn forbidden(kind: Kind, name: &str, reason: &str) -> Status {
     let name = &shown_name(name);
-    let message = format!("{resource}.{GROUP} {name:?} is forbidden: {reason}");
+    let message = format!(
+        "{}.{} {name:?} is forbidden: {reason}",
+        kind.resource(),
+        kind.group()
+    );
     Status::failure(&message, "Forbidden")
         .with_code(403)
         .with_details(StatusDetails {
             name: name.to_owned(),
-            group: GROUP.to_owned(),
-            kind: resource.to_owned(),
+            group: kind.group().to_owned(),
+            kind: kind.resource().to_owned(),
             uid: String::new(),
             causes: Vec::new(),
             retry_after_seconds: 0,
@@ -84,7 +86,7 @@ mod tests {
             "1.x",
             "must be a valid semantic version",
         ));
-        let status = invalid("Cluster", "c1", &errors);
+        let status = invalid(Kind::Cluster, "c1", &errors);
         assert_eq!(
             status.message,
             r#"Cluster.cluster.x-k8s.io "c1" is invalid: spec.topology.version: Invalid value: "1.x": must be a valid semantic version"#

@@ -1,4 +1,4 @@
-//! The four admission endpoints and the URL paths the API server calls them on.
+//! The admission endpoints and the URL paths the API server calls them on.
 
 use std::fmt;
 use std::str::FromStr;
@@ -10,14 +10,28 @@ pub enum Kind {
     Cluster,
     /// cluster.x-k8s.io/v1beta1 ClusterClass.
     ClusterClass,
+    /// addons.cluster.x-k8s.io/v1beta1 ClusterResourceSet.
+    ClusterResourceSet,
+    /// addons.cluster.x-k8s.io/v1beta1 ClusterResourceSetBinding (validated only).
+    ClusterResourceSetBinding,
 }
 
 impl Kind {
+    /// The API group the kind belongs to.
+    pub fn group(self) -> &'static str {
+        match self {
+            Self::Cluster | Self::ClusterClass => crate::api::crd::GROUP,
+            Self::ClusterResourceSet | Self::ClusterResourceSetBinding => crate::api::ADDONS_GROUP,
+        }
+    }
+
     /// The resource (plural) the API server names it by.
     pub fn resource(self) -> &'static str {
         match self {
             Self::Cluster => "clusters",
             Self::ClusterClass => "clusterclasses",
+            Self::ClusterResourceSet => "clusterresourcesets",
+            Self::ClusterResourceSetBinding => "clusterresourcesetbindings",
         }
     }
 
@@ -26,6 +40,8 @@ impl Kind {
         match self {
             Self::Cluster => "Cluster",
             Self::ClusterClass => "ClusterClass",
+            Self::ClusterResourceSet => "ClusterResourceSet",
+            Self::ClusterResourceSetBinding => "ClusterResourceSetBinding",
         }
     }
 }
@@ -40,8 +56,10 @@ pub struct Webhook {
 }
 
 impl Webhook {
-    /// Every endpoint, mutating ones first.
-    pub const ALL: [Webhook; 4] = [
+    /// Every endpoint: Cluster and ClusterClass (mutating, then validating), then the addons
+    /// kinds. Positions only ever grow at the end: the fuzz seeds select an endpoint by index.
+    /// ClusterResourceSetBinding has no defaulting, as in Cluster API.
+    pub const ALL: [Webhook; 7] = [
         Webhook {
             kind: Kind::Cluster,
             mutating: true,
@@ -56,9 +74,26 @@ impl Webhook {
         },
         Webhook {
             kind: Kind::ClusterClass,
+            mutating: false,
+        },
+        Webhook {
+            kind: Kind::ClusterResourceSet,
+            mutating: true,
+        },
+        Webhook {
+            kind: Kind::ClusterResourceSet,
+            mutating: false,
+        },
+        Webhook {
+            kind: Kind::ClusterResourceSetBinding,
             mutating: false,
         },
     ];
+
+    /// The endpoints of `kind`, mutating first (the order the API server calls them in).
+    pub fn of_kind(kind: Kind) -> impl Iterator<Item = Webhook> {
+        Self::ALL.into_iter().filter(move |w| w.kind == kind)
+    }
 
     /// The URL path, as in Cluster API's webhook configuration.
     pub fn path(self) -> &'static str {
@@ -67,6 +102,13 @@ impl Webhook {
             (Kind::Cluster, false) => "/validate-cluster-x-k8s-io-v1beta1-cluster",
             (Kind::ClusterClass, true) => "/mutate-cluster-x-k8s-io-v1beta1-clusterclass",
             (Kind::ClusterClass, false) => "/validate-cluster-x-k8s-io-v1beta1-clusterclass",
+            (Kind::ClusterResourceSet, true) => "/mutate-addons-cluster-x-k8s-io-v1beta1-clusterresourceset",
+            (Kind::ClusterResourceSet, false) => {
+                "/validate-addons-cluster-x-k8s-io-v1beta1-clusterresourceset"
+            }
+            (Kind::ClusterResourceSetBinding, _) => {
+                "/validate-addons-cluster-x-k8s-io-v1beta1-clusterresourcesetbinding"
+            }
         }
     }
 
@@ -78,6 +120,11 @@ impl Webhook {
             (Kind::Cluster, false) => "validation.cluster.cluster.x-k8s.io",
             (Kind::ClusterClass, true) => "default.clusterclass.cluster.x-k8s.io",
             (Kind::ClusterClass, false) => "validation.clusterclass.cluster.x-k8s.io",
+            (Kind::ClusterResourceSet, true) => "default.clusterresourceset.addons.cluster.x-k8s.io",
+            (Kind::ClusterResourceSet, false) => "validation.clusterresourceset.addons.cluster.x-k8s.io",
+            (Kind::ClusterResourceSetBinding, _) => {
+                "validation.clusterresourcesetbinding.addons.cluster.x-k8s.io"
+            }
         }
     }
 
@@ -118,5 +165,21 @@ mod tests {
         assert!(err
             .to_string()
             .starts_with(r#"unknown webhook path "/mutate-pods"; expected one of: /mutate-cluster"#));
+    }
+
+    #[test]
+    fn a_binding_has_only_a_validating_endpoint() {
+        let binding: Vec<Webhook> = Webhook::of_kind(Kind::ClusterResourceSetBinding).collect();
+        assert_eq!(
+            binding,
+            [Webhook {
+                kind: Kind::ClusterResourceSetBinding,
+                mutating: false
+            }]
+        );
+        let set: Vec<bool> = Webhook::of_kind(Kind::ClusterResourceSet)
+            .map(|w| w.mutating)
+            .collect();
+        assert_eq!(set, [true, false]);
     }
 }

@@ -1,4 +1,5 @@
-//! CustomResourceDefinitions for the cluster.x-k8s.io/v1beta1 kinds, generated from our types:
+//! CustomResourceDefinitions for the cluster.x-k8s.io/v1beta1 and addons.cluster.x-k8s.io/v1beta1
+//! kinds, generated from our types:
 //! names, scope and subresources as Cluster API declares them, and structural schemas (no
 //! `$ref`, every node typed) that keep every field our types know.
 
@@ -13,12 +14,13 @@ use schemars::{json_schema, JsonSchema, Schema};
 use serde_json::{json, Value};
 
 use super::{
-    ClusterClassSpec, ClusterClassStatus, ClusterSpec, ClusterStatus, MachineDeploymentSpec,
-    MachineDeploymentStatus, MachineHealthCheckSpec, MachineHealthCheckStatus, MachinePoolSpec,
-    MachinePoolStatus, MachineSetSpec, MachineSetStatus, MachineSpec, MachineStatus,
+    ClusterClassSpec, ClusterClassStatus, ClusterResourceSetBindingSpec, ClusterResourceSetSpec,
+    ClusterResourceSetStatus, ClusterSpec, ClusterStatus, MachineDeploymentSpec, MachineDeploymentStatus,
+    MachineHealthCheckSpec, MachineHealthCheckStatus, MachinePoolSpec, MachinePoolStatus, MachineSetSpec,
+    MachineSetStatus, MachineSpec, MachineStatus, ADDONS_GROUP,
 };
 
-/// The API group of every kind here.
+/// The API group of the core kinds (Cluster, ClusterClass, Machine...).
 pub const GROUP: &str = "cluster.x-k8s.io";
 /// The API version the CRDs serve and store.
 pub const VERSION: &str = "v1beta1";
@@ -42,93 +44,122 @@ struct Scale {
 
 /// One kind and its resource names.
 struct Kind {
+    group: &'static str,
     kind: &'static str,
     plural: &'static str,
     short_names: &'static [&'static str],
     scale: Option<Scale>,
     spec: fn() -> Value,
-    status: fn() -> Value,
+    /// None for a kind without a status (ClusterResourceSetBinding).
+    status: Option<fn() -> Value>,
 }
 
-/// The CRDs of Cluster, ClusterClass, MachineDeployment, MachineSet, Machine, MachineHealthCheck
-/// and MachinePool.
+/// The CRDs of Cluster, ClusterClass, MachineDeployment, MachineSet, Machine, MachineHealthCheck,
+/// MachinePool, ClusterResourceSet and ClusterResourceSetBinding.
 pub fn custom_resource_definitions() -> Result<Vec<CustomResourceDefinition>, serde_json::Error> {
     kinds().iter().map(definition).collect()
 }
 
-fn kinds() -> [Kind; 7] {
+fn kinds() -> [Kind; 9] {
     [
         Kind {
+            group: GROUP,
             kind: "Cluster",
             plural: "clusters",
             short_names: &["cl"],
             scale: None,
             spec: structural_schema::<ClusterSpec>,
-            status: structural_schema::<ClusterStatus>,
+            status: Some(structural_schema::<ClusterStatus>),
         },
         Kind {
+            group: GROUP,
             kind: "ClusterClass",
             plural: "clusterclasses",
             short_names: &["cc"],
             scale: None,
             spec: structural_schema::<ClusterClassSpec>,
-            status: structural_schema::<ClusterClassStatus>,
+            status: Some(structural_schema::<ClusterClassStatus>),
         },
         Kind {
+            group: GROUP,
             kind: "MachineDeployment",
             plural: "machinedeployments",
             short_names: &["md"],
             scale: Some(Scale { selector: true }),
             spec: structural_schema::<MachineDeploymentSpec>,
-            status: structural_schema::<MachineDeploymentStatus>,
+            status: Some(structural_schema::<MachineDeploymentStatus>),
         },
         Kind {
+            group: GROUP,
             kind: "MachineSet",
             plural: "machinesets",
             short_names: &["ms"],
             scale: Some(Scale { selector: true }),
             spec: structural_schema::<MachineSetSpec>,
-            status: structural_schema::<MachineSetStatus>,
+            status: Some(structural_schema::<MachineSetStatus>),
         },
         Kind {
+            group: GROUP,
             kind: "Machine",
             plural: "machines",
             short_names: &["ma"],
             scale: None,
             spec: structural_schema::<MachineSpec>,
-            status: structural_schema::<MachineStatus>,
+            status: Some(structural_schema::<MachineStatus>),
         },
         Kind {
+            group: GROUP,
             kind: "MachineHealthCheck",
             plural: "machinehealthchecks",
             short_names: &["mhc", "mhcs"],
             scale: None,
             spec: structural_schema::<MachineHealthCheckSpec>,
-            status: structural_schema::<MachineHealthCheckStatus>,
+            status: Some(structural_schema::<MachineHealthCheckStatus>),
         },
         Kind {
+            group: GROUP,
             kind: "MachinePool",
             plural: "machinepools",
             short_names: &["mp"],
             scale: Some(Scale { selector: false }),
             spec: structural_schema::<MachinePoolSpec>,
-            status: structural_schema::<MachinePoolStatus>,
+            status: Some(structural_schema::<MachinePoolStatus>),
+        },
+        Kind {
+            group: ADDONS_GROUP,
+            kind: "ClusterResourceSet",
+            plural: "clusterresourcesets",
+            short_names: &[],
+            scale: None,
+            spec: structural_schema::<ClusterResourceSetSpec>,
+            status: Some(structural_schema::<ClusterResourceSetStatus>),
+        },
+        Kind {
+            group: ADDONS_GROUP,
+            kind: "ClusterResourceSetBinding",
+            plural: "clusterresourcesetbindings",
+            short_names: &[],
+            scale: None,
+            spec: structural_schema::<ClusterResourceSetBindingSpec>,
+            status: None,
         },
     ]
 }
 
 fn definition(kind: &Kind) -> Result<CustomResourceDefinition, serde_json::Error> {
-    let schema = json!({
-        "description": format!("A {} (cluster.x-k8s.io/v1beta1).", kind.kind),
+    let mut schema = json!({
+        "description": format!("A {} ({}/{VERSION}).", kind.kind, kind.group),
         "type": "object",
         "properties": {
             "apiVersion": {"type": "string"},
             "kind": {"type": "string"},
             "metadata": {"type": "object"},
             "spec": (kind.spec)(),
-            "status": (kind.status)(),
         },
     });
+    if let Some(status) = kind.status {
+        schema["properties"]["status"] = status();
+    }
     let scale = kind.scale.as_ref().map(|scale| CustomResourceSubresourceScale {
         spec_replicas_path: ".spec.replicas".to_owned(),
         status_replicas_path: ".status.replicas".to_owned(),
@@ -136,17 +167,18 @@ fn definition(kind: &Kind) -> Result<CustomResourceDefinition, serde_json::Error
     });
     Ok(CustomResourceDefinition {
         metadata: ObjectMeta {
-            name: Some(format!("{}.{GROUP}", kind.plural)),
+            name: Some(format!("{}.{}", kind.plural, kind.group)),
             ..ObjectMeta::default()
         },
         spec: CustomResourceDefinitionSpec {
-            group: GROUP.to_owned(),
+            group: kind.group.to_owned(),
             names: CustomResourceDefinitionNames {
                 categories: Some(vec!["cluster-api".to_owned()]),
                 kind: kind.kind.to_owned(),
                 list_kind: Some(format!("{}List", kind.kind)),
                 plural: kind.plural.to_owned(),
-                short_names: Some(kind.short_names.iter().map(|s| (*s).to_owned()).collect()),
+                short_names: (!kind.short_names.is_empty())
+                    .then(|| kind.short_names.iter().map(|s| (*s).to_owned()).collect()),
                 singular: Some(kind.kind.to_ascii_lowercase()),
             },
             scope: "Namespaced".to_owned(),

@@ -124,6 +124,16 @@ fn names_scope_and_subresources_follow_cluster_api() {
             r#"["mhc","mhcs"]"#,
         ),
         ("machinepools.cluster.x-k8s.io", "MachinePool", r#"["mp"]"#),
+        (
+            "clusterresourcesets.addons.cluster.x-k8s.io",
+            "ClusterResourceSet",
+            "null",
+        ),
+        (
+            "clusterresourcesetbindings.addons.cluster.x-k8s.io",
+            "ClusterResourceSetBinding",
+            "null",
+        ),
     ]
     .map(|(a, b, c)| (a.to_owned(), b.to_owned(), c.to_owned()));
     assert_eq!(names, expected);
@@ -228,6 +238,14 @@ fn nothing_of_the_full_fixtures_is_pruned() {
             include_str!("testdata/machine_health_check_full.yaml"),
         ),
         ("MachinePool", include_str!("testdata/machine_pool_full.yaml")),
+        (
+            "ClusterResourceSet",
+            include_str!("testdata/cluster_resource_set_full.yaml"),
+        ),
+        (
+            "ClusterResourceSetBinding",
+            include_str!("testdata/cluster_resource_set_binding_full.yaml"),
+        ),
     ];
     for (kind, text) in fixtures {
         let mut object: Value = serde_yaml_ng::from_str(text).unwrap_or_else(|e| panic!("{kind}: {e}"));
@@ -246,4 +264,64 @@ fn unknown_fields_would_be_pruned() {
     let mut lost = Vec::new();
     pruned(&object, &schema("Cluster"), "Cluster", &mut lost);
     assert_eq!(lost, ["Cluster.spec.topology.bogus", "Cluster.status.nope"]);
+}
+
+#[test]
+fn addons_kinds_are_in_their_group_with_the_reference_enums_and_limits() {
+    let crs = crd("ClusterResourceSet");
+    assert_eq!(crs["spec"]["group"], "addons.cluster.x-k8s.io");
+    assert_eq!(crs["spec"]["scope"], "Namespaced");
+    let spec = &schema("ClusterResourceSet")["properties"]["spec"]["properties"];
+    assert_eq!(spec["strategy"]["enum"], json!(["ApplyOnce", "Reconcile"]));
+    assert_eq!(spec["resources"]["maxItems"], 100);
+    let resource = &spec["resources"]["items"]["properties"];
+    assert_eq!(resource["kind"]["enum"], json!(["Secret", "ConfigMap"]));
+    assert_eq!(
+        (
+            resource["name"]["minLength"].clone(),
+            resource["name"]["maxLength"].clone()
+        ),
+        (json!(1), json!(253))
+    );
+    let binding = schema("ClusterResourceSetBinding");
+    assert!(binding["properties"].get("status").is_none());
+    let applied = &binding["properties"]["spec"]["properties"]["bindings"]["items"]["properties"]
+        ["resources"]["items"]["properties"];
+    assert_eq!(applied["hash"]["maxLength"], 256);
+    assert_eq!(applied["kind"]["enum"], json!(["Secret", "ConfigMap"]));
+}
+
+/// Paths of string defaults the API server would refuse: outside their enum or shorter than
+/// their minLength.
+fn bad_defaults(node: &Value, path: &str, out: &mut Vec<String>) {
+    let Some(map) = node.as_object() else { return };
+    if let Some(Value::String(default)) = map.get("default") {
+        let in_enum = map
+            .get("enum")
+            .and_then(Value::as_array)
+            .is_none_or(|values| values.iter().any(|v| v == default));
+        let long_enough = map
+            .get("minLength")
+            .and_then(Value::as_u64)
+            .is_none_or(|min| default.len() as u64 >= min);
+        if !in_enum || !long_enough {
+            out.push(path.to_owned());
+        }
+    }
+    for (suffix, child) in children(map) {
+        bad_defaults(child, &format!("{path}{suffix}"), out);
+    }
+}
+
+#[test]
+fn defaults_satisfy_their_own_schema() {
+    for crd in all() {
+        let kind = crd["spec"]["names"]["kind"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let mut problems = Vec::new();
+        bad_defaults(&schema(&kind), &kind, &mut problems);
+        assert_eq!(problems, Vec::<String>::new());
+    }
 }

@@ -1,9 +1,12 @@
-//! Wire types for cluster.x-k8s.io/v1beta1: the kinds admission and the topology engine read,
-//! with the JSON names of Cluster API v1.10.
+//! Wire types for cluster.x-k8s.io/v1beta1 and addons.cluster.x-k8s.io/v1beta1: the kinds
+//! admission, the topology engine and the addons engine read, with the JSON names of Cluster
+//! API v1.10.
 
 mod cluster;
 mod cluster_class;
 mod cluster_class_patches;
+mod cluster_resource_set;
+mod cluster_resource_set_binding;
 mod cluster_status;
 mod common;
 pub mod control_plane;
@@ -22,6 +25,8 @@ pub mod version;
 pub use cluster::*;
 pub use cluster_class::*;
 pub use cluster_class_patches::*;
+pub use cluster_resource_set::*;
+pub use cluster_resource_set_binding::*;
 pub use cluster_status::*;
 pub use common::*;
 pub use json_schema::*;

@@ -130,3 +130,21 @@ fn required_counters_are_always_written() {
         })
     );
 }
+
+#[test]
+fn cluster_resource_set_with_every_field() {
+    let set: ClusterResourceSet = round_trip(include_str!("testdata/cluster_resource_set_full.yaml"));
+    assert_eq!(set.spec.resources[1].kind, RESOURCE_KIND_CONFIG_MAP);
+    let status = set.status.unwrap_or_default();
+    assert_eq!(status.conditions[0].severity.as_deref(), Some("Warning"));
+}
+
+#[test]
+fn cluster_resource_set_binding_with_every_field() {
+    let binding: ClusterResourceSetBinding =
+        round_trip(include_str!("testdata/cluster_resource_set_binding_full.yaml"));
+    let set = &binding.spec.bindings[0];
+    assert!(set.resources[0].applied);
+    assert!(set.resources[0].last_applied_time.is_some());
+    assert!(!set.resources[1].applied, "applied: false is kept");
+}

@@ -222,7 +222,7 @@ impl Next<'_> {
                     INFRASTRUCTURE_READY,
                     "infrastructureReady",
                     &reference,
-                    &why,
+                    why,
                     deleting,
                 );
                 return;
@@ -278,7 +278,7 @@ impl Next<'_> {
                     CONTROL_PLANE_READY,
                     "controlPlaneReady",
                     &reference,
-                    &why,
+                    why,
                     deleting,
                 );
                 return;

@@ -150,7 +150,7 @@ mod tests {
         let ms = object("MachineSet", "dev-md-abc", "md-uid");
         let cp = object("KubeadmControlPlane", "dev-cp", "u1");
         let step = next_deletion_step(&cluster(), &[&md, &ms], Some(Referenced::Found(&cp)), None);
-        assert_eq!(step.delete, [md.clone()]);
+        assert_eq!(step.delete, std::slice::from_ref(&md));
         assert_eq!(
             step.waiting,
             Some((
@@ -183,7 +183,7 @@ mod tests {
             Some(Referenced::Missing("gone")),
             Some(Referenced::Found(&infra)),
         );
-        assert_eq!(step.delete, [infra.clone()]);
+        assert_eq!(step.delete, std::slice::from_ref(&infra));
         let mut deleting = infra;
         deleting["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
         let step = next_deletion_step(&cluster(), &[], None, Some(Referenced::Found(&deleting)));

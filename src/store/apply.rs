@@ -91,6 +91,10 @@ pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) ->
     let admitted_kind = match (api_version.as_str(), kind.as_str()) {
         ("cluster.x-k8s.io/v1beta1", "Cluster") => Some(Kind::Cluster),
         ("cluster.x-k8s.io/v1beta1", "ClusterClass") => Some(Kind::ClusterClass),
+        ("addons.cluster.x-k8s.io/v1beta1", "ClusterResourceSet") => Some(Kind::ClusterResourceSet),
+        ("addons.cluster.x-k8s.io/v1beta1", "ClusterResourceSetBinding") => {
+            Some(Kind::ClusterResourceSetBinding)
+        }
         _ => None,
     };
     let mut applied = Applied {
@@ -129,7 +133,7 @@ pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) ->
     Ok(applied)
 }
 
-/// Runs the mutating then the validating webhook; the admitted (defaulted) object, or kubectl's
+/// Runs the kind's mutating then validating webhook; the admitted (defaulted) object, or kubectl's
 /// message for a denial. Warnings either way.
 fn admit_through_webhooks(
     store: &MemoryStore,
@@ -146,8 +150,7 @@ fn admit_through_webhooks(
     let verb = if old.is_some() { "patching" } else { "creating" };
     let mut warnings = Vec::new();
     let mut object = object;
-    for mutating in [true, false] {
-        let webhook = Webhook { kind, mutating };
+    for webhook in Webhook::of_kind(kind) {
         let response = admission::admit_value(webhook, &operation, Some(&object), old, store);
         warnings.extend(response.warnings.clone().unwrap_or_default());
         if !response.allowed {
