@@ -1,10 +1,12 @@
-//! The controllers `serve` runs beside the webhooks: the topology controller and the ClusterClass
-//! controller (kube-rs `Controller`s), run by whichever replica holds the leader Lease. They read
+//! The controllers `serve` runs beside the webhooks: the topology controller, the ClusterClass
+//! controller and the Cluster infrastructure controller (kube-rs `Controller`s), run by whichever
+//! replica holds the leader Lease. They read
 //! through the same watch caches as the webhooks and decide through the pure engine
 //! ([`topology::reconcile`](crate::topology::reconcile),
 //! [`topology::class_status`](crate::topology::class_status)); this module only carries that out.
 
 mod cluster_class;
+mod cluster_infrastructure;
 mod leader;
 mod sync;
 mod topology;
@@ -82,7 +84,7 @@ pub async fn run(
     let topology_ctx = Arc::new(topology::Context {
         cache: cache.clone(),
         syncer: sync::Syncer::new(client.clone()),
-        recorder: Recorder::new(client.clone(), reporter),
+        recorder: Recorder::new(client.clone(), reporter.clone()),
         resource: clusters.clone(),
         failures: std::sync::Mutex::default(),
     });
@@ -90,6 +92,13 @@ pub async fn run(
         cache: cache.clone(),
         syncer: sync::Syncer::new(client.clone()),
         resource: classes.clone(),
+    });
+    let infrastructure_ctx = Arc::new(cluster_infrastructure::Context {
+        cache: cache.clone(),
+        syncer: sync::Syncer::new(client.clone()),
+        recorder: Recorder::new(client.clone(), reporter.clone()),
+        resource: clusters.clone(),
+        failures: std::sync::Mutex::default(),
     });
     let config = || watcher::Config::default().any_semantic();
 
@@ -158,8 +167,25 @@ pub async fn run(
                 tracing::debug!(error = %err, "ClusterClass controller");
             }
         });
+    let infrastructure_controller = Controller::new_with(
+        Api::all_with(client.clone(), &clusters),
+        config(),
+        clusters.clone(),
+    )
+    .reconcile_on(cluster_infrastructure::triggers(cache.clone(), clusters.clone()))
+    .graceful_shutdown_on(stop.clone().cancelled_owned())
+    .run(
+        cluster_infrastructure::reconcile,
+        cluster_infrastructure::on_error,
+        infrastructure_ctx,
+    )
+    .for_each(|result| async move {
+        if let Err(err) = result {
+            tracing::debug!(error = %err, "Cluster infrastructure controller");
+        }
+    });
     tracing::info!("controllers running");
-    tokio::join!(topology_controller, class_controller);
+    tokio::join!(topology_controller, class_controller, infrastructure_controller);
     stopper.abort();
     let _ = holder.await;
     if lost.is_cancelled() {

@@ -51,11 +51,44 @@ impl Syncer {
         Ok(Outcome::Applied(as_value(&written)))
     }
 
-    /// Patches the status subresource of `object` with a JSON merge patch of `status`, returning
-    /// the API server's copy.
+    /// Server-side applies `desired` under the field manager `manager` (another than
+    /// [`FIELD_MANAGER`]: an apply owns exactly the fields it names, so each writer of an object
+    /// needs its own), unless `current` already holds every value of it.
+    pub async fn apply_as(
+        &self,
+        manager: &str,
+        desired: &Value,
+        current: &Value,
+    ) -> Result<Outcome, kube::Error> {
+        if contains(current, desired) {
+            return Ok(Outcome::Unchanged);
+        }
+        let (api, name) = self.api_for(desired).await?;
+        let params = PatchParams::apply(manager).force();
+        let written = api.patch(&name, &params, &Patch::Apply(desired)).await?;
+        Ok(Outcome::Applied(as_value(&written)))
+    }
+
+    /// Merge-patches `object` with `patch`, only if it is still at the resourceVersion given (a
+    /// write based on an older copy fails with 409 Conflict instead of undoing another's write).
+    pub async fn patch_guarded(&self, object: &Value, patch: &Value) -> Result<Value, kube::Error> {
+        let (api, name) = self.api_for(object).await?;
+        let written = api
+            .patch(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(&guarded(object, patch)),
+            )
+            .await?;
+        Ok(as_value(&written))
+    }
+
+    /// Patches the status subresource of `object` with a JSON merge patch of `status`, guarded by
+    /// its resourceVersion as [`Syncer::patch_guarded`] is (conditions are one list that several
+    /// controllers write), returning the API server's copy.
     pub async fn patch_status(&self, object: &Value, status: &Value) -> Result<Value, kube::Error> {
         let (api, name) = self.api_for(object).await?;
-        let patch = serde_json::json!({ "status": status });
+        let patch = guarded(object, &serde_json::json!({ "status": status }));
         let written = api
             .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await?;
@@ -72,14 +105,12 @@ impl Syncer {
         }
     }
 
-    async fn api_for(&self, object: &Value) -> Result<(Api<DynamicObject>, String), kube::Error> {
-        let text = |pointer: &str| {
-            object
-                .pointer(pointer)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-        };
-        let (api_version, kind) = (text("/apiVersion"), text("/kind"));
+    /// Whether the API server serves `kind` in `api_version` (discovered once, then remembered).
+    pub async fn serves(&self, api_version: &str, kind: &str) -> bool {
+        self.resource_for(api_version, kind).await.is_ok()
+    }
+
+    async fn resource_for(&self, api_version: &str, kind: &str) -> Result<ApiResource, kube::Error> {
         let key = (api_version.to_owned(), kind.to_owned());
         let known = self
             .resources
@@ -87,22 +118,40 @@ impl Syncer {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(&key)
             .cloned();
-        let resource = match known {
-            Some(resource) => resource,
-            None => {
-                let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-                let gvk = GroupVersionKind::gvk(group, version, kind);
-                let (resource, _) = discovery::pinned_kind(&self.client, &gvk).await?;
-                self.resources
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .insert(key, resource.clone());
-                resource
-            }
+        if let Some(resource) = known {
+            return Ok(resource);
+        }
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let gvk = GroupVersionKind::gvk(group, version, kind);
+        let (resource, _) = discovery::pinned_kind(&self.client, &gvk).await?;
+        self.resources
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(key, resource.clone());
+        Ok(resource)
+    }
+
+    async fn api_for(&self, object: &Value) -> Result<(Api<DynamicObject>, String), kube::Error> {
+        let text = |pointer: &str| {
+            object
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
         };
+        let resource = self.resource_for(text("/apiVersion"), text("/kind")).await?;
         let api = Api::namespaced_with(self.client.clone(), text("/metadata/namespace"), &resource);
         Ok((api, text("/metadata/name").to_owned()))
     }
+}
+
+/// `patch` with the resourceVersion of `object`, so the API server refuses it on a newer object.
+fn guarded(object: &Value, patch: &Value) -> Value {
+    let mut patch = patch.clone();
+    if let (Some(version), Some(map)) = (object.pointer("/metadata/resourceVersion"), patch.as_object_mut()) {
+        let metadata = map.entry("metadata").or_insert_with(|| serde_json::json!({}));
+        metadata["resourceVersion"] = version.clone();
+    }
+    patch
 }
 
 /// A written object as the plain JSON the caches hold (`Null` if it cannot be represented).

@@ -211,6 +211,10 @@ async fn report(
     decided: Result<&Reconciliation, &Blocked>,
 ) -> Result<(), ReconcileError> {
     let condition = topology_condition(&decided, &now_rfc3339());
+    // The newest copy: this reconcile may have written the Cluster (its references), and the
+    // write below is refused if it is not based on the newest.
+    let latest = cluster_in_cache(ctx, object).unwrap_or_else(|| object.clone());
+    let object = &latest;
     let Some(conditions) = with_condition(object.pointer("/status/conditions"), condition) else {
         return Ok(());
     };
@@ -224,6 +228,23 @@ async fn report(
         .map_err(|source| failed("write the status of", object, source))?;
     ctx.cache.observe(written);
     Ok(())
+}
+
+fn cluster_in_cache(ctx: &Context, object: &Value) -> Option<Value> {
+    let text = |pointer: &str| {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    ctx.cache
+        .get(
+            CAPI_GROUP,
+            "Cluster",
+            text("/metadata/namespace"),
+            text("/metadata/name"),
+        )
+        .map(|latest| (*latest).clone())
 }
 
 async fn event(ctx: &Context, cluster: &DynamicObject, reason: &str, note: &str) {

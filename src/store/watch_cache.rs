@@ -18,6 +18,7 @@ use kube::runtime::WatchStreamExt;
 use kube::{discovery, Client};
 use serde_json::Value;
 use tokio::runtime::{Handle, RuntimeFlavor};
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::{ClassEntry, MemoryStore, ObjectSource};
@@ -59,7 +60,27 @@ struct Shared {
     unsynced: AtomicUsize,
     metrics: Option<Metrics>,
     shutdown: CancellationToken,
+    /// Every change a watch delivers, for controllers that react to objects of any kind.
+    changes: broadcast::Sender<Changed>,
 }
+
+/// An object a watch saw change (created, updated, deleted, or listed again).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changed {
+    /// Its API group.
+    pub group: String,
+    /// Its kind.
+    pub kind: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+    /// Its `cluster.x-k8s.io/cluster-name` label.
+    pub cluster_name: Option<String>,
+}
+
+/// How many changes a slow subscriber may fall behind before it misses some (it is told).
+const CHANGES_BUFFER: usize = 4096;
 
 impl std::fmt::Debug for WatchCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -81,9 +102,15 @@ impl WatchCache {
             unsynced: AtomicUsize::new(1),
             metrics,
             shutdown,
+            changes: broadcast::channel(CHANGES_BUFFER).0,
         });
         tokio::spawn(discover_and_watch(shared.clone()));
         Self { shared }
+    }
+
+    /// The changes every watch of this cache sees from now on.
+    pub fn changes(&self) -> broadcast::Receiver<Changed> {
+        self.shared.changes.subscribe()
     }
 
     /// True once every start-up kind has been listed: the caches can answer for the cluster.
@@ -286,6 +313,7 @@ async fn watch(shared: Arc<Shared>, resource: ApiResource, synced: Arc<AtomicBoo
             Some(Ok(event)) => as_values(event, &resource),
         };
         let listed = matches!(event, Event::InitDone);
+        let changed = changes_of(&shared, &resource, &event, &buffer);
         let count = {
             let mut store = shared.store.write().unwrap_or_else(PoisonError::into_inner);
             apply_event(&mut store, &resource.group, &resource.kind, event, &mut buffer);
@@ -293,6 +321,9 @@ async fn watch(shared: Arc<Shared>, resource: ApiResource, synced: Arc<AtomicBoo
         };
         if let Some(metrics) = &shared.metrics {
             metrics.set_cache_objects(&label, count);
+        }
+        for change in changed {
+            let _ = shared.changes.send(change);
         }
         if listed && !synced.swap(true, Ordering::AcqRel) {
             tracing::info!(resource = %label, objects = count, "watch cache synced");
@@ -324,6 +355,39 @@ fn as_values(event: Event<DynamicObject>, resource: &ApiResource) -> Event<Value
         Event::Init => Event::Init,
         Event::InitApply(object) => Event::InitApply(object_value(&object, resource)),
         Event::InitDone => Event::InitDone,
+    }
+}
+
+/// The objects `event` is about (a relist: every object listed), when anyone subscribes; sent
+/// once the store holds them.
+fn changes_of(
+    shared: &Shared,
+    resource: &ApiResource,
+    event: &Event<Value>,
+    buffer: &[Value],
+) -> Vec<Changed> {
+    if shared.changes.receiver_count() == 0 {
+        return Vec::new();
+    }
+    let change = |object: &Value| {
+        let (namespace, name) = identity(object)?;
+        let cluster_name = object
+            .pointer("/metadata/labels")
+            .and_then(|labels| labels.get(crate::api::labels::CLUSTER_NAME_LABEL))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        Some(Changed {
+            group: resource.group.clone(),
+            kind: resource.kind.clone(),
+            namespace,
+            name,
+            cluster_name,
+        })
+    };
+    match event {
+        Event::Apply(object) | Event::Delete(object) => change(object).into_iter().collect(),
+        Event::InitDone => buffer.iter().filter_map(change).collect(),
+        Event::Init | Event::InitApply(_) => Vec::new(),
     }
 }
 

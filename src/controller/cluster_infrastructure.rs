@@ -1,0 +1,453 @@
+//! The Cluster's side of the provider contract (seed 001), for every Cluster, topology-managed or
+//! not: owns and labels the objects `spec.infrastructureRef` and `spec.controlPlaneRef` name,
+//! takes their readiness, endpoint, failure domains and failures into the Cluster (decided by
+//! [`contract::cluster_status`](crate::contract::cluster_status)), and deletes a Cluster's
+//! objects in order behind its finalizer ([`contract::deletion`](crate::contract::deletion)).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use kube::api::DynamicObject;
+use kube::core::ApiResource;
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Event, EventType, Recorder};
+use kube::runtime::reflector::ObjectRef;
+use kube::Resource;
+use serde_json::{json, Value};
+use tokio::sync::broadcast;
+
+use super::sync::{Outcome, Syncer};
+use crate::api::labels::PAUSED_ANNOTATION;
+use crate::clock::now_rfc3339;
+use crate::contract::cluster_status::{reconcile_cluster_status, ClusterUpdate, Observed};
+use crate::contract::deletion::{next_deletion_step, DeletionStep, CLUSTER_FINALIZER};
+use crate::contract::external::Referenced;
+use crate::store::{group_of, Changed, ObjectSource, WatchCache};
+use crate::topology::reconcile::with_condition;
+
+/// The field manager of the owner references and labels this controller sets.
+pub const FIELD_MANAGER: &str = "capi-topology-cluster";
+
+const CAPI_GROUP: &str = "cluster.x-k8s.io";
+/// The kinds whose objects labelled with a Cluster's name hold its deletion.
+const WORKER_KINDS: [&str; 4] = ["MachineDeployment", "MachinePool", "MachineSet", "Machine"];
+/// How soon a Cluster waiting for its objects' deletion is looked at again (their watch events
+/// usually come first).
+const DELETION_POLL: Duration = Duration::from_secs(10);
+/// How soon a Cluster whose referenced kind is not served is looked at again (no watch can tell).
+const UNSERVED_RETRY: Duration = Duration::from_secs(60);
+/// Periodic resync of a settled Cluster.
+const RESYNC: Duration = Duration::from_secs(600);
+const FIRST_RETRY: Duration = Duration::from_secs(1);
+const MAX_RETRY: Duration = Duration::from_secs(300);
+
+/// What every reconcile shares.
+pub struct Context {
+    /// The objects, from the shared watch caches (referenced kinds are watched once read).
+    pub cache: WatchCache,
+    /// Writes.
+    pub syncer: Syncer,
+    /// Events on the Cluster.
+    pub recorder: Recorder,
+    /// The Cluster resource.
+    pub resource: ApiResource,
+    /// Consecutive failed reconciles per Cluster, for the retry backoff.
+    pub failures: Mutex<HashMap<String, u32>>,
+}
+
+/// Why a reconcile failed (an API call); the Cluster is retried with backoff.
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {source}")]
+pub struct ReconcileError {
+    what: String,
+    source: kube::Error,
+}
+
+fn failed(what: impl Into<String>) -> impl FnOnce(kube::Error) -> ReconcileError {
+    let what = what.into();
+    move |source| ReconcileError { what, source }
+}
+
+/// Reconciles one Cluster.
+pub async fn reconcile(cluster: Arc<DynamicObject>, ctx: Arc<Context>) -> Result<Action, ReconcileError> {
+    let (namespace, name) = (
+        cluster.metadata.namespace.clone().unwrap_or_default(),
+        cluster.metadata.name.clone().unwrap_or_default(),
+    );
+    ctx.cache
+        .observe(crate::store::object_value(&cluster, &ctx.resource));
+    let Some(object) = ctx.cache.get(CAPI_GROUP, "Cluster", &namespace, &name) else {
+        return Ok(Action::await_change());
+    };
+    let object = (*object).clone();
+    let paused = object.pointer("/spec/paused") == Some(&Value::Bool(true))
+        || object
+            .pointer("/metadata/annotations")
+            .is_some_and(|a| a.get(PAUSED_ANNOTATION).is_some());
+    if paused {
+        return Ok(Action::await_change());
+    }
+    let deleting = object.pointer("/metadata/deletionTimestamp").is_some();
+    if !deleting && !has_finalizer(&object) {
+        let patch = json!({"metadata": {"finalizers": with_finalizer(&object)}});
+        let written = ctx
+            .syncer
+            .patch_guarded(&object, &patch)
+            .await
+            .map_err(failed(format!("add the finalizer to Cluster {namespace}/{name}")))?;
+        ctx.cache.observe(written);
+        return Ok(Action::requeue(Duration::ZERO));
+    }
+    if deleting && !has_finalizer(&object) {
+        return Ok(Action::await_change());
+    }
+
+    let infrastructure = resolve(&ctx, &object, "infrastructureRef").await;
+    let control_plane = resolve(&ctx, &object, "controlPlaneRef").await;
+    let now = now_rfc3339();
+    let update = reconcile_cluster_status(&Observed {
+        cluster: &object,
+        infrastructure: infrastructure.as_ref().map(Resolved::as_referenced),
+        control_plane: control_plane.as_ref().map(Resolved::as_referenced),
+        now: &now,
+    });
+    carry_out(&ctx, &cluster, &object, &update).await?;
+    let unserved = [&infrastructure, &control_plane]
+        .iter()
+        .any(|r| matches!(r, Some(Resolved::Unserved(_))));
+
+    let next = if deleting {
+        delete_in_order(&ctx, &cluster, &infrastructure, &control_plane, &now).await?
+    } else if unserved {
+        Action::requeue(UNSERVED_RETRY)
+    } else {
+        Action::requeue(RESYNC)
+    };
+    ctx.failures
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&format!("{namespace}/{name}"));
+    Ok(next)
+}
+
+/// Requeue after a failed reconcile, backing off exponentially per Cluster.
+pub fn on_error(cluster: Arc<DynamicObject>, error: &ReconcileError, ctx: Arc<Context>) -> Action {
+    let key = format!(
+        "{}/{}",
+        cluster.metadata.namespace.as_deref().unwrap_or_default(),
+        cluster.metadata.name.as_deref().unwrap_or_default()
+    );
+    let failures = {
+        let mut failures = ctx.failures.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = failures.entry(key.clone()).or_default();
+        *count += 1;
+        *count
+    };
+    let delay = FIRST_RETRY
+        .saturating_mul(1 << failures.saturating_sub(1).min(16))
+        .min(MAX_RETRY);
+    tracing::warn!(cluster = %key, error = %error, failures, retry_in = ?delay, "Cluster infrastructure reconcile failed");
+    Action::requeue(delay)
+}
+
+/// Reconcile requests for the Clusters a change concerns: objects labelled with a Cluster's
+/// name, and objects a Cluster's references name (before they carry the label, or while they
+/// are missing).
+pub fn triggers(
+    cache: WatchCache,
+    resource: ApiResource,
+) -> impl Stream<Item = ObjectRef<DynamicObject>> + Send {
+    let changes = cache.changes();
+    futures::stream::unfold(
+        (changes, cache, resource),
+        |(mut changes, cache, resource)| async move {
+            loop {
+                match changes.recv().await {
+                    Ok(change) => {
+                        let clusters = clusters_concerned(&cache, &change);
+                        if clusters.is_empty() {
+                            continue;
+                        }
+                        let refs: Vec<ObjectRef<DynamicObject>> = clusters
+                            .into_iter()
+                            .map(|name| {
+                                ObjectRef::new_with(&name, resource.clone()).within(&change.namespace)
+                            })
+                            .collect();
+                        return Some((futures::stream::iter(refs), (changes, cache, resource)));
+                    }
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::warn!(
+                            missed,
+                            "Cluster infrastructure controller missed changes; the resync catches up"
+                        );
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                }
+            }
+        },
+    )
+    .flatten()
+}
+
+fn clusters_concerned(cache: &WatchCache, change: &Changed) -> Vec<String> {
+    if change.group == CAPI_GROUP && change.kind == "Cluster" {
+        return Vec::new();
+    }
+    let mut names: Vec<String> = change.cluster_name.clone().into_iter().collect();
+    for cluster in cache.list(CAPI_GROUP, "Cluster", &change.namespace) {
+        let refers = ["infrastructureRef", "controlPlaneRef"].iter().any(|key| {
+            cluster.pointer(&format!("/spec/{key}")).is_some_and(|r| {
+                r["kind"] == change.kind.as_str()
+                    && r["name"] == change.name.as_str()
+                    && group_of(r["apiVersion"].as_str().unwrap_or_default()) == change.group
+            })
+        });
+        let name = cluster
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if refers && !names.iter().any(|n| n == name) {
+            names.push(name.to_owned());
+        }
+    }
+    names
+}
+
+/// What a reference resolved to, owned.
+enum Resolved {
+    Found(Value),
+    Missing(String),
+    Unserved(String),
+}
+
+impl Resolved {
+    fn as_referenced(&self) -> Referenced<'_> {
+        match self {
+            Self::Found(object) => Referenced::Found(object),
+            Self::Missing(why) | Self::Unserved(why) => Referenced::Missing(why),
+        }
+    }
+}
+
+/// The object `spec.<key>` names, read through the cache (which then watches its kind).
+async fn resolve(ctx: &Context, cluster: &Value, key: &str) -> Option<Resolved> {
+    let reference = cluster
+        .pointer(&format!("/spec/{key}"))
+        .filter(|r| !r.is_null())?;
+    let text = |field: &str| reference.get(field).and_then(Value::as_str).unwrap_or_default();
+    let namespace = match text("namespace") {
+        "" => cluster
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default(),
+        namespace => namespace,
+    };
+    let (api_version, kind, name) = (text("apiVersion"), text("kind"), text("name"));
+    if let Some(object) = ctx.cache.get(group_of(api_version), kind, namespace, name) {
+        return Some(Resolved::Found((*object).clone()));
+    }
+    if !ctx.syncer.serves(api_version, kind).await {
+        return Some(Resolved::Unserved(format!(
+            "the API server does not serve {kind} ({api_version}): is the provider's CRD installed?"
+        )));
+    }
+    Some(Resolved::Missing(format!(
+        "{kind} {namespace}/{name} does not exist"
+    )))
+}
+
+async fn carry_out(
+    ctx: &Context,
+    cluster: &DynamicObject,
+    object: &Value,
+    update: &ClusterUpdate,
+) -> Result<(), ReconcileError> {
+    for body in &update.adopt {
+        let current = current_of(ctx, body);
+        let outcome = ctx
+            .syncer
+            .apply_as(FIELD_MANAGER, body, &current)
+            .await
+            .map_err(failed(format!("set the owner of {}", describe(body))))?;
+        if let Outcome::Applied(written) = outcome {
+            ctx.cache.observe(written);
+        }
+    }
+    let mut latest = object.clone();
+    if let Some(spec) = &update.spec {
+        latest = ctx
+            .syncer
+            .patch_guarded(&latest, &json!({ "spec": spec }))
+            .await
+            .map_err(failed(format!(
+                "set the control plane endpoint of {}",
+                describe(object)
+            )))?;
+        ctx.cache.observe(latest.clone());
+    }
+    if let Some(status) = &update.status {
+        let written = ctx
+            .syncer
+            .patch_status(&latest, status)
+            .await
+            .map_err(failed(format!("write the status of {}", describe(object))))?;
+        ctx.cache.observe(written);
+    }
+    for event in &update.events {
+        let type_ = if event.warning {
+            EventType::Warning
+        } else {
+            EventType::Normal
+        };
+        publish(ctx, cluster, type_, &event.reason, &event.message).await;
+    }
+    Ok(())
+}
+
+/// The object an adoption body is about, as cached (an empty object when not cached).
+fn current_of(ctx: &Context, body: &Value) -> Value {
+    let text = |pointer: &str| body.pointer(pointer).and_then(Value::as_str).unwrap_or_default();
+    ctx.cache
+        .get(
+            group_of(text("/apiVersion")),
+            text("/kind"),
+            text("/metadata/namespace"),
+            text("/metadata/name"),
+        )
+        .map(|o| (*o).clone())
+        .unwrap_or_else(|| json!({}))
+}
+
+/// One step of deleting the Cluster's objects in order; the finalizer goes when none is left.
+async fn delete_in_order(
+    ctx: &Context,
+    cluster: &DynamicObject,
+    infrastructure: &Option<Resolved>,
+    control_plane: &Option<Resolved>,
+    now: &str,
+) -> Result<Action, ReconcileError> {
+    let namespace = cluster.metadata.namespace.clone().unwrap_or_default();
+    let name = cluster.metadata.name.clone().unwrap_or_default();
+    let Some(object) = ctx.cache.get(CAPI_GROUP, "Cluster", &namespace, &name) else {
+        return Ok(Action::await_change());
+    };
+    let workers: Vec<Arc<Value>> = WORKER_KINDS
+        .iter()
+        .flat_map(|kind| ctx.cache.list(CAPI_GROUP, kind, &namespace))
+        .filter(|o| {
+            o.pointer("/metadata/labels")
+                .and_then(|l| l.get(crate::api::labels::CLUSTER_NAME_LABEL))
+                .and_then(Value::as_str)
+                == Some(name.as_str())
+        })
+        .collect();
+    let worker_refs: Vec<&Value> = workers.iter().map(|o| o.as_ref()).collect();
+    let DeletionStep { delete, waiting } = next_deletion_step(
+        &object,
+        &worker_refs,
+        control_plane.as_ref().map(Resolved::as_referenced),
+        infrastructure.as_ref().map(Resolved::as_referenced),
+    );
+    for doomed in &delete {
+        ctx.syncer
+            .delete(doomed)
+            .await
+            .map_err(failed(format!("delete {}", describe(doomed))))?;
+        publish(
+            ctx,
+            cluster,
+            EventType::Normal,
+            "Deleting",
+            &format!("Deleting {}", describe(doomed)),
+        )
+        .await;
+    }
+    let (reason, message) = match &waiting {
+        Some((reason, message)) => (*reason, message.clone()),
+        None => ("DeletionCompleted", "Deletion completed".to_owned()),
+    };
+    let condition = json!({"type": "Deleting", "status": "True", "reason": reason, "message": message,
+        "lastTransitionTime": now, "observedGeneration": object.pointer("/metadata/generation")});
+    let mut latest = (*object).clone();
+    if let Some(conditions) = with_condition(object.pointer("/status/v1beta2/conditions"), condition) {
+        latest = ctx
+            .syncer
+            .patch_status(&object, &json!({"v1beta2": {"conditions": conditions}}))
+            .await
+            .map_err(failed(format!("write the status of {}", describe(&object))))?;
+        ctx.cache.observe(latest.clone());
+    }
+    if waiting.is_some() {
+        return Ok(Action::requeue(DELETION_POLL));
+    }
+    let finalizers: Vec<Value> = latest
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|f| *f != CLUSTER_FINALIZER)
+        .cloned()
+        .collect();
+    ctx.syncer
+        .patch_guarded(&latest, &json!({"metadata": {"finalizers": finalizers}}))
+        .await
+        .map_err(failed(format!("remove the finalizer of {}", describe(&object))))?;
+    publish(
+        ctx,
+        cluster,
+        EventType::Normal,
+        "Deleted",
+        &format!("Cluster {name} has been deleted"),
+    )
+    .await;
+    Ok(Action::await_change())
+}
+
+fn has_finalizer(object: &Value) -> bool {
+    object
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .is_some_and(|list| list.iter().any(|f| f == CLUSTER_FINALIZER))
+}
+
+fn with_finalizer(object: &Value) -> Vec<Value> {
+    let mut list: Vec<Value> = object
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    list.push(json!(CLUSTER_FINALIZER));
+    list
+}
+
+fn describe(object: &Value) -> String {
+    let text = |pointer: &str| {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    format!(
+        "{} {}/{}",
+        text("/kind"),
+        text("/metadata/namespace"),
+        text("/metadata/name")
+    )
+}
+
+async fn publish(ctx: &Context, cluster: &DynamicObject, type_: EventType, reason: &str, note: &str) {
+    let event = Event {
+        type_,
+        reason: reason.to_owned(),
+        note: Some(note.to_owned()),
+        action: "Reconcile".to_owned(),
+        secondary: None,
+    };
+    let reference = cluster.object_ref(&ctx.resource);
+    if let Err(err) = ctx.recorder.publish(&event, &reference).await {
+        tracing::debug!(error = %err, "event not recorded");
+    }
+}
