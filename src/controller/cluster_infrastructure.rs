@@ -351,6 +351,12 @@ async fn delete_in_order(
         control_plane.as_ref().map(Resolved::as_referenced),
         infrastructure.as_ref().map(Resolved::as_referenced),
     );
+    tracing::info!(
+        cluster = %format!("{namespace}/{name}"),
+        deleting = ?delete.iter().map(describe).collect::<Vec<_>>(),
+        waiting = ?waiting.as_ref().map(|w| w.0),
+        "deleting the Cluster's objects in order"
+    );
     for doomed in &delete {
         ctx.syncer
             .delete(doomed)

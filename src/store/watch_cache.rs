@@ -62,7 +62,17 @@ struct Shared {
     shutdown: CancellationToken,
     /// Every change a watch delivers, for controllers that react to objects of any kind.
     changes: broadcast::Sender<Changed>,
+    /// Objects the watches saw deleted, with the resourceVersion of the deletion: a copy of a
+    /// deleted object that reaches [`WatchCache::observe`] late (another watcher's last event
+    /// for it) must not bring it back.
+    tombstones: Mutex<HashMap<ObjectKey, u64>>,
 }
+
+/// Group, kind, namespace and name.
+type ObjectKey = (String, String, String, String);
+
+/// Tombstones kept at most; beyond, the oldest knowledge is dropped (a relist corrects the rest).
+const MAX_TOMBSTONES: usize = 10_000;
 
 /// An object a watch saw change (created, updated, deleted, or listed again).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,6 +113,7 @@ impl WatchCache {
             metrics,
             shutdown,
             changes: broadcast::channel(CHANGES_BUFFER).0,
+            tombstones: Mutex::new(HashMap::new()),
         });
         tokio::spawn(discover_and_watch(shared.clone()));
         Self { shared }
@@ -129,6 +140,21 @@ impl WatchCache {
         let group = super::group_of(api_version).to_owned();
         let kind = object["kind"].as_str().unwrap_or_default().to_owned();
         let mut store = self.shared.store.write().unwrap_or_else(PoisonError::into_inner);
+        {
+            let mut tombstones = self
+                .shared
+                .tombstones
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let key = (group.clone(), kind.clone(), namespace.clone(), name.clone());
+            match tombstones.get(&key) {
+                Some(deleted) if resource_version(&object) <= *deleted => return,
+                Some(_) => {
+                    tombstones.remove(&key);
+                }
+                None => {}
+            }
+        }
         let cached = store.get(&group, &kind, &namespace, &name);
         if cached.is_some_and(|cached| resource_version(&cached) >= resource_version(&object)) {
             return;
@@ -316,6 +342,9 @@ async fn watch(shared: Arc<Shared>, resource: ApiResource, synced: Arc<AtomicBoo
         let changed = changes_of(&shared, &resource, &event, &buffer);
         let count = {
             let mut store = shared.store.write().unwrap_or_else(PoisonError::into_inner);
+            if let Event::Delete(object) = &event {
+                bury(&shared, &resource, object);
+            }
             apply_event(&mut store, &resource.group, &resource.kind, event, &mut buffer);
             store.names_of_kind(&resource.group, &resource.kind).len()
         };
@@ -356,6 +385,19 @@ fn as_values(event: Event<DynamicObject>, resource: &ApiResource) -> Event<Value
         Event::InitApply(object) => Event::InitApply(object_value(&object, resource)),
         Event::InitDone => Event::InitDone,
     }
+}
+
+/// Records the deletion of `object` (see [`Shared::tombstones`]).
+fn bury(shared: &Shared, resource: &ApiResource, object: &Value) {
+    let Some((namespace, name)) = identity(object) else {
+        return;
+    };
+    let mut tombstones = shared.tombstones.lock().unwrap_or_else(PoisonError::into_inner);
+    if tombstones.len() >= MAX_TOMBSTONES {
+        tombstones.clear();
+    }
+    let key = (resource.group.clone(), resource.kind.clone(), namespace, name);
+    tombstones.insert(key, resource_version(object));
 }
 
 /// The objects `event` is about (a relist: every object listed), when anyone subscribes; sent

@@ -19,6 +19,7 @@ mod env;
 mod kubectl;
 mod manifests;
 mod process;
+mod provider_contract;
 mod refusals;
 mod scale;
 mod scenarios;

@@ -1,0 +1,319 @@
+//! The Cluster's side of the infrastructure provider contract on a real API server, with a real
+//! provider CRD (CAPO's OpenStackCluster, from tests/fixtures/contract/providers/): the test plays
+//! the provider by writing the InfraCluster's status, and `capi-topology serve` owns it, takes its
+//! readiness, endpoint and failure domains into the Cluster, keeps a terminal failure, and deletes
+//! a topology Cluster's objects in order.
+
+use serde_json::{json, Value};
+
+use crate::class_status;
+use crate::controllers::{condition as topology_condition, CONVERGED};
+use crate::env::{repo_path, Env};
+use crate::kubectl::Kubectl;
+use crate::manifests::{quickstart_object, quickstart_templates, render};
+use crate::process::poll;
+
+/// CAPO's OpenStackCluster CRD as its release installs it, without the conversion webhook (no
+/// CAPO runs here; only the storage version is used).
+fn openstack_cluster_crd() -> Value {
+    let text = std::fs::read_to_string(repo_path("tests/fixtures/contract/providers/openstack.yaml"))
+        .expect("the CAPO fixture");
+    let mut crd = serde_yaml_ng::Deserializer::from_str(&text)
+        .filter_map(|doc| serde::Deserialize::deserialize(doc).ok())
+        .find(|doc: &Value| doc["spec"]["names"]["kind"] == "OpenStackCluster")
+        .expect("the OpenStackCluster CRD");
+    crd["spec"]["conversion"] = json!({"strategy": "None"});
+    if let Some(versions) = crd["spec"]["versions"].as_array_mut() {
+        versions.retain(|v| v["name"] == "v1beta1");
+    }
+    crd
+}
+
+fn cluster_condition(cluster: &Value, kind: &str) -> Value {
+    cluster["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == kind)
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+fn merge(
+    kubectl: &Kubectl,
+    resource: &str,
+    name: &str,
+    patch: &Value,
+    status: bool,
+) -> Result<String, String> {
+    let body = patch.to_string();
+    let mut args = vec![
+        "patch",
+        resource,
+        name,
+        "-n",
+        "default",
+        "--type=merge",
+        "-p",
+        &body,
+    ];
+    if status {
+        args.push("--subresource=status");
+    }
+    kubectl.ok(&args)
+}
+
+#[test]
+fn the_cluster_takes_its_infrastructure_and_deletes_in_order() {
+    let env = Env::with_webhooks("provider-contract");
+    let kubectl = &env.kubectl;
+    let fail = |e: String| -> ! { panic!("{e}\n{}", env.logs()) };
+    kubectl
+        .accepts(&render(&[openstack_cluster_crd()]))
+        .unwrap_or_else(|e| fail(e));
+    kubectl
+        .ok(&[
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            "crd/openstackclusters.infrastructure.cluster.x-k8s.io",
+        ])
+        .unwrap_or_else(|e| fail(e));
+
+    // A Cluster whose InfraCluster does not exist yet: a condition says so.
+    let cluster = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+        "metadata": {"name": "os", "namespace": "default"},
+        "spec": {"infrastructureRef": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+            "kind": "OpenStackCluster", "name": "os", "namespace": "default"}}});
+    kubectl.accepts(&render(&[cluster])).unwrap_or_else(|e| fail(e));
+    poll("the missing InfraCluster to be reported", CONVERGED, || {
+        let cluster = kubectl.get_json("cluster", "default", "os")?;
+        let ready = cluster_condition(&cluster, "InfrastructureReady");
+        let finalizers = cluster["metadata"]["finalizers"].to_string();
+        if ready["message"] == "OpenStackCluster default/os does not exist"
+            && cluster["status"]["phase"] == "Provisioning"
+            && finalizers.contains("cluster.cluster.x-k8s.io")
+        {
+            return Ok(());
+        }
+        Err(format!("{:#}", cluster))
+    })
+    .unwrap_or_else(|e| fail(e));
+
+    // The provider creates it: the Cluster owns and labels it (its kind is watched from now on).
+    let infra = json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "OpenStackCluster",
+        "metadata": {"name": "os", "namespace": "default"},
+        "spec": {"identityRef": {"cloudName": "openstack", "name": "cloud-config"}}});
+    kubectl.accepts(&render(&[infra])).unwrap_or_else(|e| fail(e));
+    let uid = kubectl
+        .get_json("cluster", "default", "os")
+        .unwrap_or_else(|e| fail(e))["metadata"]["uid"]
+        .clone();
+    poll("the InfraCluster to be owned", CONVERGED, || {
+        let infra = kubectl.get_json("openstackcluster", "default", "os")?;
+        let owner = &infra["metadata"]["ownerReferences"][0];
+        let labelled = infra["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"] == "os";
+        (owner["uid"] == uid && owner["controller"] == true && labelled)
+            .then_some(())
+            .ok_or(format!("{:#}", infra["metadata"]))
+    })
+    .unwrap_or_else(|e| fail(e));
+    let cluster = kubectl
+        .get_json("cluster", "default", "os")
+        .unwrap_or_else(|e| fail(e));
+    assert_eq!(
+        cluster_condition(&cluster, "InfrastructureReady")["reason"],
+        "WaitingForInfrastructure"
+    );
+
+    // The provider is done: endpoint, readiness and failure domains reach the Cluster.
+    merge(
+        kubectl,
+        "openstackcluster",
+        "os",
+        &json!({"spec": {"controlPlaneEndpoint": {"host": "10.0.0.10", "port": 6443}}}),
+        false,
+    )
+    .unwrap_or_else(|e| fail(e));
+    let domains =
+        json!({"az-1": {"controlPlane": true, "attributes": {"zone": "a"}}, "az-2": {"controlPlane": false}});
+    merge(
+        kubectl,
+        "openstackcluster",
+        "os",
+        &json!({"status": {"ready": true, "failureDomains": domains}}),
+        true,
+    )
+    .unwrap_or_else(|e| fail(e));
+    let cluster = poll("the Cluster to be provisioned", CONVERGED, || {
+        let cluster = kubectl.get_json("cluster", "default", "os")?;
+        (cluster["status"]["phase"] == "Provisioned")
+            .then_some(cluster.clone())
+            .ok_or(format!("{:#}", cluster["status"]))
+    })
+    .unwrap_or_else(|e| fail(e));
+    assert_eq!(
+        cluster["spec"]["controlPlaneEndpoint"],
+        json!({"host": "10.0.0.10", "port": 6443})
+    );
+    assert_eq!(cluster["status"]["infrastructureReady"], true);
+    assert_eq!(cluster["status"]["failureDomains"], domains);
+    assert_eq!(
+        cluster_condition(&cluster, "InfrastructureReady")["status"],
+        "True"
+    );
+
+    // A terminal failure surfaces and stays after the provider clears it.
+    merge(
+        kubectl,
+        "openstackcluster",
+        "os",
+        &json!({"status": {"failureReason": "CreateError", "failureMessage": "quota exceeded"}}),
+        true,
+    )
+    .unwrap_or_else(|e| fail(e));
+    poll("the failure to surface", CONVERGED, || {
+        let cluster = kubectl.get_json("cluster", "default", "os")?;
+        (cluster["status"]["phase"] == "Failed"
+            && cluster["status"]["failureMessage"]
+                == "Failure detected from referenced resource infrastructure.cluster.x-k8s.io/v1beta1, Kind=OpenStackCluster with name \"os\": quota exceeded")
+            .then_some(())
+            .ok_or(format!("{:#}", cluster["status"]))
+    })
+    .unwrap_or_else(|e| fail(e));
+    merge(
+        kubectl,
+        "openstackcluster",
+        "os",
+        &json!({"status": {"failureReason": null, "failureMessage": null}}),
+        true,
+    )
+    .unwrap_or_else(|e| fail(e));
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let cluster = kubectl
+        .get_json("cluster", "default", "os")
+        .unwrap_or_else(|e| fail(e));
+    assert_eq!(cluster["status"]["phase"], "Failed", "a failure is terminal");
+    assert_eq!(cluster["status"]["failureReason"], "CreateError");
+
+    ordered_deletion(&env);
+}
+
+/// A topology Cluster is deleted worker pools first, then its control plane, then its
+/// InfraCluster; a control plane held by a finalizer holds everything after it.
+fn ordered_deletion(env: &Env) {
+    let kubectl = &env.kubectl;
+    let fail = |e: String| -> ! { panic!("{e}\n{}", env.logs()) };
+    kubectl
+        .accepts(&render(&quickstart_templates()))
+        .unwrap_or_else(|e| fail(e));
+    kubectl
+        .accepts(&render(&[quickstart_object(
+            "00-clusterclass.yaml",
+            "ClusterClass",
+        )]))
+        .unwrap_or_else(|e| fail(e));
+    class_status::wait_reconciled(kubectl, "default", "quick-start").unwrap_or_else(|e| fail(e));
+    kubectl
+        .accepts(&render(&[quickstart_object("10-cluster-dev.yaml", "Cluster")]))
+        .unwrap_or_else(|e| fail(e));
+    let cluster = poll("the topology to be created", CONVERGED, || {
+        let cluster = kubectl.get_json("cluster", "default", "dev")?;
+        (topology_condition(&cluster)["status"] == "True")
+            .then_some(cluster.clone())
+            .ok_or(format!("{}", topology_condition(&cluster)))
+    })
+    .unwrap_or_else(|e| fail(e));
+    let control_plane = cluster["spec"]["controlPlaneRef"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let infrastructure = cluster["spec"]["infrastructureRef"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    poll(
+        "the topology's InfraCluster to be controlled by its Cluster",
+        CONVERGED,
+        || {
+            let infra = kubectl.get_json("dockercluster", "default", &infrastructure)?;
+            (infra["metadata"]["ownerReferences"][0]["controller"] == true)
+                .then_some(())
+                .ok_or(format!("{:#}", infra["metadata"]))
+        },
+    )
+    .unwrap_or_else(|e| fail(e));
+
+    merge(
+        kubectl,
+        "kubeadmcontrolplane",
+        &control_plane,
+        &json!({"metadata": {"finalizers": ["e2e.test/hold"]}}),
+        false,
+    )
+    .unwrap_or_else(|e| fail(e));
+    kubectl
+        .ok(&["delete", "cluster", "dev", "-n", "default", "--wait=false"])
+        .unwrap_or_else(|e| fail(e));
+    poll(
+        "the workers to go and the control plane to hold the rest",
+        CONVERGED,
+        || {
+            let pools = kubectl.ok(&[
+                "get",
+                "machinedeployments",
+                "-n",
+                "default",
+                "-l",
+                "cluster.x-k8s.io/cluster-name=dev",
+                "-o",
+                "name",
+            ])?;
+            if !pools.trim().is_empty() {
+                return Err(format!("worker pools left: {pools}"));
+            }
+            let cluster = kubectl.get_json("cluster", "default", "dev")?;
+            let deleting = cluster["status"]["v1beta2"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|c| c["type"] == "Deleting")
+                .cloned()
+                .unwrap_or(Value::Null);
+            let expected = format!("Waiting for KubeadmControlPlane {control_plane} to be deleted");
+            (deleting["message"] == expected.as_str())
+                .then_some(())
+                .ok_or(format!("Deleting: {deleting}"))
+        },
+    )
+    .unwrap_or_else(|e| fail(e));
+    let infra = kubectl
+        .get_json("dockercluster", "default", &infrastructure)
+        .unwrap_or_else(|e| fail(e));
+    assert!(
+        infra["metadata"]["deletionTimestamp"].is_null(),
+        "the InfraCluster waits for the control plane"
+    );
+
+    merge(
+        kubectl,
+        "kubeadmcontrolplane",
+        &control_plane,
+        &json!({"metadata": {"finalizers": null}}),
+        false,
+    )
+    .unwrap_or_else(|e| fail(e));
+    poll("the InfraCluster and then the Cluster to go", CONVERGED, || {
+        let left = kubectl.ok(&[
+            "get",
+            "cluster,dockercluster,kubeadmcontrolplane",
+            "-n",
+            "default",
+            "-o",
+            "name",
+        ])?;
+        let left: Vec<&str> = left.lines().filter(|l| l.contains("/dev")).collect();
+        left.is_empty().then_some(()).ok_or(format!("left: {left:?}"))
+    })
+    .unwrap_or_else(|e| fail(e));
+}
