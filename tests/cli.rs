@@ -138,6 +138,7 @@ fn readme_documents_every_subcommand() {
         Some("check"),
         Some("admit"),
         Some("serve"),
+        Some("contract"),
         Some("crds"),
         Some("certs"),
     ] {

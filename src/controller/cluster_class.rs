@@ -1,22 +1,31 @@
 //! The ClusterClass controller: writes each class's `status.variables`, `observedGeneration` and
-//! `VariablesReconciled`, which the Cluster webhooks and the topology controller read.
+//! `VariablesReconciled`, which the Cluster webhooks and the topology controller read, and
+//! `RefVersionsUpToDate` (whether its template references use the version of the contract).
 
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::api::DynamicObject;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DynamicObject};
+use kube::Client;
+use serde_json::Value;
 use kube::core::ApiResource;
 use kube::runtime::controller::Action;
 
 use super::sync::Syncer;
 use crate::api::ClusterClass;
 use crate::clock::now_rfc3339;
+use crate::contract::ref_versions::{crd_of, ref_versions_condition, template_refs};
 use crate::decode::decode_value;
 use crate::store::object_value;
 use crate::store::WatchCache;
 use crate::topology::blueprint::Blueprint;
 use crate::topology::class_status::{class_status, status_is_current};
 
+/// How often a settled class's template references are checked against the CRDs' contract
+/// versions.
+const REF_VERSIONS_RECHECK: Duration = Duration::from_secs(600);
 /// How soon a class whose templates are missing is looked at again.
 const MISSING_TEMPLATE_RETRY: Duration = Duration::from_secs(30);
 
@@ -28,6 +37,8 @@ pub struct Context {
     pub syncer: Syncer,
     /// The ClusterClass resource.
     pub resource: ApiResource,
+    /// Reads template CRDs' metadata (their contract labels).
+    pub client: Client,
 }
 
 /// Why a reconcile failed; the class is retried.
@@ -49,7 +60,21 @@ pub async fn reconcile_class(class: Arc<DynamicObject>, ctx: Arc<Context>) -> Re
         }
     };
     let generation = class.metadata.generation.unwrap_or(1);
-    let desired = class_status(&typed, generation, &now_rfc3339());
+    let now = now_rfc3339();
+    let mut desired = class_status(&typed, generation, &now);
+    let refs = template_refs(&object);
+    let mut crd_labels = HashMap::new();
+    for reference in &refs {
+        let crd = crd_of(reference);
+        if !crd_labels.contains_key(&crd) {
+            let labels = crd_metadata_labels(&ctx.client, &crd).await;
+            crd_labels.insert(crd, labels);
+        }
+    }
+    let ref_versions = ref_versions_condition(&refs, |crd| crd_labels.get(crd).cloned().flatten(), &now);
+    if let Some(conditions) = desired.get_mut("conditions").and_then(Value::as_array_mut) {
+        conditions.push(ref_versions);
+    }
     if !status_is_current(object.get("status"), &desired) {
         let written = ctx
             .syncer
@@ -67,7 +92,20 @@ pub async fn reconcile_class(class: Arc<DynamicObject>, ctx: Arc<Context>) -> Re
         tracing::warn!(class = %class.metadata.name.clone().unwrap_or_default(), error = %missing, "ClusterClass not usable yet");
         return Ok(Action::requeue(MISSING_TEMPLATE_RETRY));
     }
-    Ok(Action::await_change())
+    // A provider upgrade may move its contract versions: look again now and then.
+    Ok(Action::requeue(REF_VERSIONS_RECHECK))
+}
+
+/// The labels of the CRD named `name`; `None` when it cannot be read.
+async fn crd_metadata_labels(client: &Client, name: &str) -> Option<BTreeMap<String, String>> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    match api.get_metadata_opt(name).await {
+        Ok(found) => found.map(|crd| crd.metadata.labels.unwrap_or_default()),
+        Err(err) => {
+            tracing::warn!(crd = name, error = %err, "cannot read the CRD's contract labels");
+            None
+        }
+    }
 }
 
 /// Requeue after a failed reconcile.

@@ -92,6 +92,7 @@ pub async fn run(
         cache: cache.clone(),
         syncer: sync::Syncer::new(client.clone()),
         resource: classes.clone(),
+        client: client.clone(),
     });
     let infrastructure_ctx = Arc::new(cluster_infrastructure::Context {
         cache: cache.clone(),
