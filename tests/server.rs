@@ -153,7 +153,9 @@ async fn probes_answer_at_once_while_heavy_reviews_run() {
         let status = review.await.unwrap();
         assert!(status == 200 || status == 429, "{status}");
     }
-    assert!(slowest < Duration::from_millis(100), "/healthz took {slowest:?}");
+    // Not a timing target: a probe queued behind the heavy reviews would wait for seconds; one
+    // answered beside them takes milliseconds, or a few hundred on a machine busy with builds.
+    assert!(slowest < Duration::from_secs(1), "/healthz took {slowest:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -253,27 +255,51 @@ async fn connections_past_the_cap_are_closed_at_once() {
         ..ServerLimits::default()
     };
     let (running, ca) = start_with("cap", limits).await;
-    for addr in [running.admission, running.probes] {
-        let held: Vec<_> = futures_connect(addr, 2).await;
-        let mut extra = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let closed = closed_within(&mut extra, Duration::from_secs(3)).await;
-        assert!(closed.is_some(), "a connection past the cap to {addr} stays open");
-        drop(held);
+    // Held connections the server has surely accepted: TLS handshakes done on the admission
+    // listener, a kept-alive HTTP exchange on the probes listener.
+    let mut held_tls = Vec::new();
+    for _ in 0..2 {
+        held_tls.push(connect(running.admission, &ca, b"http/1.1").await.unwrap());
     }
+    let mut extra = tokio::net::TcpStream::connect(running.admission).await.unwrap();
+    let closed = closed_within(&mut extra, Duration::from_secs(3)).await;
+    assert!(
+        closed.is_some(),
+        "a connection past the cap to the admission listener stays open"
+    );
+    drop(held_tls);
+    let mut held_plain = Vec::new();
+    for _ in 0..2 {
+        held_plain.push(probe_kept_alive(running.probes).await);
+    }
+    let mut extra = tokio::net::TcpStream::connect(running.probes).await.unwrap();
+    let closed = closed_within(&mut extra, Duration::from_secs(3)).await;
+    assert!(
+        closed.is_some(),
+        "a connection past the cap to the probes listener stays open"
+    );
+    drop(held_plain);
     // Slots are given back: the server answers again once the held connections are gone.
     tokio::time::sleep(Duration::from_millis(100)).await;
     let (_, status, _) = post(running.admission, &ca, b"h2", MUTATE_CLUSTER, cluster_review()).await;
     assert_eq!(status, 200);
 }
 
-/// `count` open TCP connections to `addr`, each with a byte exchanged so the server accepted it.
-async fn futures_connect(addr: SocketAddr, count: usize) -> Vec<tokio::net::TcpStream> {
-    let mut held = Vec::new();
-    for _ in 0..count {
-        held.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+/// A connection to the probes listener that has had one `/healthz` answered and stays open.
+async fn probe_kept_alive(addr: SocketAddr) -> tokio::net::TcpStream {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: probes\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 512];
+    while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
+        let read = tcp.read(&mut buffer).await.unwrap();
+        assert!(read > 0, "the probes listener closed a connection within the cap");
+        answer.extend_from_slice(&buffer[..read]);
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    held
+    tcp
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DynamicObject};
-use kube::Client;
-use serde_json::Value;
 use kube::core::ApiResource;
 use kube::runtime::controller::Action;
+use kube::Client;
+use serde_json::Value;
 
 use super::sync::Syncer;
 use crate::api::ClusterClass;

@@ -214,6 +214,16 @@ fn ordered_deletion(env: &Env) {
         )]))
         .unwrap_or_else(|e| fail(e));
     class_status::wait_reconciled(kubectl, "default", "quick-start").unwrap_or_else(|e| fail(e));
+    // The templates' CRDs list v1beta1 for the contract, and the class refers to v1beta1.
+    let class = kubectl
+        .get_json("clusterclass", "default", "quick-start")
+        .unwrap_or_else(|e| fail(e));
+    assert_eq!(
+        cluster_condition(&class, "RefVersionsUpToDate")["status"],
+        "True",
+        "{:#}",
+        class["status"]
+    );
     kubectl
         .accepts(&render(&[quickstart_object("10-cluster-dev.yaml", "Cluster")]))
         .unwrap_or_else(|e| fail(e));

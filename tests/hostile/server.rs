@@ -13,8 +13,10 @@ use super::inputs::{catalogue, store, Expect};
 /// The most one hostile request may take over the wire: half the API server's 10 s webhook
 /// timeout, in an unoptimised test build on a busy machine.
 const BOUND: Duration = Duration::from_secs(5);
-/// How fast `/healthz` must answer while a hostile request runs.
-const HEALTHZ_BOUND: Duration = Duration::from_millis(100);
+/// How fast `/healthz` must answer while a hostile request runs: not a timing target, the line
+/// between a probe answered beside the request (milliseconds, a few hundred on a machine busy
+/// with builds) and one queued behind it (seconds).
+const HEALTHZ_BOUND: Duration = Duration::from_secs(1);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_hostile_input_is_answered_while_the_server_stays_responsive() {
