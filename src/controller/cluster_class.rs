@@ -66,9 +66,9 @@ pub async fn reconcile_class(class: Arc<DynamicObject>, ctx: Arc<Context>) -> Re
     let mut crd_labels = HashMap::new();
     for reference in &refs {
         let crd = crd_of(reference);
-        if !crd_labels.contains_key(&crd) {
-            let labels = crd_metadata_labels(&ctx.client, &crd).await;
-            crd_labels.insert(crd, labels);
+        if let std::collections::hash_map::Entry::Vacant(slot) = crd_labels.entry(crd) {
+            let labels = crd_metadata_labels(&ctx.client, slot.key()).await;
+            slot.insert(labels);
         }
     }
     let ref_versions = ref_versions_condition(&refs, |crd| crd_labels.get(crd).cloned().flatten(), &now);
