@@ -10,7 +10,7 @@ GO_MINIMUM="1.26"
 CACHE="${CAPI_TOPOLOGY_E2E_CACHE:-$HOME/.cache/capi-topology-e2e}"
 BIN="$CACHE/k8s-$K8S_VERSION-etcd-$ETCD_VERSION/bin"
 
-if [[ -x "$BIN/kube-apiserver" && -x "$BIN/kubectl" && -x "$BIN/etcd" ]]; then
+if [[ -x "$BIN/kube-apiserver" && -x "$BIN/kubectl" && -x "$BIN/kube-controller-manager" && -x "$BIN/etcd" ]]; then
   echo "$BIN"
   exit 0
 fi
@@ -51,17 +51,26 @@ package tools
 
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kubectl"
 )
 GO
 log "downloading modules for kube-apiserver and kubectl"
 go mod tidy >/dev/null 2>&1 || go mod tidy
-log "building kube-apiserver (the first build takes 5-10 minutes on 2 cores)"
-go build -o "$BIN/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
-log "building kubectl"
-go build -o "$BIN/kubectl" k8s.io/kubernetes/cmd/kubectl
+# Each binary is built only when missing, so adding one to the list does not rebuild the others.
+for cmd in kube-apiserver kubectl kube-controller-manager; do
+  if [[ ! -x "$BIN/$cmd" ]]; then
+    log "building $cmd (the first kube-apiserver build takes 5-10 minutes on 2 cores)"
+    go build -o "$BIN/$cmd" "k8s.io/kubernetes/cmd/$cmd"
+  fi
+done
 
 # etcd: a wrapper whose main is etcd's own entry point.
+if [[ -x "$BIN/etcd" ]]; then
+  log "done"
+  echo "$BIN"
+  exit 0
+fi
 mkdir -p "$work/etcd" && cd "$work/etcd"
 cat > go.mod <<MOD
 module e2eetcd

@@ -29,7 +29,7 @@ pub fn binaries() -> &'static Path {
         assert!(output.status.success(), "tests/e2e/build-binaries.sh failed");
         let stdout = String::from_utf8_lossy(&output.stdout);
         let bin = PathBuf::from(stdout.lines().last().unwrap_or_default().trim());
-        for tool in ["etcd", "kube-apiserver", "kubectl"] {
+        for tool in ["etcd", "kube-apiserver", "kubectl", "kube-controller-manager"] {
             assert!(
                 bin.join(tool).is_file(),
                 "{} is missing",
@@ -40,8 +40,10 @@ pub fn binaries() -> &'static Path {
     })
 }
 
-/// etcd plus kube-apiserver, stopped when dropped (API server first).
+/// etcd plus kube-apiserver (and, when asked for, the garbage collector of
+/// kube-controller-manager), stopped when dropped (controller manager, API server, etcd).
 pub struct ControlPlane {
+    garbage_collector: Option<Supervised>,
     apiserver: Supervised,
     etcd: Supervised,
     kubeconfig: PathBuf,
@@ -54,12 +56,28 @@ impl ControlPlane {
         let (etcd, etcd_port) = start_etcd(run, bin);
         let (apiserver, kubeconfig) = start_apiserver(run, bin, etcd_port);
         let mut plane = ControlPlane {
+            garbage_collector: None,
             apiserver,
             etcd,
             kubeconfig,
         };
         plane.wait_ready();
         plane
+    }
+
+    /// Starts kube-controller-manager with only its garbage collector, so that objects whose
+    /// owners are gone are deleted as in a real cluster.
+    pub fn start_garbage_collector(&mut self, run: &RunDir) {
+        let mut command = Command::new(binaries().join("kube-controller-manager"));
+        command.args([
+            &format!("--kubeconfig={}", self.kubeconfig.display()),
+            "--controllers=garbagecollector",
+            "--leader-elect=false",
+            "--secure-port=0",
+            "--use-service-account-credentials=false",
+            "--v=1",
+        ]);
+        self.garbage_collector = Some(Supervised::spawn(run, "kube-controller-manager", command));
     }
 
     /// The admin kubeconfig.

@@ -65,7 +65,10 @@ fn merge(
 
 #[test]
 fn the_cluster_takes_its_infrastructure_and_deletes_in_order() {
-    let env = Env::with_webhooks("provider-contract");
+    let mut env = Env::with_webhooks("provider-contract");
+    // Objects owned by a deleted Cluster (templates, health checks) go as in a real cluster.
+    env.plane.start_garbage_collector(&env.run);
+    let env = env;
     let kubectl = &env.kubectl;
     let fail = |e: String| -> ! { panic!("{e}\n{}", env.logs()) };
     kubectl
