@@ -295,13 +295,45 @@ fn mark_empty(shared: &Shared, kind: &str) {
         );
 }
 
-/// The served resource of `group` and `kind` (the group's preferred version).
+/// The served resource of `group` and `kind`: for a provider kind whose CRD lists the versions
+/// of the Cluster API contract (`cluster.x-k8s.io/v1beta1: v1beta1_v1beta2`), the newest of them,
+/// as Cluster API reads provider objects; otherwise the group's preferred version.
 async fn find_resource(client: &Client, group: &str, kind: &str) -> Option<ApiResource> {
-    let found = discovery::group(client, group).await.ok()?.recommended_kind(kind);
-    if found.is_none() {
+    let discovered = discovery::group(client, group).await.ok()?;
+    let Some((preferred, _)) = discovered.recommended_kind(kind) else {
         tracing::warn!(group, kind, "kind is not served by the API server");
+        return None;
+    };
+    let Some(version) = contract_version(client, group, kind)
+        .await
+        .filter(|v| *v != preferred.version)
+    else {
+        return Some(preferred);
+    };
+    let at_contract = discovered
+        .versioned_resources(&version)
+        .into_iter()
+        .find(|(resource, _)| resource.kind == kind)
+        .map(|(resource, _)| resource);
+    if at_contract.is_none() {
+        tracing::warn!(
+            group,
+            kind,
+            version,
+            "the contract version is not served; reading the preferred version"
+        );
     }
-    found.map(|(resource, _)| resource)
+    Some(at_contract.unwrap_or(preferred))
+}
+
+/// The newest version the kind's CRD lists for the Cluster API contract, when it lists any.
+async fn contract_version(client: &Client, group: &str, kind: &str) -> Option<String> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let name = crate::contract::crd_name::crd_name(group, kind);
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let labels = crds.get_metadata_opt(&name).await.ok()??.metadata.labels?;
+    let labels = labels.into_iter().collect();
+    crate::contract::versions::newest_for_contract(&name, &labels).ok()
 }
 
 /// Spawns a watcher of `resource` into the store unless one runs already. A `startup` kind
