@@ -199,7 +199,29 @@ fn the_cluster_takes_its_infrastructure_and_deletes_in_order() {
     assert_eq!(cluster["status"]["phase"], "Failed", "a failure is terminal");
     assert_eq!(cluster["status"]["failureReason"], "CreateError");
 
+    unserved_kind(&env);
     ordered_deletion(&env);
+}
+
+/// A reference to a kind no CRD serves is a condition saying so (and a slow retry).
+fn unserved_kind(env: &Env) {
+    let kubectl = &env.kubectl;
+    let fail = |e: String| -> ! { panic!("{e}\n{}", env.logs()) };
+    let cluster = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+        "metadata": {"name": "nocrd", "namespace": "default"},
+        "spec": {"infrastructureRef": {"apiVersion": "infrastructure.example.com/v1beta1",
+            "kind": "FooCluster", "name": "nocrd", "namespace": "default"}}});
+    kubectl.accepts(&render(&[cluster])).unwrap_or_else(|e| fail(e));
+    poll("the unserved kind to be reported", CONVERGED, || {
+        let cluster = kubectl.get_json("cluster", "default", "nocrd")?;
+        let ready = cluster_condition(&cluster, "InfrastructureReady");
+        let expected = "the API server does not serve FooCluster (infrastructure.example.com/v1beta1): is the provider's CRD installed?";
+        (ready["message"] == expected).then_some(()).ok_or(format!("{ready}"))
+    })
+    .unwrap_or_else(|e| fail(e));
+    kubectl
+        .ok(&["delete", "cluster", "nocrd", "-n", "default", "--timeout=60s"])
+        .unwrap_or_else(|e| fail(e));
 }
 
 /// A topology Cluster is deleted worker pools first, then its control plane, then its
