@@ -196,7 +196,12 @@ fn clusters_concerned(cache: &WatchCache, change: &Changed) -> Vec<String> {
     if change.group == CAPI_GROUP && change.kind == "Cluster" {
         return Vec::new();
     }
-    let mut names: Vec<String> = change.cluster_name.clone().into_iter().collect();
+    // A labelled object is its Cluster's; only an object not labelled yet (an InfraCluster
+    // before adoption, or one referenced while missing) needs the namespace's Clusters scanned.
+    if let Some(name) = &change.cluster_name {
+        return vec![name.clone()];
+    }
+    let mut names: Vec<String> = Vec::new();
     for cluster in cache.list(CAPI_GROUP, "Cluster", &change.namespace) {
         let refers = ["infrastructureRef", "controlPlaneRef"].iter().any(|key| {
             cluster.pointer(&format!("/spec/{key}")).is_some_and(|r| {
