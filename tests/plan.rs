@@ -166,3 +166,80 @@ mod engine {
         );
     }
 }
+
+/// Patches read `builtin.controlPlane.metadata`, `builtin.machineDeployment.metadata` and (in a
+/// template) the whole `builtin` variable: the desired objects' labels and annotations, as v1.10.10 gives them.
+#[test]
+fn patches_read_metadata_builtins_and_the_whole_builtin() {
+    let class_text = std::fs::read_to_string("examples/quickstart/00-clusterclass.yaml").expect("class");
+    let mut documents: Vec<serde_json::Value> = serde_yaml_ng::Deserializer::from_str(&class_text)
+        .map(|doc| serde::Deserialize::deserialize(doc).expect("a YAML document"))
+        .collect();
+    let class = documents
+        .iter_mut()
+        .find(|d| d["kind"] == "ClusterClass")
+        .expect("the class");
+    let patch: serde_json::Value = serde_json::json!({"name": "builtinMetadata", "definitions": [
+        {"selector": {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlaneTemplate",
+            "matchResources": {"controlPlane": true}},
+         "jsonPatches": [
+            {"op": "add", "path": "/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/clusterName",
+             "valueFrom": {"template": "{{ index .builtin.controlPlane.metadata.labels \"team\" }}-{{ index .builtin.controlPlane.metadata.annotations \"owner\" }}"}},
+            // `valueFrom.variable: builtin` is refused by the class webhook, as v1.10.10 refuses it;
+            // a template reads the whole variable.
+            {"op": "add", "path": "/spec/template/spec/builtinCopy", "valueFrom": {"template": "{{ toJson .builtin }}"}}]},
+        {"selector": {"apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1", "kind": "KubeadmConfigTemplate",
+            "matchResources": {"machineDeploymentClass": {"names": ["default-worker"]}}},
+         "jsonPatches": [{"op": "add", "path": "/spec/template/spec/mdLabels",
+             "valueFrom": {"variable": "builtin.machineDeployment.metadata.labels"}}]}]});
+    class["spec"]["patches"]
+        .as_array_mut()
+        .expect("patches")
+        .push(patch);
+    let mut cluster: serde_json::Value = serde_yaml_ng::from_str(
+        &std::fs::read_to_string("examples/quickstart/10-cluster-dev.yaml").expect("cluster"),
+    )
+    .expect("the Cluster");
+    cluster["spec"]["topology"]["controlPlane"]["metadata"] =
+        serde_json::json!({"labels": {"team": "blue"}, "annotations": {"owner": "ops"}});
+    cluster["spec"]["topology"]["workers"]["machineDeployments"][0]["metadata"] =
+        serde_json::json!({"labels": {"tier": "web"}});
+    documents.push(cluster);
+    let dir = std::env::temp_dir().join(format!("capi-topology-builtins-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("all.json");
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": documents});
+    std::fs::write(&file, list.to_string()).expect("write");
+    let (code, out, err) = plan(&["-f", &file.to_string_lossy(), "-o", "json"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 0, "{err}");
+    let planned: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let objects: Vec<&serde_json::Value> = planned
+        .pointer("/0/objects")
+        .or_else(|| planned.pointer("/items"))
+        .and_then(serde_json::Value::as_array)
+        .map(|items| items.iter().collect())
+        .unwrap_or_else(|| panic!("{out}"));
+    let of_kind = |kind: &str| {
+        *objects
+            .iter()
+            .find(|o| o["kind"] == kind)
+            .unwrap_or_else(|| panic!("no {kind}: {out}"))
+    };
+    let control_plane = of_kind("KubeadmControlPlane");
+    assert_eq!(
+        control_plane["spec"]["kubeadmConfigSpec"]["clusterConfiguration"]["clusterName"],
+        "blue-ops"
+    );
+    let copy = &control_plane["spec"]["builtinCopy"];
+    assert_eq!(copy["cluster"]["name"], "dev");
+    assert_eq!(
+        copy["controlPlane"]["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"],
+        "dev"
+    );
+    assert_eq!(copy["controlPlane"]["metadata"]["annotations"]["owner"], "ops");
+    let bootstrap = of_kind("KubeadmConfigTemplate");
+    let labels = &bootstrap["spec"]["template"]["spec"]["mdLabels"];
+    assert_eq!(labels["tier"], "web");
+    assert_eq!(labels["topology.cluster.x-k8s.io/deployment-name"], "md-0");
+}

@@ -8,7 +8,9 @@ use super::blueprint::Blueprint;
 use super::builtins::{self, merge};
 use super::current::Current;
 use super::desired::control_plane::{self, ControlPlaneInput};
-use super::desired::{clone_template, health_checks, reference_to};
+use super::desired::{
+    clone_template, health_checks, merged_metadata, metadata_builtin, owned_labels, reference_to,
+};
 use super::error::TopologyError;
 use super::names::{self, object_name};
 use super::plan_workers::{content_seed, deployment_objects, pool_objects, WorkerScope};
@@ -181,6 +183,14 @@ pub fn plan(
     if let Some(replicas) = topology.control_plane.replicas {
         cp_builtin["controlPlane"]["replicas"] = json!(replicas);
     }
+    let (cp_labels, cp_annotations) = merged_metadata(
+        &[
+            &class.spec.control_plane.metadata,
+            &topology.control_plane.metadata,
+        ],
+        owned_labels(&cluster_name),
+    );
+    cp_builtin["controlPlane"]["metadata"] = metadata_builtin(cp_labels, cp_annotations);
     let cp_variables = scope(merge(&base, cp_builtin), cp_overrides);
     let cp_item = push(
         Role::ControlPlane,
@@ -198,6 +208,7 @@ pub fn plan(
     let workers = WorkerScope {
         blueprint,
         base: &base,
+        cluster_name: &cluster_name,
         scope: &scope,
     };
     let planned_deployments = workers.items(deployments, &upgrade.machine_deployments, &mut push);

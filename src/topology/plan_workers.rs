@@ -10,7 +10,9 @@ use super::builtins::merge;
 use super::current::Current;
 use super::desired::machine_deployments::{self, MachineDeploymentInput};
 use super::desired::machine_pools::{self, label_pool_object, MachinePoolInput};
-use super::desired::{clone_template, health_checks};
+use super::desired::{
+    clone_template, health_checks, merged_metadata, metadata_builtin, owned_labels, worker_annotations,
+};
 use super::names::{self, object_name};
 use super::upgrade::WorkerDecision;
 use super::workers::{Resolved, ResolvedDeployment, ResolvedPool, WorkerClass, WorkerTopology};
@@ -38,6 +40,8 @@ pub(super) type ScopeVariables<'p> = dyn Fn(Value, &[ClusterVariable]) -> Arc<Ma
 pub(super) struct WorkerScope<'p> {
     pub(super) blueprint: &'p Blueprint,
     pub(super) base: &'p Value,
+    /// The Cluster's name (its objects' labels).
+    pub(super) cluster_name: &'p str,
     pub(super) scope: &'p ScopeVariables<'p>,
 }
 
@@ -61,6 +65,11 @@ impl WorkerScope<'_> {
             if let Some(replicas) = topology.replicas() {
                 scope["replicas"] = json!(replicas);
             }
+            let mut fixed = owned_labels(self.cluster_name);
+            fixed.insert(T::NAME_LABEL.to_owned(), topology.name().to_owned());
+            let (labels, annotations) =
+                merged_metadata(&[&worker.class.template().metadata, topology.metadata()], fixed);
+            scope["metadata"] = metadata_builtin(labels, worker_annotations(annotations));
             let variables = (self.scope)(merge(self.base, json!({ T::SCOPE: scope })), topology.overrides());
             let templates = worker.class.template();
             let role = T::role(topology.class());

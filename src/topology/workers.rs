@@ -9,10 +9,12 @@ use super::current::Current;
 use super::error::TopologyError;
 use super::names;
 use super::upgrade::{CurrentWorker, Worker};
-use crate::api::labels::{CLUSTER_NAME_LABEL, MACHINE_POOL_NAME_LABEL};
+use crate::api::labels::{
+    CLUSTER_NAME_LABEL, MACHINE_POOL_NAME_LABEL, TOPOLOGY_DEPLOYMENT_NAME_LABEL, TOPOLOGY_POOL_NAME_LABEL,
+};
 use crate::api::{
     ClusterClass, ClusterVariable, MachineDeploymentClass, MachineDeploymentTopology, MachinePoolClass,
-    MachinePoolTopology, NamingStrategy, WorkerClassTemplate,
+    MachinePoolTopology, NamingStrategy, TopologyMetadata, WorkerClassTemplate,
 };
 use crate::patches::selector::Role;
 
@@ -34,6 +36,10 @@ pub trait WorkerTopology {
     fn overrides(&self) -> &[ClusterVariable];
     /// Its annotations (read for upgrade sequencing).
     fn annotations(&self) -> &BTreeMap<String, String>;
+    /// Its labels and annotations.
+    fn metadata(&self) -> &TopologyMetadata;
+    /// The label naming its topology entry on its objects (`topology.cluster.x-k8s.io/deployment-name`).
+    const NAME_LABEL: &'static str;
     /// The classes of this kind a ClusterClass defines.
     fn classes(class: &ClusterClass) -> &[Self::Class];
     /// Its current object, found by the topology name label.
@@ -70,6 +76,9 @@ macro_rules! topology_fields {
         fn annotations(&self) -> &BTreeMap<String, String> {
             &self.metadata.annotations
         }
+        fn metadata(&self) -> &TopologyMetadata {
+            &self.metadata
+        }
     };
 }
 
@@ -77,6 +86,7 @@ impl WorkerTopology for MachineDeploymentTopology {
     type Class = MachineDeploymentClass;
     const KIND: &'static str = "MachineDeployment";
     const SCOPE: &'static str = "machineDeployment";
+    const NAME_LABEL: &'static str = TOPOLOGY_DEPLOYMENT_NAME_LABEL;
     topology_fields!();
     fn classes(class: &ClusterClass) -> &[MachineDeploymentClass] {
         &class.spec.workers.machine_deployments
@@ -95,6 +105,7 @@ impl WorkerTopology for MachinePoolTopology {
     type Class = MachinePoolClass;
     const KIND: &'static str = "MachinePool";
     const SCOPE: &'static str = "machinePool";
+    const NAME_LABEL: &'static str = TOPOLOGY_POOL_NAME_LABEL;
     topology_fields!();
     fn classes(class: &ClusterClass) -> &[MachinePoolClass] {
         &class.spec.workers.machine_pools

@@ -46,6 +46,19 @@ pub fn merged_metadata(
     (out_labels, out_annotations)
 }
 
+/// An object's labels and annotations as the `metadata` of a builtin variable
+/// (`builtin.controlPlane.metadata`): each map only when it has entries.
+pub fn metadata_builtin(labels: Map<String, Value>, annotations: Map<String, Value>) -> Value {
+    let mut metadata = Map::new();
+    if !labels.is_empty() {
+        metadata.insert("labels".to_owned(), Value::Object(labels));
+    }
+    if !annotations.is_empty() {
+        metadata.insert("annotations".to_owned(), Value::Object(annotations));
+    }
+    Value::Object(metadata)
+}
+
 /// A worker's annotations without the upgrade-sequencing ones, which only the topology reads.
 pub fn worker_annotations(mut annotations: Map<String, Value>) -> Map<String, Value> {
     annotations.remove(TOPOLOGY_DEFER_UPGRADE_ANNOTATION);
