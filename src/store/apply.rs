@@ -95,6 +95,7 @@ pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) ->
         ("addons.cluster.x-k8s.io/v1beta1", "ClusterResourceSetBinding") => {
             Some(Kind::ClusterResourceSetBinding)
         }
+        ("runtime.cluster.x-k8s.io/v1alpha1", "ExtensionConfig") => Some(Kind::ExtensionConfig),
         _ => None,
     };
     let mut applied = Applied {
