@@ -20,6 +20,7 @@ export GOFLAGS=-trimpath GOCACHE="$CACHE/gocache" GOMODCACHE="$CACHE/gomodcache"
 printf '[e2e-build %s] building the Runtime Extension (about a minute the first time)\n' "$(date -u +%H:%M:%S)" >&2
 mkdir -p "$(dirname "$BIN")"
 # -mod=readonly: the committed go.sum is the truth; a build must not rewrite it.
-(cd "$SRC" && go build -mod=readonly -o "$BIN.tmp" .)
-mv "$BIN.tmp" "$BIN"
+# A private temporary name, then a rename: two builds at once (two tests) never clobber each other.
+(cd "$SRC" && go build -mod=readonly -o "$BIN.$$" .)
+mv "$BIN.$$" "$BIN"
 echo "$BIN"
