@@ -20,8 +20,6 @@ pub const DEFAULT_SERVICE_PORT: i32 = 443;
 pub const MAX_URL: usize = 512;
 /// Longest `spec.clientConfig.caBundle`, as base64 text.
 pub const MAX_CA_BUNDLE: usize = 51200;
-/// Longest name and namespace of `spec.clientConfig.service`.
-pub const MAX_SERVICE_NAME: usize = 63;
 
 /// An ExtensionConfig.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
