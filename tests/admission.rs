@@ -1,6 +1,7 @@
 //! Runs every admission fixture under `tests/fixtures/admission/cluster*/` (Cluster, ClusterClass,
-//! ClusterResourceSet, ClusterResourceSetBinding): a request built from the fixture's objects goes
-//! through the wire-level entry point, and the answer must match the fixture's `expect` exactly.
+//! ClusterResourceSet, ClusterResourceSetBinding) and `extensionconfig/`: a request built from
+//! the fixture's objects goes through the wire-level entry point, and the answer must match the
+//! fixture's `expect` exactly.
 
 use std::path::{Path, PathBuf};
 
@@ -69,7 +70,11 @@ fn load_store(fixture: &Fixture, dir: &Path) -> MemoryStore {
 }
 
 #[rstest]
-fn admission_fixture(#[files("tests/fixtures/admission/cluster*/*.yaml")] path: PathBuf) {
+fn admission_fixture(
+    #[files("tests/fixtures/admission/cluster*/*.yaml")]
+    #[files("tests/fixtures/admission/extensionconfig/*.yaml")]
+    path: PathBuf,
+) {
     let text = std::fs::read_to_string(&path).unwrap();
     let fixture: Fixture =
         serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

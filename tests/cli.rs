@@ -53,6 +53,27 @@ fn check_reports_json_per_object() {
 }
 
 #[test]
+fn check_admits_extension_configs_and_refuses_a_plain_http_url() {
+    let file = "tests/fixtures/runtime/extension-configs.yaml";
+    let output = capi_topology(&["check", "-f", file], None);
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    assert!(
+        text.contains("extensionconfig.runtime.cluster.x-k8s.io/k8s-upgrade-with-runtimesdk created"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            r#"admission webhook "validation.extensionconfig.runtime.cluster.x-k8s.io" denied the request: ExtensionConfig.runtime.cluster.x-k8s.io "plain-http" is invalid: spec.clientConfig.url: Invalid value: "http://extension.example.com:8080": 'https' is the only allowed URL scheme, e.g. https://example.com"#
+        ),
+        "{text}"
+    );
+    let output = capi_topology(&["check", "-f", file, "-o", "json"], None);
+    let reports: Vec<Value> = serde_json::from_slice(&output.stdout).expect("JSON output");
+    assert_eq!(reports[0]["namespace"], "", "ExtensionConfig is cluster-scoped");
+}
+
+#[test]
 fn check_admits_cluster_resource_sets_and_refuses_a_strategy_change() {
     let output = capi_topology(
         &[

@@ -145,6 +145,8 @@ fn every_webhook_answers_with_the_request_uid() {
                 json!({"apiVersion": "addons.cluster.x-k8s.io/v1beta1", "kind": webhook.kind.name(),
                        "metadata": {"name": "c1", "namespace": "default"}, "spec": {}})
             }
+            Kind::ExtensionConfig => json!({"apiVersion": "runtime.cluster.x-k8s.io/v1alpha1",
+                "kind": "ExtensionConfig", "metadata": {"name": "c1"}, "spec": {}}),
         };
         let response = answer(webhook.path(), &create_review(webhook.kind, &object));
         assert_eq!(

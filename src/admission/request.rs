@@ -16,12 +16,13 @@ pub fn review_json(kind: Kind, operation: &Operation, object: Option<&Value>, ol
         .and_then(|o| o.pointer("/metadata/name"))
         .cloned()
         .unwrap_or(json!(""));
+    // A cluster-scoped object's request has no namespace.
     let namespace = named
         .and_then(|o| o.pointer("/metadata/namespace"))
         .cloned()
-        .unwrap_or(json!("default"));
-    let gvk = json!({"group": kind.group(), "version": "v1beta1", "kind": kind.name()});
-    let gvr = json!({"group": kind.group(), "version": "v1beta1", "resource": kind.resource()});
+        .unwrap_or(json!(if kind.namespaced() { "default" } else { "" }));
+    let gvk = json!({"group": kind.group(), "version": kind.version(), "kind": kind.name()});
+    let gvr = json!({"group": kind.group(), "version": kind.version(), "resource": kind.resource()});
     json!({
         "apiVersion": "admission.k8s.io/v1",
         "kind": "AdmissionReview",

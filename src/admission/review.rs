@@ -10,13 +10,14 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::webhook::{Kind, Webhook};
-use super::{cluster, cluster_class, cluster_resource_set, cluster_resource_set_binding, status, Outcome};
+use super::{
+    cluster, cluster_class, cluster_resource_set, cluster_resource_set_binding, extension_config, status,
+    Outcome,
+};
+use crate::api::runtime::ExtensionConfig;
 use crate::api::{Cluster, ClusterClass, ClusterResourceSet, ClusterResourceSetBinding};
 use crate::decode::{within_containers, MAX_JSON_CONTAINERS};
 use crate::store::ObjectSource;
-
-/// The API version of every kind our webhooks admit.
-const VERSION: &str = "v1beta1";
 
 /// The largest AdmissionReview body we read: the API server caps a request at 3 MiB, and a
 /// review carries the object twice (object and oldObject).
@@ -111,6 +112,26 @@ impl Admitted for ClusterResourceSetBinding {
     }
 }
 
+impl Admitted for ExtensionConfig {
+    const KIND: Kind = Kind::ExtensionConfig;
+    fn name(&self) -> &str {
+        ExtensionConfig::name(self)
+    }
+    fn type_meta(&self) -> (&str, &str) {
+        (&self.api_version, &self.kind)
+    }
+    fn default(&mut self, _old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
+        extension_config::default(self);
+        Outcome::default()
+    }
+    fn validate(&self, _old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
+        extension_config::validate(self)
+    }
+    fn validate_delete(_old: &Self, _source: &dyn ObjectSource) -> Outcome {
+        Outcome::default()
+    }
+}
+
 /// The parts of an AdmissionReview the webhooks read; objects stay raw JSON until the kind is known,
 /// so each is decoded once, straight into its type.
 #[derive(Debug, Deserialize)]
@@ -191,6 +212,7 @@ fn admit(webhook: Webhook, request: &WireRequest, source: &dyn ObjectSource) -> 
         Kind::ClusterResourceSetBinding => {
             admit_kind::<ClusterResourceSetBinding>(webhook.mutating, request, source, response)
         }
+        Kind::ExtensionConfig => admit_kind::<ExtensionConfig>(webhook.mutating, request, source, response),
     }
 }
 
@@ -301,12 +323,13 @@ fn check_type_meta<T: Admitted>(field: &str, object: &T) -> Result<(), String> {
     let (api_version, kind) = object.type_meta();
     let expected = T::KIND.name();
     let group = T::KIND.group();
-    if api_version.strip_prefix(group).and_then(|v| v.strip_prefix('/')) == Some(VERSION) && kind == expected
+    let version = T::KIND.version();
+    if api_version.strip_prefix(group).and_then(|v| v.strip_prefix('/')) == Some(version) && kind == expected
     {
         return Ok(());
     }
     Err(format!(
-        "{field} is {} {}, but this webhook admits {group}/{VERSION} {expected}",
+        "{field} is {} {}, but this webhook admits {group}/{version} {expected}",
         shown(api_version),
         shown(kind),
     ))
@@ -318,7 +341,7 @@ fn shown(text: &str) -> String {
 }
 
 fn check_kind(expected: Kind, gvk: &GroupVersionKind) -> Result<(), String> {
-    if gvk.group == expected.group() && gvk.version == VERSION && gvk.kind == expected.name() {
+    if gvk.group == expected.group() && gvk.version == expected.version() && gvk.kind == expected.name() {
         return Ok(());
     }
     let got = if gvk.group.is_empty() {
@@ -328,8 +351,9 @@ fn check_kind(expected: Kind, gvk: &GroupVersionKind) -> Result<(), String> {
     };
     let got = crate::field::truncate(got, 256);
     Err(format!(
-        "this webhook admits {}/{VERSION} {}, not {got}",
+        "this webhook admits {}/{} {}, not {got}",
         expected.group(),
+        expected.version(),
         expected.name()
     ))
 }

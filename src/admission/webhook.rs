@@ -14,6 +14,8 @@ pub enum Kind {
     ClusterResourceSet,
     /// addons.cluster.x-k8s.io/v1beta1 ClusterResourceSetBinding (validated only).
     ClusterResourceSetBinding,
+    /// runtime.cluster.x-k8s.io/v1alpha1 ExtensionConfig (cluster-scoped).
+    ExtensionConfig,
 }
 
 impl Kind {
@@ -22,7 +24,21 @@ impl Kind {
         match self {
             Self::Cluster | Self::ClusterClass => crate::api::crd::GROUP,
             Self::ClusterResourceSet | Self::ClusterResourceSetBinding => crate::api::ADDONS_GROUP,
+            Self::ExtensionConfig => crate::api::runtime::RUNTIME_GROUP,
         }
+    }
+
+    /// The API version the kind is admitted in.
+    pub fn version(self) -> &'static str {
+        match self {
+            Self::ExtensionConfig => crate::api::runtime::RUNTIME_VERSION,
+            _ => crate::api::crd::VERSION,
+        }
+    }
+
+    /// Whether objects of the kind live in a namespace.
+    pub fn namespaced(self) -> bool {
+        self != Self::ExtensionConfig
     }
 
     /// The resource (plural) the API server names it by.
@@ -32,6 +48,7 @@ impl Kind {
             Self::ClusterClass => "clusterclasses",
             Self::ClusterResourceSet => "clusterresourcesets",
             Self::ClusterResourceSetBinding => "clusterresourcesetbindings",
+            Self::ExtensionConfig => "extensionconfigs",
         }
     }
 
@@ -42,6 +59,7 @@ impl Kind {
             Self::ClusterClass => "ClusterClass",
             Self::ClusterResourceSet => "ClusterResourceSet",
             Self::ClusterResourceSetBinding => "ClusterResourceSetBinding",
+            Self::ExtensionConfig => "ExtensionConfig",
         }
     }
 }
@@ -59,7 +77,7 @@ impl Webhook {
     /// Every endpoint: Cluster and ClusterClass (mutating, then validating), then the addons
     /// kinds. Positions only ever grow at the end: the fuzz seeds select an endpoint by index.
     /// ClusterResourceSetBinding has no defaulting, as in Cluster API.
-    pub const ALL: [Webhook; 7] = [
+    pub const ALL: [Webhook; 9] = [
         Webhook {
             kind: Kind::Cluster,
             mutating: true,
@@ -88,6 +106,14 @@ impl Webhook {
             kind: Kind::ClusterResourceSetBinding,
             mutating: false,
         },
+        Webhook {
+            kind: Kind::ExtensionConfig,
+            mutating: true,
+        },
+        Webhook {
+            kind: Kind::ExtensionConfig,
+            mutating: false,
+        },
     ];
 
     /// The endpoints of `kind`, mutating first (the order the API server calls them in).
@@ -109,6 +135,8 @@ impl Webhook {
             (Kind::ClusterResourceSetBinding, _) => {
                 "/validate-addons-cluster-x-k8s-io-v1beta1-clusterresourcesetbinding"
             }
+            (Kind::ExtensionConfig, true) => "/mutate-runtime-cluster-x-k8s-io-v1alpha1-extensionconfig",
+            (Kind::ExtensionConfig, false) => "/validate-runtime-cluster-x-k8s-io-v1alpha1-extensionconfig",
         }
     }
 
@@ -125,6 +153,9 @@ impl Webhook {
             (Kind::ClusterResourceSetBinding, _) => {
                 "validation.clusterresourcesetbinding.addons.cluster.x-k8s.io"
             }
+            // Sic: Cluster API names its defaulting webhook with `addons` in it.
+            (Kind::ExtensionConfig, true) => "default.extensionconfig.runtime.addons.cluster.x-k8s.io",
+            (Kind::ExtensionConfig, false) => "validation.extensionconfig.runtime.cluster.x-k8s.io",
         }
     }
 

@@ -1,5 +1,5 @@
-//! CustomResourceDefinitions for the cluster.x-k8s.io/v1beta1 and addons.cluster.x-k8s.io/v1beta1
-//! kinds, generated from our types:
+//! CustomResourceDefinitions for the cluster.x-k8s.io/v1beta1, addons.cluster.x-k8s.io/v1beta1
+//! and runtime.cluster.x-k8s.io/v1alpha1 kinds, generated from our types:
 //! names, scope and subresources as Cluster API declares them, and structural schemas (no
 //! `$ref`, every node typed) that keep every field our types know.
 
@@ -19,6 +19,7 @@ use super::{
     MachineHealthCheckSpec, MachineHealthCheckStatus, MachinePoolSpec, MachinePoolStatus, MachineSetSpec,
     MachineSetStatus, MachineSpec, MachineStatus, ADDONS_GROUP,
 };
+use crate::api::runtime::{ExtensionConfigSpec, ExtensionConfigStatus, RUNTIME_GROUP, RUNTIME_VERSION};
 
 /// The API group of the core kinds (Cluster, ClusterClass, Machine...).
 pub const GROUP: &str = "cluster.x-k8s.io";
@@ -45,6 +46,9 @@ struct Scale {
 /// One kind and its resource names.
 struct Kind {
     group: &'static str,
+    version: &'static str,
+    /// False for a cluster-scoped kind (ExtensionConfig).
+    namespaced: bool,
     kind: &'static str,
     plural: &'static str,
     short_names: &'static [&'static str],
@@ -55,15 +59,17 @@ struct Kind {
 }
 
 /// The CRDs of Cluster, ClusterClass, MachineDeployment, MachineSet, Machine, MachineHealthCheck,
-/// MachinePool, ClusterResourceSet and ClusterResourceSetBinding.
+/// MachinePool, ClusterResourceSet, ClusterResourceSetBinding and ExtensionConfig.
 pub fn custom_resource_definitions() -> Result<Vec<CustomResourceDefinition>, serde_json::Error> {
     kinds().iter().map(definition).collect()
 }
 
-fn kinds() -> [Kind; 9] {
+fn kinds() -> [Kind; 10] {
     [
         Kind {
             group: GROUP,
+            version: VERSION,
+            namespaced: true,
             kind: "Cluster",
             plural: "clusters",
             short_names: &["cl"],
@@ -73,6 +79,8 @@ fn kinds() -> [Kind; 9] {
         },
         Kind {
             group: GROUP,
+            version: VERSION,
+            namespaced: true,
             kind: "ClusterClass",
             plural: "clusterclasses",
             short_names: &["cc"],
@@ -82,6 +90,8 @@ fn kinds() -> [Kind; 9] {
         },
         Kind {
             group: GROUP,
+            version: VERSION,
+            namespaced: true,
             kind: "MachineDeployment",
             plural: "machinedeployments",
             short_names: &["md"],
@@ -91,6 +101,8 @@ fn kinds() -> [Kind; 9] {
         },
         Kind {
             group: GROUP,
+            version: VERSION,
+            namespaced: true,
             kind: "MachineSet",
             plural: "machinesets",
             short_names: &["ms"],
@@ -100,6 +112,8 @@ fn kinds() -> [Kind; 9] {
         },
         Kind {
             group: GROUP,
+            version: VERSION,
+            namespaced: true,
             kind: "Machine",
             plural: "machines",
             short_names: &["ma"],
@@ -109,6 +123,8 @@ fn kinds() -> [Kind; 9] {
         },
         Kind {
             group: GROUP,
+            version: VERSION,
+            namespaced: true,
             kind: "MachineHealthCheck",
             plural: "machinehealthchecks",
             short_names: &["mhc", "mhcs"],
@@ -118,6 +134,8 @@ fn kinds() -> [Kind; 9] {
         },
         Kind {
             group: GROUP,
+            version: VERSION,
+            namespaced: true,
             kind: "MachinePool",
             plural: "machinepools",
             short_names: &["mp"],
@@ -127,6 +145,8 @@ fn kinds() -> [Kind; 9] {
         },
         Kind {
             group: ADDONS_GROUP,
+            version: VERSION,
+            namespaced: true,
             kind: "ClusterResourceSet",
             plural: "clusterresourcesets",
             short_names: &[],
@@ -136,6 +156,8 @@ fn kinds() -> [Kind; 9] {
         },
         Kind {
             group: ADDONS_GROUP,
+            version: VERSION,
+            namespaced: true,
             kind: "ClusterResourceSetBinding",
             plural: "clusterresourcesetbindings",
             short_names: &[],
@@ -143,12 +165,23 @@ fn kinds() -> [Kind; 9] {
             spec: structural_schema::<ClusterResourceSetBindingSpec>,
             status: None,
         },
+        Kind {
+            group: RUNTIME_GROUP,
+            version: RUNTIME_VERSION,
+            namespaced: false,
+            kind: "ExtensionConfig",
+            plural: "extensionconfigs",
+            short_names: &["ext"],
+            scale: None,
+            spec: structural_schema::<ExtensionConfigSpec>,
+            status: Some(structural_schema::<ExtensionConfigStatus>),
+        },
     ]
 }
 
 fn definition(kind: &Kind) -> Result<CustomResourceDefinition, serde_json::Error> {
     let mut schema = json!({
-        "description": format!("A {} ({}/{VERSION}).", kind.kind, kind.group),
+        "description": format!("A {} ({}/{}).", kind.kind, kind.group, kind.version),
         "type": "object",
         "properties": {
             "apiVersion": {"type": "string"},
@@ -181,9 +214,9 @@ fn definition(kind: &Kind) -> Result<CustomResourceDefinition, serde_json::Error
                     .then(|| kind.short_names.iter().map(|s| (*s).to_owned()).collect()),
                 singular: Some(kind.kind.to_ascii_lowercase()),
             },
-            scope: "Namespaced".to_owned(),
+            scope: if kind.namespaced { "Namespaced" } else { "Cluster" }.to_owned(),
             versions: vec![CustomResourceDefinitionVersion {
-                name: VERSION.to_owned(),
+                name: kind.version.to_owned(),
                 served: true,
                 storage: true,
                 schema: Some(CustomResourceValidation {

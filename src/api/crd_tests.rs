@@ -134,6 +134,11 @@ fn names_scope_and_subresources_follow_cluster_api() {
             "ClusterResourceSetBinding",
             "null",
         ),
+        (
+            "extensionconfigs.runtime.cluster.x-k8s.io",
+            "ExtensionConfig",
+            r#"["ext"]"#,
+        ),
     ]
     .map(|(a, b, c)| (a.to_owned(), b.to_owned(), c.to_owned()));
     assert_eq!(names, expected);
@@ -289,6 +294,36 @@ fn addons_kinds_are_in_their_group_with_the_reference_enums_and_limits() {
         ["resources"]["items"]["properties"];
     assert_eq!(applied["hash"]["maxLength"], 256);
     assert_eq!(applied["kind"]["enum"], json!(["Secret", "ConfigMap"]));
+}
+
+#[test]
+fn extension_config_is_cluster_scoped_v1alpha1_with_the_reference_limits() {
+    let ext = crd("ExtensionConfig");
+    assert_eq!(ext["spec"]["scope"], "Cluster");
+    assert_eq!(ext["spec"]["versions"][0]["name"], "v1alpha1");
+    assert_eq!(ext["spec"]["versions"][0]["subresources"], json!({"status": {}}));
+    let schema = schema("ExtensionConfig");
+    let spec = &schema["properties"]["spec"];
+    assert_eq!(spec["required"], json!(["clientConfig"]));
+    assert!(spec["properties"]["clientConfig"].get("default").is_none());
+    let client = &spec["properties"]["clientConfig"]["properties"];
+    let limits = |node: &Value| json!([node["type"], node["format"], node["minLength"], node["maxLength"]]);
+    assert_eq!(limits(&client["caBundle"]), json!(["string", "byte", 1, 51200]));
+    assert_eq!(client["url"]["maxLength"], 512);
+    let service = &client["service"];
+    assert_eq!(service["required"], json!(["name", "namespace"]));
+    assert_eq!(
+        limits(&service["properties"]["name"]),
+        json!(["string", null, 1, 63])
+    );
+    assert!(service["properties"]["name"].get("default").is_none());
+    let handler = &schema["properties"]["status"]["properties"]["handlers"];
+    assert_eq!(handler["maxItems"], 512);
+    assert_eq!(
+        handler["items"]["properties"]["failurePolicy"]["enum"],
+        json!(["Ignore", "Fail"])
+    );
+    assert_eq!(handler["items"]["required"], json!(["name", "requestHook"]));
 }
 
 /// Paths of string defaults the API server would refuse: outside their enum or shorter than

@@ -1,6 +1,6 @@
-//! Wire types for cluster.x-k8s.io/v1beta1 and addons.cluster.x-k8s.io/v1beta1: the kinds
-//! admission, the topology engine and the addons engine read, with the JSON names of Cluster
-//! API v1.10.
+//! Wire types for cluster.x-k8s.io/v1beta1, addons.cluster.x-k8s.io/v1beta1 and the Runtime SDK
+//! (`runtime`): the kinds admission, the topology engine and the addons engine read, with the
+//! JSON names of Cluster API v1.10.
 
 mod cluster;
 mod cluster_class;
@@ -19,6 +19,7 @@ mod machine_health_check;
 mod machine_pool;
 mod machine_set;
 mod object_ref;
+pub mod runtime;
 mod variables;
 pub mod version;
 

@@ -43,7 +43,7 @@ impl fmt::Display for Verdict {
 pub struct Applied {
     /// kubectl's name for the object: `cluster.cluster.x-k8s.io/c1`, `configmap/settings`.
     pub resource: String,
-    /// The object's namespace.
+    /// The object's namespace; empty for a cluster-scoped kind.
     pub namespace: String,
     /// What happened.
     pub verdict: Verdict,
@@ -95,11 +95,14 @@ pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) ->
         ("addons.cluster.x-k8s.io/v1beta1", "ClusterResourceSetBinding") => {
             Some(Kind::ClusterResourceSetBinding)
         }
+        ("runtime.cluster.x-k8s.io/v1alpha1", "ExtensionConfig") => Some(Kind::ExtensionConfig),
         _ => None,
     };
+    // The store files a cluster-scoped object under `default` too; the report says it has none.
+    let cluster_scoped = admitted_kind.is_some_and(|kind| !kind.namespaced());
     let mut applied = Applied {
         resource,
-        namespace,
+        namespace: if cluster_scoped { String::new() } else { namespace },
         verdict: Verdict::Created,
         message: String::new(),
         warnings: Vec::new(),

@@ -19,6 +19,12 @@ const QUALIFIED_NAME_EXAMPLES: &[&str] = &["MyName", "my.name", "123-abc"];
 const SUBDOMAIN_FORMAT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 const SUBDOMAIN_RULE: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric \
      characters, '-' or '.', and must start and end with an alphanumeric character";
+const DNS1123_LABEL_FORMAT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+const DNS1123_LABEL_RULE: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric \
+     characters or '-', and must start and end with an alphanumeric character";
+const DNS1035_LABEL_FORMAT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
+const DNS1035_LABEL_RULE: &str = "a DNS-1035 label must consist of lower case alphanumeric characters \
+     or '-', start with an alphabetic character, and end with an alphanumeric character";
 const LABEL_VALUE_FORMAT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 const LABEL_VALUE_RULE: &str = "a valid label must be an empty string or consist of alphanumeric \
      characters, '-', '_' or '.', and must start and end with an alphanumeric character";
@@ -135,6 +141,56 @@ pub(crate) fn subdomain_problems(value: &str) -> Vec<String> {
         problems.push(format_problem(SUBDOMAIN_RULE, SUBDOMAIN_FORMAT, &["example.com"]));
     }
     problems
+}
+
+/// Why `value` is not a lowercase RFC 1123 label (a namespace's or an ExtensionConfig's name),
+/// in the API server's words (`IsDNS1123Label`).
+pub(crate) fn dns1123_label_problems(value: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    if value.len() > NAME_MAX {
+        problems.push(format!("must be no more than {NAME_MAX} characters"));
+    }
+    let lower_alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    if !is_dns_label(value, lower_alnum) {
+        // A valid subdomain that is not a label has dots, the length being checked already.
+        if value.contains('.') && value.split('.').all(|label| is_dns_label(label, lower_alnum)) {
+            problems.push("must not contain dots".to_owned());
+        } else {
+            problems.push(format_problem(
+                DNS1123_LABEL_RULE,
+                DNS1123_LABEL_FORMAT,
+                &["my-name", "123-abc"],
+            ));
+        }
+    }
+    problems
+}
+
+/// Why `value` is not an RFC 1035 label (a Service's name), in the API server's words
+/// (`IsDNS1035Label`).
+pub(crate) fn dns1035_label_problems(value: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    if value.len() > NAME_MAX {
+        problems.push(format!("must be no more than {NAME_MAX} characters"));
+    }
+    if !is_dns_label(value, u8::is_ascii_lowercase) {
+        problems.push(format_problem(
+            DNS1035_LABEL_RULE,
+            DNS1035_LABEL_FORMAT,
+            &["my-name", "abc-123"],
+        ));
+    }
+    problems
+}
+
+/// Lower-case alphanumerics and `-`, starting with a byte `first` accepts and ending with an
+/// alphanumeric.
+fn is_dns_label(value: &str, first: fn(&u8) -> bool) -> bool {
+    let bytes = value.as_bytes();
+    let lower_alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    bytes.first().is_some_and(|b| first(b) && lower_alnum(b))
+        && bytes.last().is_some_and(lower_alnum)
+        && bytes.iter().all(|b| lower_alnum(b) || *b == b'-')
 }
 
 /// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, the whole of `value`.

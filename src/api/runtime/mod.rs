@@ -1,0 +1,15 @@
+//! Runtime SDK wire types: the ExtensionConfig kind (runtime.cluster.x-k8s.io/v1alpha1) that
+//! registers a Runtime Extension server, and the request and response bodies of the hooks
+//! (hooks.runtime.cluster.x-k8s.io/v1alpha1) that server answers, with the JSON names of
+//! Cluster API v1.10.
+
+mod extension_config;
+mod hooks;
+mod topology_mutation;
+
+pub use extension_config::*;
+pub use hooks::*;
+pub use topology_mutation::*;
+
+#[cfg(test)]
+mod tests;

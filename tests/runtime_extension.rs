@@ -1,0 +1,419 @@
+//! The test Runtime Extension (tests/e2e/extension, built with Cluster API's own Runtime SDK)
+//! answers our hook wire types over TLS: discovery lists its three handlers, GeneratePatches
+//! patches the templates it knows, ValidateTopology judges the result, and DiscoverVariables
+//! declares an `http-proxy` whose schema conflicts with an inline string one. Every answer is
+//! checked as raw JSON (the shape Cluster API sends) and decoded into our types.
+//!
+//! Needs Go: `tests/e2e/build-extension.sh` builds the extension once per machine from the Go
+//! module proxy (a few minutes the first time) and reuses it after.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use capi_topology::api::runtime::{
+    DiscoverVariablesRequest, DiscoverVariablesResponse, DiscoveryRequest, DiscoveryResponse,
+    ExtensionHandler, GeneratePatchesRequest, GeneratePatchesRequestItem, GeneratePatchesResponse,
+    GroupVersionHook, HolderReference, PatchType, ResponseStatus, ValidateTopologyRequest,
+    ValidateTopologyRequestItem, ValidateTopologyResponse, Variable, HOOKS_API_VERSION,
+};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{json, Value};
+use tokio_rustls::TlsConnector;
+
+const HOOKS_PATH: &str = "/hooks.runtime.cluster.x-k8s.io/v1alpha1";
+const PROXY_DROP_IN: &str = "/etc/systemd/system/containerd.service.d/http-proxy.conf";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_runtime_sdk_extension_answers_our_hook_types() {
+    let extension = Extension::start();
+
+    let discovery = extension
+        .call::<_, DiscoveryResponse>(
+            "discovery",
+            &typed(DiscoveryRequest::default(), "DiscoveryRequest"),
+        )
+        .await;
+    let mut handlers = discovery.handlers.clone();
+    handlers.sort_by(|a, b| a.name.cmp(&b.name));
+    assert_eq!(
+        handlers,
+        [
+            handler("discover-variables", "DiscoverVariables"),
+            handler("generate-patches", "GeneratePatches"),
+            handler("validate-topology", "ValidateTopology"),
+        ]
+    );
+
+    let request = generate_patches_request();
+    let generated: GeneratePatchesResponse =
+        extension.call("generatepatches/generate-patches", &request).await;
+    assert_eq!(generated.status, ResponseStatus::Success, "{}", generated.message);
+    let patched = apply(&request, &generated);
+    assert_eq!(
+        patched["docker"]["spec"]["template"]["spec"]["loadBalancer"]["imageRepository"],
+        "registry.example.com"
+    );
+    let files = &patched["kcp"]["spec"]["template"]["spec"]["kubeadmConfigSpec"]["files"];
+    assert_eq!(
+        files[0]["path"], "/etc/kubeadm-extra.conf",
+        "existing files are kept"
+    );
+    assert_eq!(files[1]["path"], PROXY_DROP_IN);
+    assert_eq!(
+        files[1]["content"],
+        "[Service]\nEnvironment=\"HTTP_PROXY=http://proxy.example2.com:1234\"\n"
+    );
+    assert_eq!(
+        patched["other"], request.items[2].object,
+        "unknown kinds are left alone"
+    );
+
+    let validated: ValidateTopologyResponse = extension
+        .call(
+            "validatetopology/validate-topology",
+            &validate_request(&request, &patched),
+        )
+        .await;
+    assert_eq!(
+        (validated.status, validated.message.as_str()),
+        (ResponseStatus::Success, "")
+    );
+    let unpatched: Value = request
+        .items
+        .iter()
+        .map(|item| (item.uid.clone(), item.object.clone()))
+        .collect();
+    let refused: ValidateTopologyResponse = extension
+        .call(
+            "validatetopology/validate-topology",
+            &validate_request(&request, &unpatched),
+        )
+        .await;
+    assert_eq!(refused.status, ResponseStatus::Failure);
+    assert!(
+        refused.message.contains("http-proxy is set but"),
+        "{}",
+        refused.message
+    );
+
+    let variables: DiscoverVariablesResponse = extension
+        .call(
+            "discovervariables/discover-variables",
+            &typed(DiscoverVariablesRequest::default(), "DiscoverVariablesRequest"),
+        )
+        .await;
+    let proxy = variables
+        .variables
+        .iter()
+        .find(|v| v.name == "http-proxy")
+        .expect("http-proxy is declared");
+    let schema = serde_json::to_value(&proxy.schema.open_api_v3_schema).unwrap();
+    assert_eq!(schema["type"], "object", "not the inline definition's string");
+    assert_eq!(schema["required"], json!(["host"]));
+}
+
+/// The raw answers have Cluster API's shape, whatever our types make of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_answers_have_the_runtime_sdk_shape() {
+    let extension = Extension::start();
+    let discovery = extension.post("discovery", json!({})).await;
+    assert_eq!(discovery["status"], "Success");
+    let hooks: Vec<&Value> = discovery["handlers"]
+        .as_array()
+        .expect("handlers")
+        .iter()
+        .map(|h| &h["requestHook"])
+        .collect();
+    assert!(
+        hooks.contains(&&json!({"apiVersion": HOOKS_API_VERSION, "hook": "GeneratePatches"})),
+        "{discovery}"
+    );
+    let generated = extension
+        .post(
+            "generatepatches/generate-patches",
+            serde_json::to_value(generate_patches_request()).unwrap(),
+        )
+        .await;
+    assert_eq!(generated["status"], "Success");
+    let item = &generated["items"][0];
+    assert_eq!(item["uid"], "docker");
+    assert_eq!(item["patchType"], "JSONPatch");
+    assert!(item["patch"].is_string(), "[]byte is base64 on the wire: {item}");
+    let bad = extension
+        .post("generatepatches/generate-patches", json!({"items": "not a list"}))
+        .await;
+    assert_eq!(bad["status"], "Failure");
+    assert!(bad["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("error unmarshalling request"));
+}
+
+fn handler(name: &str, hook: &str) -> ExtensionHandler {
+    ExtensionHandler {
+        name: name.to_owned(),
+        request_hook: GroupVersionHook {
+            api_version: HOOKS_API_VERSION.to_owned(),
+            hook: hook.to_owned(),
+        },
+        ..ExtensionHandler::default()
+    }
+}
+
+/// A request with its apiVersion and kind set, as Cluster API sends it.
+fn typed<T: Serialize>(request: T, kind: &str) -> Value {
+    let mut value = serde_json::to_value(request).unwrap();
+    value["apiVersion"] = json!(HOOKS_API_VERSION);
+    value["kind"] = json!(kind);
+    value
+}
+
+fn holder(kind: &str, name: &str, field_path: &str) -> HolderReference {
+    HolderReference {
+        api_version: "cluster.x-k8s.io/v1beta1".to_owned(),
+        kind: kind.to_owned(),
+        namespace: "default".to_owned(),
+        name: name.to_owned(),
+        field_path: field_path.to_owned(),
+    }
+}
+
+fn generate_patches_request() -> GeneratePatchesRequest {
+    let template = |api_version: &str, kind: &str, spec: Value| {
+        json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": "t", "namespace": "default"},
+               "spec": {"template": {"spec": spec}}})
+    };
+    let item = |uid: &str, holder: HolderReference, object: Value| GeneratePatchesRequestItem {
+        uid: uid.to_owned(),
+        holder_reference: holder,
+        object,
+        variables: Vec::new(),
+    };
+    GeneratePatchesRequest {
+        api_version: HOOKS_API_VERSION.to_owned(),
+        kind: "GeneratePatchesRequest".to_owned(),
+        variables: vec![
+            Variable {
+                name: "lbImageRepository".to_owned(),
+                value: json!("registry.example.com"),
+            },
+            Variable {
+                name: "http-proxy".to_owned(),
+                value: json!({"host": "proxy.example2.com", "port": 1234}),
+            },
+        ],
+        items: vec![
+            item(
+                "docker",
+                holder("Cluster", "c1", "spec.infrastructureRef"),
+                template(
+                    "infrastructure.cluster.x-k8s.io/v1beta1",
+                    "DockerClusterTemplate",
+                    json!({}),
+                ),
+            ),
+            item(
+                "kcp",
+                holder("Cluster", "c1", "spec.controlPlaneRef"),
+                template(
+                    "controlplane.cluster.x-k8s.io/v1beta1",
+                    "KubeadmControlPlaneTemplate",
+                    json!({"kubeadmConfigSpec": {"files": [{"path": "/etc/kubeadm-extra.conf", "content": "x"}]}}),
+                ),
+            ),
+            item(
+                "other",
+                holder(
+                    "MachineDeployment",
+                    "c1-md-0",
+                    "spec.template.spec.infrastructureRef",
+                ),
+                template(
+                    "infrastructure.cluster.x-k8s.io/v1beta1",
+                    "DockerMachineTemplate",
+                    json!({}),
+                ),
+            ),
+        ],
+        ..GeneratePatchesRequest::default()
+    }
+}
+
+/// Each request item's object with its JSON patches applied, by uid.
+fn apply(request: &GeneratePatchesRequest, response: &GeneratePatchesResponse) -> Value {
+    let mut objects = serde_json::Map::new();
+    for item in &request.items {
+        let mut object = item.object.clone();
+        for patch in response.items.iter().filter(|p| p.uid == item.uid) {
+            assert_eq!(patch.patch_type, PatchType::JsonPatch);
+            let operations: json_patch::Patch = serde_json::from_slice(&patch.patch).unwrap();
+            json_patch::patch(&mut object, &operations).unwrap();
+        }
+        objects.insert(item.uid.clone(), object);
+    }
+    Value::Object(objects)
+}
+
+fn validate_request(request: &GeneratePatchesRequest, objects: &Value) -> ValidateTopologyRequest {
+    ValidateTopologyRequest {
+        api_version: HOOKS_API_VERSION.to_owned(),
+        kind: "ValidateTopologyRequest".to_owned(),
+        variables: request.variables.clone(),
+        items: request
+            .items
+            .iter()
+            .map(|item| ValidateTopologyRequestItem {
+                holder_reference: item.holder_reference.clone(),
+                object: objects[&item.uid].clone(),
+                variables: Vec::new(),
+            })
+            .collect(),
+        ..ValidateTopologyRequest::default()
+    }
+}
+
+/// The extension process on a loopback port, killed when dropped.
+struct Extension {
+    child: Child,
+    addr: SocketAddr,
+    ca_pem: String,
+    dir: PathBuf,
+}
+
+impl Extension {
+    /// Builds (once per machine) and starts the extension with a certificate for 127.0.0.1,
+    /// made as the e2e suite makes it; retries on another port if the one picked was taken.
+    fn start() -> Extension {
+        let binary = build();
+        let dir = std::env::temp_dir().join(format!(
+            "capi-topology-runtime-extension-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let certs = Command::new(env!("CARGO_BIN_EXE_capi-topology"))
+            .args(["certs", "--ip", "127.0.0.1", "--out"])
+            .arg(&dir)
+            .output()
+            .expect("capi-topology certs runs");
+        assert!(
+            certs.status.success(),
+            "{}",
+            String::from_utf8_lossy(&certs.stderr)
+        );
+        let ca_pem = std::fs::read_to_string(dir.join("ca.crt")).unwrap();
+        for _ in 0..3 {
+            let addr = free_port();
+            let child = Command::new(&binary)
+                .arg("--cert-dir")
+                .arg(&dir)
+                .args(["--host", "127.0.0.1", "--port", &addr.port().to_string()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("the extension starts");
+            let mut extension = Extension {
+                child,
+                addr,
+                ca_pem: ca_pem.clone(),
+                dir: dir.clone(),
+            };
+            if extension.wait_until_listening() {
+                return extension;
+            }
+        }
+        panic!("the extension did not start listening on three ports");
+    }
+
+    /// True once a TCP connection succeeds; false if the process exits first (port taken).
+    fn wait_until_listening(&mut self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if self.child.try_wait().ok().flatten().is_some() {
+                return false;
+            }
+            if std::net::TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)).is_ok() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the extension did not listen on {} within 30 s", self.addr);
+    }
+
+    /// POSTs `body` to the hook `path` (below the hooks API path) and decodes the answer.
+    async fn call<B: Serialize, R: DeserializeOwned>(&self, path: &str, body: &B) -> R {
+        let answer = self.post(path, serde_json::to_value(body).unwrap()).await;
+        serde_json::from_value(answer.clone()).unwrap_or_else(|e| panic!("{path}: {e}: {answer}"))
+    }
+
+    /// POSTs `body` over TLS, trusting only the dev CA for 127.0.0.1; the answer as JSON.
+    async fn post(&self, path: &str, body: Value) -> Value {
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(CertificateDer::from_pem_slice(self.ca_pem.as_bytes()).unwrap())
+            .unwrap();
+        let config = rustls::ClientConfig::builder()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let tcp = tokio::net::TcpStream::connect(self.addr).await.unwrap();
+        let server_name = ServerName::try_from("127.0.0.1").unwrap();
+        let tls = TlsConnector::from(Arc::new(config))
+            .connect(server_name, tcp)
+            .await
+            .expect("TLS handshake with the dev CA's certificate for 127.0.0.1");
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        let request = hyper::Request::post(format!("{HOOKS_PATH}/{path}"))
+            .header("host", self.addr.to_string())
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(serde_json::to_vec(&body).unwrap())))
+            .unwrap();
+        let response = sender.send_request(request).await.unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        serde_json::from_slice(&bytes)
+            .unwrap_or_else(|e| panic!("{path}: {e}: {}", String::from_utf8_lossy(&bytes)))
+    }
+}
+
+impl Drop for Extension {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The extension binary: `tests/e2e/build-extension.sh` prints its path on its last line.
+fn build() -> PathBuf {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/build-extension.sh");
+    let output = Command::new("bash")
+        .arg(&script)
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("bash runs");
+    assert!(
+        output.status.success(),
+        "{} failed (it needs Go and the Go module proxy)",
+        script.display()
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    PathBuf::from(stdout.lines().last().expect("the binary's path").trim())
+}
+
+fn free_port() -> SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+}
