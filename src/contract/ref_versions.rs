@@ -23,7 +23,9 @@ const REF_POINTERS: [&str; 3] = [
 pub fn template_refs(class: &Value) -> Vec<&Value> {
     let mut refs: Vec<&Value> = REF_POINTERS.iter().filter_map(|p| class.pointer(p)).collect();
     for pools in ["machineDeployments", "machinePools"] {
-        let classes = class.pointer(&format!("/spec/workers/{pools}")).and_then(Value::as_array);
+        let classes = class
+            .pointer(&format!("/spec/workers/{pools}"))
+            .and_then(Value::as_array);
         for pool in classes.into_iter().flatten() {
             for part in ["bootstrap", "infrastructure"] {
                 refs.extend(pool.pointer(&format!("/template/{part}/ref")));
@@ -32,7 +34,12 @@ pub fn template_refs(class: &Value) -> Vec<&Value> {
     }
     let mut seen = Vec::new();
     refs.retain(|r| {
-        let key = (r["apiVersion"].clone(), r["kind"].clone(), r["namespace"].clone(), r["name"].clone());
+        let key = (
+            r["apiVersion"].clone(),
+            r["kind"].clone(),
+            r["namespace"].clone(),
+            r["name"].clone(),
+        );
         if seen.contains(&key) {
             return false;
         }
@@ -123,13 +130,19 @@ mod tests {
     }
 
     fn labels(value: &str) -> Option<BTreeMap<String, String>> {
-        Some(BTreeMap::from([("cluster.x-k8s.io/v1beta1".to_owned(), value.to_owned())]))
+        Some(BTreeMap::from([(
+            "cluster.x-k8s.io/v1beta1".to_owned(),
+            value.to_owned(),
+        )]))
     }
 
     #[test]
     fn refs_are_found_once_each() {
         let class = class();
-        let names: Vec<&str> = template_refs(&class).iter().map(|r| r["name"].as_str().unwrap()).collect();
+        let names: Vec<&str> = template_refs(&class)
+            .iter()
+            .map(|r| r["name"].as_str().unwrap())
+            .collect();
         assert_eq!(names, ["aws", "cp", "boot"]);
     }
 
@@ -159,8 +172,14 @@ mod tests {
         let class = class();
         let condition = ref_versions_condition(&template_refs(&class), |_| None, "now");
         assert_eq!(condition["status"], "Unknown");
-        assert!(condition["message"].as_str().unwrap().contains("* CRD kubeadmconfigtemplates.bootstrap.cluster.x-k8s.io not found"));
+        assert!(condition["message"]
+            .as_str()
+            .unwrap()
+            .contains("* CRD kubeadmconfigtemplates.bootstrap.cluster.x-k8s.io not found"));
         let condition = ref_versions_condition(&template_refs(&class), |_| Some(BTreeMap::new()), "now");
-        assert!(condition["message"].as_str().unwrap().contains("label cluster.x-k8s.io/v1beta1 is missing"));
+        assert!(condition["message"]
+            .as_str()
+            .unwrap()
+            .contains("label cluster.x-k8s.io/v1beta1 is missing"));
     }
 }

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DynamicObject};
-use kube::Client;
-use serde_json::Value;
 use kube::core::ApiResource;
 use kube::runtime::controller::Action;
+use kube::Client;
+use serde_json::Value;
 
 use super::sync::Syncer;
 use crate::api::ClusterClass;
@@ -65,10 +65,9 @@ pub async fn reconcile_class(class: Arc<DynamicObject>, ctx: Arc<Context>) -> Re
     let refs = template_refs(&object);
     let mut crd_labels = HashMap::new();
     for reference in &refs {
-        let crd = crd_of(reference);
-        if !crd_labels.contains_key(&crd) {
-            let labels = crd_metadata_labels(&ctx.client, &crd).await;
-            crd_labels.insert(crd, labels);
+        if let std::collections::hash_map::Entry::Vacant(entry) = crd_labels.entry(crd_of(reference)) {
+            let labels = crd_metadata_labels(&ctx.client, entry.key()).await;
+            entry.insert(labels);
         }
     }
     let ref_versions = ref_versions_condition(&refs, |crd| crd_labels.get(crd).cloned().flatten(), &now);
