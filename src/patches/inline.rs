@@ -256,6 +256,17 @@ impl CompiledPatch {
                     applied += 1;
                 }
             }
+            if let Some(missing) = missing_spec(&item.object) {
+                return Err(PatchError::Apply {
+                    patch: self.name.clone(),
+                    kind: kind.clone(),
+                    name: item.object["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                    reason: format!("missing field {missing:?}"),
+                });
+            }
         }
         Ok(())
     }
@@ -301,6 +312,17 @@ impl CompiledPatch {
                 .map_err(|e| format!("failed to calculate value for template: {e}")),
         }
     }
+}
+
+/// The field a patched template must keep, if a patch removed it: its `spec` (the only part of a
+/// patched template that is kept) and, below it, `spec.template.spec` (what objects are built from).
+fn missing_spec(template: &Value) -> Option<&'static str> {
+    let spec = template.get("spec");
+    if spec.is_none() {
+        return Some("spec");
+    }
+    let inner = spec.and_then(|s| s.get("template")).and_then(|t| t.get("spec"));
+    inner.is_none().then_some("spec.template.spec")
 }
 
 #[cfg(test)]
@@ -452,5 +474,27 @@ definitions:
             err.to_string(),
             r#"patch "p", definition 0, op 0: only one of value and valueFrom may be set"#
         );
+    }
+
+    #[test]
+    fn a_patch_that_removes_the_template_spec_is_an_error_naming_it() {
+        for (path, missing) in [
+            ("/spec/template/spec", "spec.template.spec"),
+            ("/spec/template", "spec.template.spec"),
+            ("/spec", "spec"),
+        ] {
+            let yaml = format!(
+                "name: wipe\ndefinitions:\n- selector: {{apiVersion: infra/v1, kind: MachineTemplate, matchResources: {{controlPlane: true}}}}\n  \
+                 jsonPatches:\n  - {{op: remove, path: {path}}}\n"
+            );
+            let mut items = [item(Role::ControlPlane, json!({}))];
+            let err = patch(&yaml)
+                .apply(&mut items, &ExecOptions::default())
+                .unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!(r#"patch "wipe": cannot apply to MachineTemplate "t": missing field "{missing}""#)
+            );
+        }
     }
 }

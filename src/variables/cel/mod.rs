@@ -12,8 +12,12 @@ use crate::api::JSONSchemaProps;
 use crate::field::{ErrorType, FieldError, FieldErrors, FieldPath};
 
 mod checks;
+mod cost;
+mod escaping;
+mod field_path;
 mod guard;
 pub mod limits;
+mod total_cost;
 
 /// The evaluation cost one object's rules may spend, all together (the API server's
 /// `RuntimeCELCostBudget`); about 0.4 s of evaluation here.
