@@ -5,6 +5,7 @@
 //! [`topology::class_status`](crate::topology::class_status)); this module only carries that out.
 
 mod cluster_class;
+mod cluster_resource_set;
 mod leader;
 mod sync;
 mod topology;
@@ -158,8 +159,10 @@ pub async fn run(
                 tracing::debug!(error = %err, "ClusterClass controller");
             }
         });
+    let resource_sets =
+        cluster_resource_set::run(client.clone(), cache.clone(), clusters.clone(), stop.clone());
     tracing::info!("controllers running");
-    tokio::join!(topology_controller, class_controller);
+    tokio::join!(topology_controller, class_controller, resource_sets);
     stopper.abort();
     let _ = holder.await;
     if lost.is_cancelled() {
