@@ -20,6 +20,7 @@ mod kubectl;
 mod manifests;
 mod process;
 mod refusals;
+mod resource_sets;
 mod scale;
 mod scenarios;
 mod webhook;

@@ -170,8 +170,9 @@ impl Workload {
         result.map_err(|e| classify(&what, &e))
     }
 
-    /// The API of `object`'s kind in its namespace (`default` for a namespaced object without
-    /// one), its resource discovered once.
+    /// The API of `object`'s kind in its namespace (the kubeconfig's for a namespaced object
+    /// without one, so Clusters may share an API server through distinct namespaces), its
+    /// resource discovered once.
     async fn api_for(&self, object: &Value) -> Result<Api<DynamicObject>, kube::Error> {
         let text = |pointer: &str| {
             object
@@ -201,10 +202,11 @@ impl Workload {
             }
         };
         Ok(if namespaced {
-            let namespace = Some(text("/metadata/namespace"))
-                .filter(|n| !n.is_empty())
-                .unwrap_or("default");
-            Api::namespaced_with(self.client.clone(), namespace, &resource)
+            match text("/metadata/namespace") {
+                // As kubectl does: the kubeconfig context's namespace (`default` without one).
+                "" => Api::default_namespaced_with(self.client.clone(), &resource),
+                namespace => Api::namespaced_with(self.client.clone(), namespace, &resource),
+            }
         } else {
             Api::all_with(self.client.clone(), &resource)
         })
@@ -217,7 +219,7 @@ fn classify(what: &str, error: &kube::Error) -> WorkloadError {
     match error {
         kube::Error::Api(status) => WorkloadError::Refused(format!("{what}: {}", status.message)),
         kube::Error::Discovery(e) => WorkloadError::Refused(format!("{what}: {e}")),
-        other => WorkloadError::Unreachable(root_cause(other)),
+        other => WorkloadError::Unreachable(format!("cannot reach its API server: {}", root_cause(other))),
     }
 }
 
