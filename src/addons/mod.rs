@@ -9,6 +9,7 @@ mod error;
 mod hash;
 pub mod matching;
 mod objects;
+pub mod preview;
 pub mod selector;
 pub mod work;
 
