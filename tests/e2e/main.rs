@@ -21,6 +21,7 @@ mod manifests;
 mod process;
 mod refusals;
 mod resource_sets;
+mod resource_sets_scale;
 mod scale;
 mod scenarios;
 mod webhook;
