@@ -36,6 +36,8 @@ use workload::Workloads;
 const CAPI_GROUP: &str = "cluster.x-k8s.io";
 const SET_KIND: &str = "ClusterResourceSet";
 const BINDING_KIND: &str = "ClusterResourceSetBinding";
+/// How often start-up checks whether the sets and bindings are cached.
+const CACHE_POLL: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// What the three controllers share.
 pub struct Context {
@@ -132,9 +134,23 @@ pub async fn run(client: Client, cache: WatchCache, clusters: ApiResource, stop:
         sets: addons_resource(SET_KIND, "clusterresourcesets"),
         bindings: addons_resource(BINDING_KIND, "clusterresourcesetbindings"),
     });
-    // Start caching sets and bindings (the first read does), before any reconcile reads them.
-    cache.list(ADDONS_GROUP, SET_KIND, "default");
-    cache.list(ADDONS_GROUP, BINDING_KIND, "default");
+    // Start caching sets and bindings (the first read does) and wait for their first lists, so
+    // the mapping of every Secret and ConfigMap listed at start-up reads memory, not the API.
+    // A kind not served (its CRD not installed) is asked for again until it is.
+    while ![SET_KIND, BINDING_KIND]
+        .iter()
+        .all(|kind| cache.is_kind_synced(ADDONS_GROUP, kind))
+    {
+        for kind in [SET_KIND, BINDING_KIND] {
+            if !cache.is_kind_synced(ADDONS_GROUP, kind) {
+                cache.list(ADDONS_GROUP, kind, "default");
+            }
+        }
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(CACHE_POLL) => {}
+        }
+    }
     let config = || watcher::Config::default().any_semantic();
 
     let cluster_controller = Controller::new_with(
