@@ -243,3 +243,53 @@ fn patches_read_metadata_builtins_and_the_whole_builtin() {
     assert_eq!(labels["tier"], "web");
     assert_eq!(labels["topology.cluster.x-k8s.io/deployment-name"], "md-0");
 }
+
+#[test]
+fn resource_sets_list_what_they_would_apply_to_each_cluster() {
+    let files = [
+        "-f",
+        "tests/fixtures/addons/calico.yaml",
+        "tests/fixtures/addons/plan-refused.yaml",
+    ];
+    let (code, out, err) = plan(&[&files[..], &["-o", "diff"]].concat());
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(
+        out,
+        "Cluster default/c1 ClusterResourceSets:
+  crs1 (ApplyOnce):
+    Secret db-secret:
+      + Secret system/mysql-access
+      + ClusterRole db-admin
+    ConfigMap calico-addon:
+      + Secret mysecrets/calico-secret1
+      + Secret mysecrets/calico-secret2
+      + ConfigMap myconfigmaps/calico-configmap
+  crs2 (Reconcile):
+    Secret untyped: unsupported secret type \"Opaque\": a ClusterResourceSet reads only Secrets of type \"addons.cluster.x-k8s.io/resource-set\"
+    ConfigMap absent: not found in the files
+Cluster default/c2 ClusterResourceSets:
+  none selects it
+"
+    );
+    let (code, json, _) = plan(&[&files[..], &["-o", "json"]].concat());
+    assert_eq!(code, 0);
+    let first: serde_json::Value = serde_json::Deserializer::from_str(&json)
+        .into_iter()
+        .next()
+        .expect("one JSON document per Cluster")
+        .expect("JSON");
+    assert_eq!(first["cluster"], "default/c1");
+    assert_eq!(
+        first["clusterResourceSets"][0]["resources"][0]["objects"][1],
+        "ClusterRole db-admin"
+    );
+    assert_eq!(
+        first["clusterResourceSets"][1]["resources"][1]["error"],
+        "not found in the files"
+    );
+    let (_, yaml, _) = plan(&[&files[..]].concat());
+    assert!(
+        yaml.lines().all(|line| line.starts_with('#')),
+        "comments only: {yaml}"
+    );
+}

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::selector::{Selector, SelectorError};
 use crate::api::{Cluster, ClusterResourceSet};
+use crate::contract::cluster_status::CONTROL_PLANE_INITIALIZED;
 
 /// The selector of `set`, None when it is empty (it then selects no Cluster).
 pub fn cluster_selector(set: &ClusterResourceSet) -> Result<Option<Selector>, SelectorError> {
@@ -40,6 +41,21 @@ pub fn sets_selecting<'a>(
         .filter(|set| set.namespace() == namespace_of(cluster))
         .filter(|set| matches!(cluster_selector(set), Ok(Some(selector)) if selector.matches(labels)))
         .collect()
+}
+
+/// Whether `cluster`'s control plane is initialized (its `ControlPlaneInitialized` condition is
+/// True): only then can its API server take the resources.
+pub fn control_plane_initialized(cluster: &Cluster) -> bool {
+    cluster
+        .status
+        .as_ref()
+        .and_then(|status| status.get("conditions"))
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|conditions| {
+            conditions
+                .iter()
+                .any(|c| c["type"] == CONTROL_PLANE_INITIALIZED && c["status"] == "True")
+        })
 }
 
 fn namespace_of(cluster: &Cluster) -> &str {
@@ -84,6 +100,18 @@ mod tests {
         assert_eq!(names(sets_selecting(&calico, &sets)), ["cni", "any-cni"]);
         assert!(sets_selecting(&elsewhere, &sets).is_empty());
         assert!(sets_selecting(&cluster("metadata: {name: c3, namespace: default}"), &sets).is_empty());
+    }
+
+    #[test]
+    fn only_an_initialized_control_plane_takes_resources() {
+        let with = |status: &str| {
+            cluster(&format!(
+                "metadata: {{name: c}}\nstatus: {{conditions: [{{type: ControlPlaneInitialized, status: '{status}'}}]}}"
+            ))
+        };
+        assert!(control_plane_initialized(&with("True")));
+        assert!(!control_plane_initialized(&with("False")));
+        assert!(!control_plane_initialized(&cluster("metadata: {name: c}")));
     }
 
     #[test]

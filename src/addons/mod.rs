@@ -2,12 +2,16 @@
 //! Secret or ConfigMap holds, and the hash that says whether its data changed. The controller
 //! fetches the objects and applies the answer; nothing here does I/O or reads a clock.
 
+pub mod binding;
+pub mod condition;
 mod data;
 mod error;
 mod hash;
 pub mod matching;
 mod objects;
+pub mod preview;
 pub mod selector;
+pub mod work;
 
 pub use data::{normalize_data, DataEntry, MAX_DATA_BYTES};
 pub use error::ResourceError;

@@ -7,6 +7,7 @@ mod contract;
 mod crds;
 mod files;
 mod plan;
+mod plan_resource_sets;
 mod serve;
 
 use std::process::ExitCode;

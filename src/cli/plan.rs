@@ -1,5 +1,6 @@
 //! `capi-topology plan`: the desired objects of every Cluster in the files, or their difference
-//! with the current objects given in the same files.
+//! with the current objects given in the same files; and, when the files hold
+//! ClusterResourceSets, what each would apply to each Cluster.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -64,7 +65,8 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
             clusters.push((applied.namespace.clone(), applied.resource.clone()));
         }
     }
-    if clusters.is_empty() && !failed {
+    let resource_sets = super::plan_resource_sets::render(&store, args.output);
+    if clusters.is_empty() && !failed && resource_sets.is_none() {
         eprintln!("no Cluster with a spec.topology to plan: {summary}");
     }
     let mut out = String::new();
@@ -78,6 +80,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
             }
         }
     }
+    out.push_str(&resource_sets.unwrap_or_default());
     print_stdout(&out)?;
     Ok(if failed {
         ExitCode::from(EXIT_FINDINGS)

@@ -7,6 +7,7 @@
 
 mod cluster_class;
 mod cluster_infrastructure;
+mod cluster_resource_set;
 mod leader;
 mod sync;
 mod topology;
@@ -185,8 +186,15 @@ pub async fn run(
             tracing::debug!(error = %err, "Cluster infrastructure controller");
         }
     });
+    let resource_sets =
+        cluster_resource_set::run(client.clone(), cache.clone(), clusters.clone(), stop.clone());
     tracing::info!("controllers running");
-    tokio::join!(topology_controller, class_controller, infrastructure_controller);
+    tokio::join!(
+        topology_controller,
+        class_controller,
+        infrastructure_controller,
+        resource_sets
+    );
     stopper.abort();
     let _ = holder.await;
     if lost.is_cancelled() {

@@ -162,6 +162,12 @@ impl WatchCache {
         insert(&mut store, &group, &kind, object);
     }
 
+    /// True once `group`/`kind` is watched and its first list has arrived, so reads of it are
+    /// answered from memory.
+    pub fn is_kind_synced(&self, group: &str, kind: &str) -> bool {
+        self.synced_kind(group, kind)
+    }
+
     fn synced_kind(&self, group: &str, kind: &str) -> bool {
         self.shared
             .watched

@@ -47,19 +47,49 @@ pub struct ControlPlane {
     apiserver: Supervised,
     etcd: Supervised,
     kubeconfig: PathBuf,
+    /// How the API server was started, to start it again.
+    launch: Launch,
+}
+
+/// What starting the API server again needs.
+struct Launch {
+    run: PathBuf,
+    prefix: String,
+    etcd_port: u16,
+    port: u16,
+    token: String,
 }
 
 impl ControlPlane {
     /// Starts etcd and kube-apiserver in `run` and waits until both are ready.
     pub fn start(run: &RunDir) -> ControlPlane {
+        ControlPlane::start_named(run, "")
+    }
+
+    /// Starts another control plane in `run`, its files and processes prefixed with `name`
+    /// (a workload cluster beside the management cluster).
+    pub fn start_named(run: &RunDir, name: &str) -> ControlPlane {
+        let prefix = if name.is_empty() {
+            String::new()
+        } else {
+            format!("{name}-")
+        };
         let bin = binaries();
-        let (etcd, etcd_port) = start_etcd(run, bin);
-        let (apiserver, kubeconfig) = start_apiserver(run, bin, etcd_port);
+        let (etcd, etcd_port) = start_etcd(run, bin, &prefix);
+        let launch = Launch {
+            run: run.path().to_path_buf(),
+            prefix,
+            etcd_port,
+            port: free_port(),
+            token: format!("e2e-admin-{}", std::process::id()),
+        };
+        let (apiserver, kubeconfig) = start_apiserver(run, bin, &launch);
         let mut plane = ControlPlane {
             garbage_collector: None,
             apiserver,
             etcd,
             kubeconfig,
+            launch,
         };
         plane.wait_ready();
         plane
@@ -83,6 +113,54 @@ impl ControlPlane {
     /// The admin kubeconfig.
     pub fn kubeconfig(&self) -> &Path {
         &self.kubeconfig
+    }
+
+    /// The admin kubeconfig with the CA inlined and `namespace` as the default namespace, as a
+    /// `<cluster>-kubeconfig` Secret holds it.
+    pub fn portable_kubeconfig(&self, namespace: &str) -> String {
+        let certs = self.certs();
+        let ca = fs::read(certs.join("apiserver.crt")).expect("the API server's certificate");
+        let ca = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, ca);
+        format!(
+            "apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: https://127.0.0.1:{port}
+    certificate-authority-data: {ca}
+users:
+- name: e2e-admin
+  user:
+    token: {token}
+contexts:
+- name: e2e
+  context: {{cluster: e2e, user: e2e-admin, namespace: {namespace}}}
+current-context: e2e
+",
+            port = self.launch.port,
+            token = self.launch.token,
+        )
+    }
+
+    /// Stops the API server (etcd keeps running).
+    pub fn stop_apiserver(&mut self) {
+        self.apiserver.stop();
+    }
+
+    /// Starts the API server again, on the same port with the same certificates, and waits
+    /// until it is ready.
+    pub fn restart_apiserver(&mut self) {
+        let run = RunDir::adopt(&self.launch.run);
+        let (apiserver, _) = start_apiserver(&run, binaries(), &self.launch);
+        self.apiserver = apiserver;
+        self.wait_ready();
+    }
+
+    fn certs(&self) -> PathBuf {
+        self.launch
+            .run
+            .join(format!("{}apiserver-certs", self.launch.prefix))
     }
 
     /// A kubectl for the admin.
@@ -114,14 +192,14 @@ impl ControlPlane {
     }
 }
 
-fn start_etcd(run: &RunDir, bin: &Path) -> (Supervised, u16) {
+fn start_etcd(run: &RunDir, bin: &Path, prefix: &str) -> (Supervised, u16) {
     let (client, peer) = (free_port(), free_port());
     let client_url = format!("http://127.0.0.1:{client}");
     let peer_url = format!("http://127.0.0.1:{peer}");
     let mut command = Command::new(bin.join("etcd"));
     command.args([
         "--name=e2e",
-        &format!("--data-dir={}", run.join("etcd").display()),
+        &format!("--data-dir={}", run.join(&format!("{prefix}etcd")).display()),
         &format!("--listen-client-urls={client_url}"),
         &format!("--advertise-client-urls={client_url}"),
         &format!("--listen-peer-urls={peer_url}"),
@@ -131,7 +209,7 @@ fn start_etcd(run: &RunDir, bin: &Path) -> (Supervised, u16) {
         "--unsafe-no-fsync",
         "--log-level=warn",
     ]);
-    let mut etcd = Supervised::spawn(run, "etcd", command);
+    let mut etcd = Supervised::spawn(run, &format!("{prefix}etcd"), command);
     let ready = poll("etcd /health", ETCD_READY, || {
         etcd.ensure_running()?;
         match http_get(client, "/health")? {
@@ -145,13 +223,14 @@ fn start_etcd(run: &RunDir, bin: &Path) -> (Supervised, u16) {
     (etcd, client)
 }
 
-fn start_apiserver(run: &RunDir, bin: &Path, etcd_port: u16) -> (Supervised, PathBuf) {
-    let port = free_port();
-    let certs = run.join("apiserver-certs");
+fn start_apiserver(run: &RunDir, bin: &Path, launch: &Launch) -> (Supervised, PathBuf) {
+    let (port, etcd_port, token, prefix) = (launch.port, launch.etcd_port, &launch.token, &launch.prefix);
+    let certs = run.join(&format!("{prefix}apiserver-certs"));
     fs::create_dir_all(&certs).expect("create the API server's cert dir");
     let sa_key = certs.join("sa.key");
-    generate_key(&sa_key);
-    let token = format!("e2e-admin-{}", std::process::id());
+    if !sa_key.is_file() {
+        generate_key(&sa_key);
+    }
     let tokens = certs.join("tokens.csv");
     fs::write(&tokens, format!("{token},e2e-admin,e2e-admin,system:masters\n"))
         .expect("write the token file");
@@ -173,10 +252,10 @@ fn start_apiserver(run: &RunDir, bin: &Path, etcd_port: u16) -> (Supervised, Pat
         "--allow-privileged=true",
         "--v=1",
     ]);
-    let apiserver = Supervised::spawn(run, "kube-apiserver", command);
+    let apiserver = Supervised::spawn(run, &format!("{prefix}kube-apiserver"), command);
 
-    let kubeconfig = run.join("kubeconfig");
-    fs::write(&kubeconfig, render_kubeconfig(port, &token, &certs)).expect("write the kubeconfig");
+    let kubeconfig = run.join(&format!("{prefix}kubeconfig"));
+    fs::write(&kubeconfig, render_kubeconfig(port, token, &certs)).expect("write the kubeconfig");
     (apiserver, kubeconfig)
 }
 

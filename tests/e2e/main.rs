@@ -21,6 +21,8 @@ mod manifests;
 mod process;
 mod provider_contract;
 mod refusals;
+mod resource_sets;
+mod resource_sets_scale;
 mod scale;
 mod scenarios;
 mod webhook;

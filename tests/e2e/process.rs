@@ -18,6 +18,7 @@ const GRACE: Duration = Duration::from_secs(10);
 /// gone) from a live one, stop the processes its pid files name, and remove it.
 pub struct RunDir {
     path: PathBuf,
+    owned: bool,
 }
 
 impl RunDir {
@@ -32,7 +33,16 @@ impl RunDir {
             .unwrap_or_default();
         let path = state.join(format!("run-{}-{label}-{nanos}", std::process::id()));
         fs::create_dir_all(path.join("pids")).expect("create the run directory");
-        RunDir { path }
+        RunDir { path, owned: true }
+    }
+
+    /// Another handle on the existing run directory `path`, which it does not remove when
+    /// dropped (its owner does).
+    pub fn adopt(path: &Path) -> RunDir {
+        RunDir {
+            path: path.to_path_buf(),
+            owned: false,
+        }
     }
 
     /// The directory itself.
@@ -48,6 +58,9 @@ impl RunDir {
 
 impl Drop for RunDir {
     fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
         if thread::panicking() {
             eprintln!("e2e: logs of the failed run kept in {}", self.path.display());
         } else {

@@ -24,6 +24,12 @@ const CONVERGED: Duration = Duration::from_secs(900);
 /// Mutating requests the API server has answered, by `verb resource[/subresource]`, from its
 /// `apiserver_request_total` metric.
 fn writes(kubectl: &Kubectl) -> BTreeMap<String, u64> {
+    requests(kubectl, &["POST", "PUT", "PATCH", "DELETE", "APPLY"])
+}
+
+/// Requests of `verbs` (every verb when empty) the API server has answered, by
+/// `verb resource[/subresource]`, from its `apiserver_request_total` metric.
+pub fn requests(kubectl: &Kubectl, verbs: &[&str]) -> BTreeMap<String, u64> {
     let text = kubectl
         .ok(&["get", "--raw", "/metrics"])
         .unwrap_or_else(|e| panic!("{e}"));
@@ -37,7 +43,7 @@ fn writes(kubectl: &Kubectl) -> BTreeMap<String, u64> {
                 .to_owned()
         };
         let verb = label("verb");
-        if !matches!(verb.as_str(), "POST" | "PUT" | "PATCH" | "DELETE" | "APPLY") {
+        if !verbs.is_empty() && !verbs.contains(&verb.as_str()) {
             continue;
         }
         let mut resource = label("resource");

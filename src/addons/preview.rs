@@ -1,0 +1,122 @@
+//! What the ClusterResourceSets would apply to a Cluster, worked out offline from objects in
+//! files: the sets that select it and, per resource, the objects it holds or why it cannot be
+//! read.
+
+use serde_json::Value;
+
+use super::matching::sets_selecting;
+use super::read_resource;
+use crate::api::{Cluster, ClusterResourceSet, ResourceRef, STRATEGY_APPLY_ONCE};
+
+/// One set that selects the Cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetPreview {
+    /// The set's name.
+    pub name: String,
+    /// `ApplyOnce` or `Reconcile`.
+    pub strategy: String,
+    /// Its resources, in its order.
+    pub resources: Vec<ResourcePreview>,
+}
+
+/// One resource of a set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourcePreview {
+    /// The Secret or ConfigMap.
+    pub resource: ResourceRef,
+    /// `Kind namespace/name` (or `Kind name` without a namespace: the workload cluster's
+    /// default, or a cluster-scoped kind) of each object in creation order, or why none.
+    pub objects: Result<Vec<String>, String>,
+}
+
+/// The sets of `sets` that select `cluster` and what each would apply; `lookup(kind, namespace,
+/// name)` finds a Secret or ConfigMap.
+pub fn preview(
+    cluster: &Cluster,
+    sets: &[ClusterResourceSet],
+    lookup: &dyn Fn(&str, &str, &str) -> Option<Value>,
+) -> Vec<SetPreview> {
+    sets_selecting(cluster, sets)
+        .into_iter()
+        .map(|set| SetPreview {
+            name: set.name().to_owned(),
+            strategy: Some(set.spec.strategy.as_str())
+                .filter(|s| !s.is_empty())
+                .unwrap_or(STRATEGY_APPLY_ONCE)
+                .to_owned(),
+            resources: set
+                .spec
+                .resources
+                .iter()
+                .map(|resource| ResourcePreview {
+                    resource: resource.clone(),
+                    objects: objects_of(lookup(&resource.kind, set.namespace(), &resource.name)),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn objects_of(found: Option<Value>) -> Result<Vec<String>, String> {
+    let found = found.ok_or_else(|| "not found in the files".to_owned())?;
+    let resource = read_resource(&found).map_err(|e| e.to_string())?;
+    Ok(resource.objects.iter().map(describe).collect())
+}
+
+fn describe(object: &Value) -> String {
+    let text = |pointer: &str| {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    match text("/metadata/namespace") {
+        "" => format!("{} {}", text("/kind"), text("/metadata/name")),
+        namespace => format!("{} {namespace}/{}", text("/kind"), text("/metadata/name")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn selected_sets_list_their_objects_or_why_not() {
+        let cluster: Cluster = serde_json::from_value(
+            json!({"metadata": {"name": "c1", "namespace": "ns", "labels": {"cni": "x"}}}),
+        )
+        .unwrap();
+        let set = |name: &str, strategy: &str, cni: &str| -> ClusterResourceSet {
+            serde_json::from_value(json!({"metadata": {"name": name, "namespace": "ns"},
+                "spec": {"strategy": strategy, "clusterSelector": {"matchLabels": {"cni": cni}},
+                         "resources": [{"kind": "ConfigMap", "name": "cm"}, {"kind": "Secret", "name": "gone"},
+                                       {"kind": "Secret", "name": "opaque"}]}}))
+            .unwrap()
+        };
+        let sets = [set("a", "", "x"), set("b", "Reconcile", "y")];
+        let lookup = |kind: &str, namespace: &str, name: &str| match (kind, namespace, name) {
+            ("ConfigMap", "ns", "cm") => Some(json!({"kind": "ConfigMap", "data": {
+                "k": "kind: Role\nmetadata: {name: r, namespace: kube-system}\n---\nkind: Namespace\nmetadata: {name: net}\n"}})),
+            ("Secret", "ns", "opaque") => Some(json!({"kind": "Secret", "data": {}})),
+            _ => None,
+        };
+        let previews = preview(&cluster, &sets, &lookup);
+        assert_eq!(previews.len(), 1);
+        assert_eq!(
+            (previews[0].name.as_str(), previews[0].strategy.as_str()),
+            ("a", "ApplyOnce")
+        );
+        let objects: Vec<_> = previews[0].resources.iter().map(|r| r.objects.clone()).collect();
+        assert_eq!(
+            objects[0],
+            Ok(vec!["Namespace net".to_owned(), "Role kube-system/r".to_owned()])
+        );
+        assert_eq!(objects[1], Err("not found in the files".to_owned()));
+        assert!(objects[2]
+            .as_ref()
+            .unwrap_err()
+            .starts_with("unsupported secret type \"Opaque\""));
+    }
+}
