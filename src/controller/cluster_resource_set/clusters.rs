@@ -45,7 +45,13 @@ pub async fn reconcile_cluster(
     let Ok(typed) = decode_value::<Cluster>(object) else {
         return Ok(Action::await_change());
     };
-    if !control_plane_initialized(&typed) {
+    let paused = typed.spec.paused
+        || cluster
+            .metadata
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key(PAUSED_ANNOTATION));
+    if paused || !control_plane_initialized(&typed) {
         return Ok(Action::await_change());
     }
     let namespace = cluster.metadata.namespace.clone().unwrap_or_default();
