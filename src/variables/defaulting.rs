@@ -3,7 +3,8 @@
 
 use serde_json::Value;
 
-use super::schema::{Schema, MAX_DEPTH};
+use super::limits::MAX_DEPTH;
+use super::schema::Schema;
 
 /// Fills in the defaults the schema declares: `value` itself when it is null, then every absent
 /// or null property, list item and map value below it, recursively (into defaults just set, too).

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::schema::MAX_DEPTH;
+use super::limits::MAX_DEPTH;
 
 /// JSON text as Go's `encoding/json` writes it: compact, object keys sorted, `<`, `>` and `&` escaped.
 pub fn to_go_json(value: &Value) -> String {

@@ -7,7 +7,8 @@
 use crate::api::JSONSchemaProps;
 use crate::field::{FieldError, FieldErrors, FieldPath};
 
-use super::schema::MAX_DEPTH;
+/// Deepest schema (and value) nesting accepted.
+pub const MAX_DEPTH: usize = 64;
 
 /// Most values one `enum` may list.
 pub const MAX_ENUM_VALUES: usize = 2_000;

@@ -6,12 +6,9 @@ use std::collections::BTreeMap;
 use regex::{Regex, RegexBuilder};
 use serde_json::Value;
 
-use super::walk;
+use super::limits::MAX_DEPTH;
 use crate::api::JSONSchemaProps;
-use crate::field::{FieldErrors, FieldPath};
 
-/// Deepest schema (and value) nesting accepted.
-pub const MAX_DEPTH: usize = 64;
 /// Largest compiled size of a `pattern` regex, in bytes.
 const MAX_REGEX_BYTES: usize = 1 << 20;
 
@@ -47,13 +44,6 @@ impl Schema {
     /// than [`MAX_DEPTH`].
     pub fn compile(props: &JSONSchemaProps) -> Result<Schema, CompileError> {
         compile_node(props, 0, &mut Vec::new())
-    }
-
-    /// Validates `value`, adding errors at `path` (`spec.topology.variables[x].value...`);
-    /// `shown` is the value whose JSON the errors show as the offending value (the whole
-    /// variable value, as Cluster API shows it); it is only rendered when an error is reported.
-    pub fn validate(&self, value: &Value, path: &FieldPath, shown: &Value, errors: &mut FieldErrors) {
-        walk::validate(self, value, path, shown, errors);
     }
 
     /// Adds to `out` the dotted paths of object fields the schema does not declare (and does

@@ -5,7 +5,7 @@
 use crate::api::JSONSchemaProps;
 use crate::field::{FieldError, FieldErrors, FieldPath};
 
-use super::schema::MAX_DEPTH;
+use super::limits::MAX_DEPTH;
 
 /// JSON types a schema may declare.
 const TYPES: [&str; 6] = ["array", "boolean", "integer", "number", "object", "string"];

@@ -6,12 +6,22 @@ use serde_json::{Map, Number, Value};
 
 use super::formats;
 use super::go_json::{same_json, to_go_json};
-use super::schema::{Schema, MAX_DEPTH};
+use super::limits::MAX_DEPTH;
+use super::schema::Schema;
 use crate::field::{ErrorType, FieldError, FieldErrors, FieldPath};
+
+impl Schema {
+    /// Validates `value`, adding errors at `path` (`spec.topology.variables[x].value...`);
+    /// `shown` is the value whose JSON the errors show as the offending value (the whole
+    /// variable value, as Cluster API shows it); it is only rendered when an error is reported.
+    pub fn validate(&self, value: &Value, path: &FieldPath, shown: &Value, errors: &mut FieldErrors) {
+        validate(self, value, path, shown, errors);
+    }
+}
 
 /// Validates `value` against `schema`, adding errors under `base` (`...variables[x].value`);
 /// `shown` is the value the errors show (rendered as Go renders JSON, only on error).
-pub fn validate(schema: &Schema, value: &Value, base: &FieldPath, shown: &Value, errors: &mut FieldErrors) {
+fn validate(schema: &Schema, value: &Value, base: &FieldPath, shown: &Value, errors: &mut FieldErrors) {
     let mut walker = Walker {
         base,
         shown,

@@ -8,6 +8,7 @@
 mod ast;
 mod eval;
 mod exec;
+mod float;
 mod format;
 mod funcs;
 mod lexer;
@@ -15,6 +16,7 @@ mod operands;
 mod parser;
 mod printf;
 mod value;
+mod version;
 mod yaml11;
 
 use std::collections::BTreeMap;

@@ -4,7 +4,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::funcs::semver::Version;
+use super::version::Version;
 
 /// A map value (Go `map[string]interface{}`); shared and mutable like a Go map (`set`).
 pub(crate) type MapRef = Rc<RefCell<BTreeMap<String, Value>>>;
@@ -205,7 +205,7 @@ impl Value {
                 if !f.is_finite() {
                     return Err(format!(
                         "json: unsupported value: {}",
-                        super::format::format_float_v(*f)
+                        super::float::format_float_v(*f)
                     ));
                 }
                 json_number(*f)
@@ -240,5 +240,21 @@ pub(crate) fn json_number(f: f64) -> serde_json::Value {
         serde_json::Number::from_f64(f)
             .map(serde_json::Value::Number)
             .unwrap_or(serde_json::Value::Null)
+    }
+}
+
+impl Version {
+    /// A method reachable as a field (`.Major`, `.Prerelease`, ...).
+    pub(crate) fn method(&self, name: &str) -> Option<Value> {
+        Some(match name {
+            "Major" => Value::Uint(self.major),
+            "Minor" => Value::Uint(self.minor),
+            "Patch" => Value::Uint(self.patch),
+            "Prerelease" => Value::Str(self.pre.clone()),
+            "Metadata" => Value::Str(self.metadata.clone()),
+            "Original" => Value::Str(self.original.clone()),
+            "String" => Value::Str(self.to_string()),
+            _ => return None,
+        })
     }
 }

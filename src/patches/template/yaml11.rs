@@ -8,7 +8,7 @@ use regex::Regex;
 use yaml_rust2::parser::{Event, Parser, Tag};
 use yaml_rust2::scanner::TScalarStyle;
 
-use super::format::format_float_v;
+use super::float::format_float_v;
 use super::value::json_number;
 use super::TemplateError;
 

@@ -12,7 +12,7 @@ use super::limits::check_expression;
 use super::total_cost::{cost_message, TotalCost};
 use crate::api::{JSONSchemaProps, ValidationRule};
 use crate::field::{FieldError, FieldErrors, FieldPath};
-use crate::variables::schema::MAX_DEPTH;
+use crate::variables::limits::MAX_DEPTH;
 
 /// Longest `message` the API server accepts.
 const MAX_MESSAGE_LENGTH: usize = 2048;
