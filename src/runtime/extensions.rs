@@ -81,7 +81,7 @@ impl RuntimeExtensions {
     ) -> Result<R, String> {
         let failed = |reason: String| format!("failed to call extension handler {name:?}: {reason}");
         let connected = self.connected()?;
-        let registration = connected.registry.get(name)?;
+        let registration = connected.registry.get(name).map_err(failed)?;
         if registration.hook != hook {
             return Err(failed(format!(
                 "handler does not match GroupHook \"hooks.runtime.cluster.x-k8s.io/{hook}\""
