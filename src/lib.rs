@@ -15,6 +15,7 @@ pub mod decode;
 pub mod field;
 pub mod metrics;
 pub mod patches;
+pub mod runtime;
 pub mod server;
 pub mod shutdown;
 pub mod store;

@@ -13,6 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use base64::Engine;
 use capi_topology::api::runtime::{
     DiscoverVariablesRequest, DiscoverVariablesResponse, DiscoveryRequest, DiscoveryResponse,
     ExtensionHandler, GeneratePatchesRequest, GeneratePatchesRequestItem, GeneratePatchesResponse,
@@ -157,6 +158,117 @@ async fn the_answers_have_the_runtime_sdk_shape() {
         .unwrap()
         .starts_with("error unmarshalling request"));
 }
+
+/// `plan` discovers the files' ExtensionConfig and calls its handlers as the controller would:
+/// the DockerCluster gets the image repository the extension sets from a Cluster variable (whose
+/// definition the class's status lists from the external patch); with the extension gone, the
+/// plan fails naming the patch.
+#[test]
+fn plan_calls_the_extension_of_the_files() {
+    let extension = Extension::start();
+    // Not in the extension's directory: that goes with the extension.
+    let dir = std::env::temp_dir().join(format!("capi-topology-runtime-plan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(&extension.ca_pem);
+    let files = PLAN_FILES
+        .replace("{url}", &format!("https://{}", extension.addr))
+        .replace("{caBundle}", &ca_bundle);
+    std::fs::write(dir.join("objects.yaml"), files).unwrap();
+    let plan = || {
+        Command::new(env!("CARGO_BIN_EXE_capi-topology"))
+            .args(["plan", "-o", "json", "-f"])
+            .arg(&dir)
+            .output()
+            .expect("capi-topology plan runs")
+    };
+
+    let planned = plan();
+    let stderr = String::from_utf8_lossy(&planned.stderr);
+    assert!(planned.status.success(), "{stderr}");
+    let list: Value = serde_json::from_slice(&planned.stdout).unwrap();
+    let docker_cluster = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "DockerCluster")
+        .expect("a DockerCluster is planned");
+    assert_eq!(
+        docker_cluster["spec"]["loadBalancer"]["imageRepository"], "registry.example.com",
+        "{docker_cluster}"
+    );
+
+    drop(extension);
+    let failed = plan();
+    let _ = std::fs::remove_dir_all(&dir);
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert_eq!(failed.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "Cluster default/c1: external patch \"lb\": failed to call extension handler \"generate-patches.ext\": "
+        ),
+        "{stderr}"
+    );
+}
+
+/// A class whose only patch lives in the extension, its templates, a Cluster and the ExtensionConfig.
+const PLAN_FILES: &str = r#"
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: ClusterClass
+metadata: {name: ext-class, namespace: default}
+spec:
+  infrastructure:
+    ref: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: DockerClusterTemplate, name: cluster}
+  controlPlane:
+    ref: {apiVersion: controlplane.cluster.x-k8s.io/v1beta1, kind: KubeadmControlPlaneTemplate, name: cp}
+    machineInfrastructure:
+      ref: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: DockerMachineTemplate, name: cp}
+  patches:
+  - name: lb
+    external:
+      generateExtension: generate-patches.ext
+      validateExtension: validate-topology.ext
+      discoverVariablesExtension: discover-variables.ext
+status:
+  variables:
+  - name: lbImageRepository
+    definitions:
+    - from: lb
+      schema: {openAPIV3Schema: {type: string, default: kindest}}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: DockerClusterTemplate
+metadata: {name: cluster, namespace: default}
+spec: {template: {spec: {}}}
+---
+apiVersion: controlplane.cluster.x-k8s.io/v1beta1
+kind: KubeadmControlPlaneTemplate
+metadata: {name: cp, namespace: default}
+spec: {template: {spec: {kubeadmConfigSpec: {}}}}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: DockerMachineTemplate
+metadata: {name: cp, namespace: default}
+spec: {template: {spec: {}}}
+---
+apiVersion: runtime.cluster.x-k8s.io/v1alpha1
+kind: ExtensionConfig
+metadata: {name: ext}
+spec:
+  clientConfig:
+    url: {url}
+    caBundle: {caBundle}
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata: {name: c1, namespace: default}
+spec:
+  topology:
+    class: ext-class
+    version: v1.31.0
+    variables:
+    - {name: lbImageRepository, value: registry.example.com}
+"#;
 
 fn handler(name: &str, hook: &str) -> ExtensionHandler {
     ExtensionHandler {

@@ -11,8 +11,10 @@ use serde_json::{json, Value};
 
 use super::files::read;
 use super::{print_stdout, EXIT_FINDINGS};
+use crate::api::runtime::ExtensionConfig;
 use crate::api::Cluster;
-use crate::patches::external::NoExternalPatches;
+use crate::decode::decode_value;
+use crate::runtime::{NamespaceLabels, RuntimeExtensions};
 use crate::store::apply::{apply, Verdict};
 use crate::store::{MemoryStore, ObjectSource};
 use crate::topology::diff::{diff, Change};
@@ -69,10 +71,12 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     if clusters.is_empty() && !failed && resource_sets.is_none() {
         eprintln!("no Cluster with a spec.topology to plan: {summary}");
     }
+    // External patches call the extensions of the files' ExtensionConfigs, as the controller would.
+    let extensions = runtime_extensions(&all);
     let mut out = String::new();
     for (namespace, resource) in clusters {
         let name = resource.rsplit('/').next().unwrap_or_default();
-        match plan_cluster(&store, &namespace, name, &all) {
+        match plan_cluster(&store, &namespace, name, &all, &extensions) {
             Ok(planned) => render(&mut out, args.output, &namespace, name, &planned)?,
             Err(err) => {
                 eprintln!("Cluster {namespace}/{name}: {err:#}");
@@ -100,7 +104,13 @@ struct Planned {
 }
 
 /// The current and the desired objects of one Cluster (the Cluster itself first in the desired).
-fn plan_cluster(store: &MemoryStore, namespace: &str, name: &str, all: &[Value]) -> Result<Planned> {
+fn plan_cluster(
+    store: &MemoryStore,
+    namespace: &str,
+    name: &str,
+    all: &[Value],
+    extensions: &RuntimeExtensions,
+) -> Result<Planned> {
     let stored = store
         .get("cluster.x-k8s.io", "Cluster", namespace, name)
         .context("Cluster not stored")?;
@@ -117,7 +127,7 @@ fn plan_cluster(store: &MemoryStore, namespace: &str, name: &str, all: &[Value])
         .with_context(|| format!("ClusterClass {class_namespace}/{} not found", topology.class))?;
     let blueprint = Blueprint::new(entry.class.clone(), store)?;
     let current = Current::owned_by(name, namespace, all.iter().cloned());
-    let planned = plan(&blueprint, &cluster, &current, &NoExternalPatches)?;
+    let planned = plan(&blueprint, &cluster, &current, extensions)?;
     let mut cluster_object = planned.cluster;
     if let Some(meta) = cluster_object["metadata"].as_object_mut() {
         for key in [
@@ -138,6 +148,27 @@ fn plan_cluster(store: &MemoryStore, namespace: &str, name: &str, all: &[Value])
         desired,
         held,
     })
+}
+
+/// The Runtime Extensions the ExtensionConfigs among `objects` register, called for objects in
+/// the namespaces among them (with their labels).
+fn runtime_extensions(objects: &[Value]) -> RuntimeExtensions {
+    let of_kind = |api_version: &'static str, kind: &'static str| {
+        objects
+            .iter()
+            .filter(move |o| o["apiVersion"] == api_version && o["kind"] == kind)
+    };
+    let configs = of_kind("runtime.cluster.x-k8s.io/v1alpha1", "ExtensionConfig")
+        .filter_map(|o| decode_value::<ExtensionConfig>(o.clone()).ok())
+        .collect();
+    let namespaces: NamespaceLabels = of_kind("v1", "Namespace")
+        .filter_map(|o| {
+            let name = o["metadata"]["name"].as_str()?.to_owned();
+            let labels = serde_json::from_value(o["metadata"]["labels"].clone()).unwrap_or_default();
+            Some((name, labels))
+        })
+        .collect();
+    RuntimeExtensions::new(configs, namespaces)
 }
 
 /// Appends one Cluster's plan to `out` in `format`.

@@ -1,61 +1,57 @@
 //! External patches: the seam through which runtime extensions generate and validate patches.
+//! The engine builds each hook's request and applies its answer; an implementation only carries
+//! the request to the extension and its answer back (`runtime/` does it over HTTPS).
 
-use std::collections::BTreeMap;
+use crate::api::runtime::{
+    GeneratePatchesRequest, GeneratePatchesResponse, ValidateTopologyRequest, ValidateTopologyResponse,
+};
 
-use serde_json::Value;
-
-use super::inline::PatchItem;
-
-/// Generates and validates patches outside the engine (runtime extensions). The engine calls
-/// `generate` after the inline patches, then `validate` on the result.
+/// Calls the Runtime Extension handlers a ClusterClass's external patches name
+/// (`<handler>.<ExtensionConfig>`). An `Ok` answer is a successful one: a failed call, or an
+/// answer with `status: Failure`, is an `Err` saying why (the extension's message included).
 pub trait ExternalPatches {
-    /// Patches `items` in place for the external patch `patch` (by name).
-    fn generate(&self, patch: &str, items: &mut [PatchItem]) -> Result<(), String>;
-    /// Checks the patched `items` for the external patch `patch`; an error refuses the plan.
-    fn validate(&self, patch: &str, items: &[PatchItem]) -> Result<(), String>;
+    /// Calls the GeneratePatches handler `extension` for a Cluster in `namespace`.
+    fn generate(
+        &self,
+        extension: &str,
+        namespace: &str,
+        request: &GeneratePatchesRequest,
+    ) -> Result<GeneratePatchesResponse, String>;
+    /// Calls the ValidateTopology handler `extension` for a Cluster in `namespace`.
+    fn validate(
+        &self,
+        extension: &str,
+        namespace: &str,
+        request: &ValidateTopologyRequest,
+    ) -> Result<ValidateTopologyResponse, String>;
 }
 
-/// No runtime extensions: external patches change nothing.
+/// No Runtime Extensions: a class with external patches cannot be planned.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoExternalPatches;
 
+impl NoExternalPatches {
+    fn unavailable(extension: &str) -> String {
+        format!("failed to call extension handler {extension:?}: no Runtime Extension client is set up")
+    }
+}
+
 impl ExternalPatches for NoExternalPatches {
-    fn generate(&self, _patch: &str, _items: &mut [PatchItem]) -> Result<(), String> {
-        Ok(())
+    fn generate(
+        &self,
+        extension: &str,
+        _namespace: &str,
+        _request: &GeneratePatchesRequest,
+    ) -> Result<GeneratePatchesResponse, String> {
+        Err(Self::unavailable(extension))
     }
 
-    fn validate(&self, _patch: &str, _items: &[PatchItem]) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-/// External patches answered from memory (tests): per patch name, a JSON merge of `spec` fields
-/// into every item whose kind matches.
-#[derive(Debug, Clone, Default)]
-pub struct MemoryExternalPatches {
-    /// Patch name -> (template kind -> value merged into the template's `spec`).
-    pub merges: BTreeMap<String, BTreeMap<String, Value>>,
-    /// Patch names whose validation fails, with the message.
-    pub invalid: BTreeMap<String, String>,
-}
-
-impl ExternalPatches for MemoryExternalPatches {
-    fn generate(&self, patch: &str, items: &mut [PatchItem]) -> Result<(), String> {
-        let Some(by_kind) = self.merges.get(patch) else {
-            return Ok(());
-        };
-        for item in items {
-            let kind = item.object["kind"].as_str().unwrap_or_default().to_owned();
-            if let Some(value) = by_kind.get(&kind) {
-                json_patch::merge(&mut item.object["spec"], value);
-            }
-        }
-        Ok(())
-    }
-
-    fn validate(&self, patch: &str, _items: &[PatchItem]) -> Result<(), String> {
-        self.invalid
-            .get(patch)
-            .map_or(Ok(()), |message| Err(message.clone()))
+    fn validate(
+        &self,
+        extension: &str,
+        _namespace: &str,
+        _request: &ValidateTopologyRequest,
+    ) -> Result<ValidateTopologyResponse, String> {
+        Err(Self::unavailable(extension))
     }
 }

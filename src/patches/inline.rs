@@ -10,7 +10,8 @@ use super::pointer_ops::{Op, Pointer};
 use super::selector::{matches, Role};
 use super::template::{parse_yaml_output, ExecOptions, SharedData, Template, TemplateError};
 use super::variable_path::{lookup, VariablePathError};
-use crate::api::{ClusterClassPatch, PatchSelector};
+use crate::api::runtime::HolderReference;
+use crate::api::{ClusterClassPatch, ClusterVariable, PatchSelector};
 
 /// One template to patch, with the variables visible to it (Cluster values, overridden for the
 /// control plane or its MachineDeployment, plus `builtin`).
@@ -18,11 +19,16 @@ use crate::api::{ClusterClassPatch, PatchSelector};
 pub struct PatchItem {
     /// Where the template sits in the topology.
     pub role: Role,
+    /// The object that will use the template, and its field that refers to it.
+    pub holder: HolderReference,
     /// The template object (apiVersion, kind, metadata, spec).
     pub object: Value,
     /// The variables by name, `builtin` included; templates of one scope (a worker's bootstrap
     /// and infrastructure templates) share them.
     pub variables: Arc<Map<String, Value>>,
+    /// The values its scope overrides (the control plane's or its worker's), as given: what
+    /// external patches are sent beside the Cluster's values.
+    pub overrides: Arc<[ClusterVariable]>,
 }
 
 /// What every patch reads of one item, computed once: its apiVersion and kind (for selectors) and
@@ -337,6 +343,8 @@ mod tests {
     fn item(role: Role, variables: Value) -> PatchItem {
         PatchItem {
             role,
+            holder: HolderReference::default(),
+            overrides: Arc::from(Vec::new()),
             object: json!({"apiVersion": "infra/v1", "kind": "MachineTemplate", "metadata": {"name": "t"},
                            "spec": {"template": {"spec": {"list": ["a"]}}}}),
             variables: Arc::new(variables.as_object().cloned().unwrap()),

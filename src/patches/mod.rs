@@ -1,6 +1,7 @@
 //! Patch engine: rendering and applying ClusterClass patches.
 
 pub mod external;
+pub mod hook_requests;
 pub mod inline;
 pub mod pointer_ops;
 pub mod selector;

@@ -10,6 +10,7 @@ pub mod diff;
 pub mod error;
 pub mod names;
 pub mod plan;
+mod plan_patches;
 mod plan_workers;
 pub mod reconcile;
 pub mod upgrade;

@@ -13,15 +13,19 @@ use super::desired::{
 };
 use super::error::TopologyError;
 use super::names::{self, object_name};
-use super::plan_workers::{content_seed, deployment_objects, pool_objects, WorkerScope};
+use super::plan_patches::apply_patches;
+use super::plan_workers::{
+    content_seed, deployment_objects, holder, pool_objects, Scope, WorkerScope, HOLDER_API_VERSION,
+};
 use super::upgrade::{concurrency, Inputs, UpgradePlan};
 use super::workers;
 use crate::api::labels::{MACHINE_CONTROL_PLANE_LABEL, TOPOLOGY_OWNED_LABEL};
+use crate::api::runtime::HolderReference;
 use crate::api::{Cluster, ClusterVariable};
 use crate::patches::external::ExternalPatches;
-use crate::patches::inline::{ItemCache, PatchItem};
+use crate::patches::hook_requests::HookInputs;
+use crate::patches::inline::PatchItem;
 use crate::patches::selector::Role;
-use crate::patches::template::ExecOptions;
 
 /// The desired state of one Cluster's topology.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,21 +160,34 @@ pub fn plan(
     let no_overrides = Vec::new();
 
     let mut items = Vec::new();
-    let scope = |builtin: Value, overrides: &[ClusterVariable]| {
-        Arc::new(builtins::variables(values, overrides, builtin))
+    let scope = |builtin: Value, overrides: &[ClusterVariable]| Scope {
+        variables: Arc::new(builtins::variables(values, overrides, builtin)),
+        overrides: Arc::from(overrides),
     };
-    let mut push = |role: Role, template: Option<&Value>, variables: &Arc<Map<String, Value>>| {
+    let mut push = |role: Role, holder: HolderReference, template: Option<&Value>, scope: &Scope| {
         template.map(|object| {
             items.push(PatchItem {
                 role,
+                holder,
                 object: object.clone(),
-                variables: Arc::clone(variables),
+                variables: Arc::clone(&scope.variables),
+                overrides: Arc::clone(&scope.overrides),
             });
             items.len() - 1
         })
     };
+    let of_cluster = |field_path| {
+        holder(
+            HOLDER_API_VERSION,
+            "Cluster",
+            &namespace,
+            &cluster_name,
+            field_path,
+        )
+    };
     let infra_item = push(
         Role::InfrastructureCluster,
+        of_cluster("spec.infrastructureRef"),
         blueprint.template(class.spec.infrastructure.r#ref.as_ref()),
         &scope(base.clone(), &no_overrides),
     );
@@ -192,9 +209,11 @@ pub fn plan(
     );
     cp_builtin["controlPlane"]["metadata"] = metadata_builtin(cp_labels, cp_annotations);
     let cp_variables = scope(merge(&base, cp_builtin), cp_overrides);
+    let cp_template = blueprint.template(class.spec.control_plane.r#ref.as_ref());
     let cp_item = push(
         Role::ControlPlane,
-        blueprint.template(class.spec.control_plane.r#ref.as_ref()),
+        of_cluster("spec.controlPlaneRef"),
+        cp_template,
         &cp_variables,
     );
     let cp_machine = class
@@ -203,38 +222,38 @@ pub fn plan(
         .machine_infrastructure
         .as_ref()
         .and_then(|m| blueprint.template(m.r#ref.as_ref()));
-    let cp_machine_item = push(Role::ControlPlaneMachineInfrastructure, cp_machine, &cp_variables);
+    let cp_api_version = cp_template
+        .and_then(|t| t["apiVersion"].as_str())
+        .unwrap_or_default();
+    let cp_machine_item = push(
+        Role::ControlPlaneMachineInfrastructure,
+        holder(
+            cp_api_version,
+            &cp_kind,
+            &namespace,
+            &cp_name,
+            "spec.machineTemplate.infrastructureRef",
+        ),
+        cp_machine,
+        &cp_variables,
+    );
 
     let workers = WorkerScope {
         blueprint,
         base: &base,
         cluster_name: &cluster_name,
+        namespace: &namespace,
         scope: &scope,
     };
     let planned_deployments = workers.items(deployments, &upgrade.machine_deployments, &mut push);
     let planned_pools = workers.items(pools, &upgrade.machine_pools, &mut push);
 
-    let options = ExecOptions::default();
-    // What each inline patch reads of an item (kinds, converted variables), computed once.
-    let mut caches = ItemCache::of_items(&items);
-    for patch in &class.spec.patches {
-        match blueprint.patches.iter().find(|p| p.name() == patch.name) {
-            Some(compiled) if patch.external.is_none() => {
-                compiled.apply_cached(&mut items, &caches, &options)?
-            }
-            _ if patch.external.is_some() => {
-                // An extension may change the variables it is given: the next patches convert them anew.
-                caches = ItemCache::of_items(&items);
-                external
-                    .generate(&patch.name, &mut items)
-                    .map_err(|reason| external_error(&patch.name, &reason))?;
-                external
-                    .validate(&patch.name, &items)
-                    .map_err(|reason| external_error(&patch.name, &reason))?;
-            }
-            _ => {}
-        }
-    }
+    let inputs = HookInputs {
+        values,
+        builtin: &json!({"cluster": base["cluster"]}),
+        status: class.status.as_ref(),
+    };
+    apply_patches(blueprint, &mut items, &inputs, &namespace, external)?;
     // The patched templates, each taken (not copied) by the object built from it.
     let mut patched: Vec<Option<Value>> = items.into_iter().map(|item| Some(item.object)).collect();
     let mut take = |index: Option<usize>| index.and_then(|i| patched.get_mut(i)).and_then(Option::take);
@@ -304,12 +323,4 @@ pub fn plan(
         objects,
         upgrade,
     })
-}
-
-/// The error of an external patch, worded like an inline one.
-fn external_error(patch: &str, reason: &str) -> TopologyError {
-    TopologyError::External {
-        patch: patch.to_owned(),
-        reason: reason.to_owned(),
-    }
 }

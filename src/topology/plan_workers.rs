@@ -17,6 +17,7 @@ use super::names::{self, object_name};
 use super::upgrade::WorkerDecision;
 use super::workers::{Resolved, ResolvedDeployment, ResolvedPool, WorkerClass, WorkerTopology};
 use crate::api::labels::{TOPOLOGY_DEPLOYMENT_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
+use crate::api::runtime::HolderReference;
 use crate::api::{ClusterVariable, LocalObjectTemplate};
 use crate::patches::selector::Role;
 
@@ -29,12 +30,40 @@ pub(super) struct Planned<W> {
     infrastructure: Option<usize>,
 }
 
-/// Adds a template with its scope's variables to the patch items, returning its index.
-pub(super) type PushItem<'p> =
-    dyn FnMut(Role, Option<&Value>, &Arc<Map<String, Value>>) -> Option<usize> + 'p;
+/// The API version of the Cluster API objects that hold templates.
+pub(super) const HOLDER_API_VERSION: &str = "cluster.x-k8s.io/v1beta1";
 
-/// A scope's variables: the Cluster's values with `overrides` on top, and `builtin`.
-pub(super) type ScopeVariables<'p> = dyn Fn(Value, &[ClusterVariable]) -> Arc<Map<String, Value>> + 'p;
+/// The variables of one scope (the Cluster, its control plane, one worker), shared by its templates.
+#[derive(Debug, Clone)]
+pub(super) struct Scope {
+    /// The Cluster's values with the scope's overrides on top, and `builtin`.
+    pub(super) variables: Arc<Map<String, Value>>,
+    /// The scope's overrides, as given.
+    pub(super) overrides: Arc<[ClusterVariable]>,
+}
+
+/// Adds a template held by `holder` with its scope's variables to the patch items, returning its index.
+pub(super) type PushItem<'p> = dyn FnMut(Role, HolderReference, Option<&Value>, &Scope) -> Option<usize> + 'p;
+
+/// A scope from its builtins and its overrides.
+pub(super) type ScopeVariables<'p> = dyn Fn(Value, &[ClusterVariable]) -> Scope + 'p;
+
+/// The reference of a holder of a template.
+pub(super) fn holder(
+    api_version: &str,
+    kind: &str,
+    namespace: &str,
+    name: &str,
+    field_path: &str,
+) -> HolderReference {
+    HolderReference {
+        api_version: api_version.to_owned(),
+        kind: kind.to_owned(),
+        namespace: namespace.to_owned(),
+        name: name.to_owned(),
+        field_path: field_path.to_owned(),
+    }
+}
 
 /// What the workers' patch items are made from.
 pub(super) struct WorkerScope<'p> {
@@ -42,6 +71,8 @@ pub(super) struct WorkerScope<'p> {
     pub(super) base: &'p Value,
     /// The Cluster's name (its objects' labels).
     pub(super) cluster_name: &'p str,
+    /// The Cluster's namespace (its workers' holder references).
+    pub(super) namespace: &'p str,
     pub(super) scope: &'p ScopeVariables<'p>,
 }
 
@@ -74,8 +105,27 @@ impl WorkerScope<'_> {
             let templates = worker.class.template();
             let role = T::role(topology.class());
             let template = |local: &LocalObjectTemplate| self.blueprint.template(local.r#ref.as_ref());
-            let bootstrap = push(role.clone(), template(&templates.bootstrap), &variables);
-            let infrastructure = push(role, template(&templates.infrastructure), &variables);
+            let held = |field_path| {
+                holder(
+                    HOLDER_API_VERSION,
+                    T::KIND,
+                    self.namespace,
+                    &worker.name,
+                    field_path,
+                )
+            };
+            let bootstrap = push(
+                role.clone(),
+                held("spec.template.spec.bootstrap.configRef"),
+                template(&templates.bootstrap),
+                &variables,
+            );
+            let infrastructure = push(
+                role,
+                held("spec.template.spec.infrastructureRef"),
+                template(&templates.infrastructure),
+                &variables,
+            );
             planned.push(Planned {
                 worker,
                 decision: decision.clone(),

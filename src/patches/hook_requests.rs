@@ -1,0 +1,322 @@
+//! The topology mutation hooks as the engine speaks them: the GeneratePatches and
+//! ValidateTopology requests built from the templates being patched (each with its holder and
+//! its scope's variables), and a GeneratePatches answer applied to them. Pure; the call itself
+//! goes through [`ExternalPatches`](super::external::ExternalPatches).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use super::inline::PatchItem;
+use crate::api::runtime::{
+    GeneratePatchesRequest, GeneratePatchesRequestItem, GeneratePatchesResponse, PatchType,
+    ValidateTopologyRequest, ValidateTopologyRequestItem, Variable,
+};
+use crate::api::{ClusterClassStatus, ClusterVariable};
+
+/// The name of the builtin variable, which no Cluster value may shadow.
+const BUILTIN: &str = "builtin";
+
+/// What every hook request of one Cluster is made of, besides its templates.
+#[derive(Debug, Clone, Copy)]
+pub struct HookInputs<'a> {
+    /// The Cluster's variable values (`spec.topology.variables`).
+    pub values: &'a [ClusterVariable],
+    /// `{"cluster": ...}`: the builtin variables every template shares.
+    pub builtin: &'a Value,
+    /// The ClusterClass's status, whose definitions say which variables a patch is given.
+    pub status: Option<&'a ClusterClassStatus>,
+}
+
+/// The variables a patch is given: those with a definition `from` it (its name for an external
+/// patch, `inline` for an inline one) in the ClusterClass's status, as Cluster API selects them.
+pub fn defined_by<'a>(status: Option<&'a ClusterClassStatus>, from: &str) -> BTreeSet<&'a str> {
+    status
+        .map(|status| status.variables.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .filter(|variable| variable.definitions.iter().any(|d| d.from == from))
+        .map(|variable| variable.name.as_str())
+        .collect()
+}
+
+/// The GeneratePatches request for `items` (their current state), giving the variables in
+/// `defined`; each item's uid is its position.
+pub fn generate_request(
+    items: &[PatchItem],
+    inputs: &HookInputs<'_>,
+    defined: &BTreeSet<&str>,
+    settings: &BTreeMap<String, String>,
+) -> GeneratePatchesRequest {
+    GeneratePatchesRequest {
+        settings: settings.clone(),
+        variables: global_variables(inputs, defined),
+        items: items
+            .iter()
+            .enumerate()
+            .map(|(index, item)| GeneratePatchesRequestItem {
+                uid: uid(index),
+                holder_reference: item.holder.clone(),
+                object: item.object.clone(),
+                variables: item_variables(item, defined),
+            })
+            .collect(),
+        ..GeneratePatchesRequest::default()
+    }
+}
+
+/// The ValidateTopology request for the patched `items`: a GeneratePatches request without uids.
+pub fn validate_request(
+    items: &[PatchItem],
+    inputs: &HookInputs<'_>,
+    defined: &BTreeSet<&str>,
+    settings: &BTreeMap<String, String>,
+) -> ValidateTopologyRequest {
+    ValidateTopologyRequest {
+        settings: settings.clone(),
+        variables: global_variables(inputs, defined),
+        items: items
+            .iter()
+            .map(|item| ValidateTopologyRequestItem {
+                holder_reference: item.holder.clone(),
+                object: item.object.clone(),
+                variables: item_variables(item, defined),
+            })
+            .collect(),
+        ..ValidateTopologyRequest::default()
+    }
+}
+
+/// Applies the patches of `response`, in order, to the items of the request it answers. A patch
+/// is applied to the whole template but only its `spec` is kept, as Cluster API keeps it; a patch
+/// that leaves no `spec` or no `spec.template.spec` is an error.
+pub fn apply_response(items: &mut [PatchItem], response: &GeneratePatchesResponse) -> Result<(), String> {
+    for patch in &response.items {
+        let item = (0..items.len())
+            .position(|index| uid(index) == patch.uid)
+            .and_then(|index| items.get_mut(index))
+            .ok_or_else(|| {
+                format!(
+                    "unable to find corresponding request item for patch with uid {:?}",
+                    patch.uid
+                )
+            })?;
+        let mut patched = item.object.clone();
+        match patch.patch_type {
+            PatchType::JsonPatch => {
+                let operations: json_patch::Patch = serde_json::from_slice(&patch.patch).map_err(|e| {
+                    format!("failed to apply patch: error decoding json patch (RFC6902): {e}")
+                })?;
+                json_patch::patch(&mut patched, &operations).map_err(|e| {
+                    format!("failed to apply patch: error applying json patch (RFC6902): {e}")
+                })?;
+            }
+            PatchType::JsonMergePatch => {
+                let document: Value = serde_json::from_slice(&patch.patch).map_err(|e| {
+                    format!("failed to apply patch: error applying json merge patch (RFC7386): {e}")
+                })?;
+                json_patch::merge(&mut patched, &document);
+            }
+        }
+        let missing = |field: &str| {
+            let text = |pointer: &str| {
+                item.object
+                    .pointer(pointer)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+            };
+            format!(
+                "failed to apply patch to template: missing field {field:?} in {} {}/{}",
+                text("/kind"),
+                text("/metadata/namespace"),
+                text("/metadata/name")
+            )
+        };
+        let spec = patched.get_mut("spec").map(Value::take);
+        let spec = match spec {
+            Some(spec) if spec.pointer("/template/spec").is_some() => spec,
+            Some(_) => return Err(missing("spec.template.spec")),
+            None => return Err(missing("spec")),
+        };
+        let message = missing("spec");
+        item.object
+            .as_object_mut()
+            .ok_or(message)?
+            .insert("spec".to_owned(), spec);
+    }
+    Ok(())
+}
+
+/// The uid of the request item at `index`: stable, so that a plan does not depend on chance.
+fn uid(index: usize) -> String {
+    format!("00000000-0000-4000-8000-{index:012}")
+}
+
+/// The Cluster's values of the `defined` variables, then `builtin` with the Cluster's builtins.
+fn global_variables(inputs: &HookInputs<'_>, defined: &BTreeSet<&str>) -> Vec<Variable> {
+    let mut variables = selected(inputs.values, defined);
+    variables.push(Variable {
+        name: BUILTIN.to_owned(),
+        value: inputs.builtin.clone(),
+    });
+    variables
+}
+
+/// An item's own variables: its scope's overrides of the `defined` variables, then `builtin`
+/// with the builtins of its control plane, MachineDeployment or MachinePool (none for the
+/// infrastructure cluster).
+fn item_variables(item: &PatchItem, defined: &BTreeSet<&str>) -> Vec<Variable> {
+    let mut builtin = item.variables.get(BUILTIN).cloned().unwrap_or_default();
+    if let Some(scopes) = builtin.as_object_mut() {
+        scopes.remove("cluster");
+    }
+    let Some(scopes) = builtin.as_object().filter(|scopes| !scopes.is_empty()) else {
+        return Vec::new();
+    };
+    let mut variables = selected(&item.overrides, defined);
+    variables.push(Variable {
+        name: BUILTIN.to_owned(),
+        value: Value::Object(scopes.clone()),
+    });
+    variables
+}
+
+fn selected(values: &[ClusterVariable], defined: &BTreeSet<&str>) -> Vec<Variable> {
+    values
+        .iter()
+        .filter(|value| value.name != BUILTIN && defined.contains(value.name.as_str()))
+        .map(|value| Variable {
+            name: value.name.clone(),
+            value: value.value.clone(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::api::runtime::{GeneratePatchesResponseItem, HolderReference, ResponseStatus};
+    use crate::patches::selector::Role;
+
+    fn value(name: &str, value: Value) -> ClusterVariable {
+        serde_json::from_value(json!({"name": name, "value": value})).unwrap()
+    }
+
+    fn items() -> Vec<PatchItem> {
+        let template = |kind: &str| {
+            json!({"apiVersion": "infra/v1", "kind": kind, "metadata": {"name": "t", "namespace": "ns"},
+                   "spec": {"template": {"spec": {}}}})
+        };
+        let builtin = |scope: Value| Arc::new(json!({"builtin": scope}).as_object().cloned().unwrap());
+        vec![
+            PatchItem {
+                role: Role::InfrastructureCluster,
+                holder: HolderReference {
+                    kind: "Cluster".into(),
+                    field_path: "spec.infrastructureRef".into(),
+                    ..HolderReference::default()
+                },
+                object: template("ClusterTemplate"),
+                variables: builtin(json!({"cluster": {"name": "c"}})),
+                overrides: Arc::from(Vec::new()),
+            },
+            PatchItem {
+                role: Role::ControlPlane,
+                holder: HolderReference::default(),
+                object: template("ControlPlaneTemplate"),
+                variables: builtin(json!({"cluster": {"name": "c"}, "controlPlane": {"name": "cp"}})),
+                overrides: Arc::from(vec![value("region", json!("eu")), value("other", json!(1))]),
+            },
+        ]
+    }
+
+    #[test]
+    fn requests_carry_the_patch_variables_globally_and_per_item() {
+        let status: ClusterClassStatus = serde_json::from_value(json!({"variables": [
+            {"name": "region", "definitions": [{"from": "ext", "schema": {"openAPIV3Schema": {"type": "string"}}}]},
+            {"name": "other", "definitions": [{"from": "inline", "schema": {"openAPIV3Schema": {"type": "integer"}}}]}]}))
+        .unwrap();
+        let values = [value("region", json!("us")), value("other", json!(2))];
+        let builtin = json!({"cluster": {"name": "c"}});
+        let inputs = HookInputs {
+            values: &values,
+            builtin: &builtin,
+            status: Some(&status),
+        };
+        let defined = defined_by(Some(&status), "ext");
+        let request = generate_request(&items(), &inputs, &defined, &BTreeMap::new());
+        let request = serde_json::to_value(request).unwrap();
+        assert_eq!(
+            request["variables"],
+            json!([{"name": "region", "value": "us"}, {"name": "builtin", "value": {"cluster": {"name": "c"}}}])
+        );
+        assert_eq!(request["items"][0]["uid"], "00000000-0000-4000-8000-000000000000");
+        assert_eq!(
+            request["items"][0]["holderReference"]["fieldPath"],
+            "spec.infrastructureRef"
+        );
+        assert!(
+            request["items"][0].get("variables").is_none(),
+            "no builtins of its own"
+        );
+        assert_eq!(
+            request["items"][1]["variables"],
+            json!([{"name": "region", "value": "eu"}, {"name": "builtin", "value": {"controlPlane": {"name": "cp"}}}])
+        );
+        let validation = validate_request(&items(), &inputs, &defined, &BTreeMap::new());
+        assert_eq!(validation.items.len(), 2);
+    }
+
+    fn response(patch_type: PatchType, patch: Value) -> GeneratePatchesResponse {
+        GeneratePatchesResponse {
+            api_version: String::new(),
+            kind: String::new(),
+            status: ResponseStatus::Success,
+            message: String::new(),
+            items: vec![GeneratePatchesResponseItem {
+                uid: uid(1),
+                patch_type,
+                patch: serde_json::to_vec(&patch).unwrap(),
+            }],
+        }
+    }
+
+    #[test]
+    fn answers_change_the_spec_only() {
+        let mut items = items();
+        let patch = json!([{"op": "add", "path": "/spec/template/spec/image", "value": "x"},
+                           {"op": "add", "path": "/metadata/labels", "value": {"a": "b"}}]);
+        apply_response(&mut items, &response(PatchType::JsonPatch, patch)).unwrap();
+        let merge = json!({"spec": {"template": {"spec": {"size": 2}}}});
+        apply_response(&mut items, &response(PatchType::JsonMergePatch, merge)).unwrap();
+        assert_eq!(
+            items[1].object["spec"]["template"]["spec"],
+            json!({"image": "x", "size": 2})
+        );
+        assert!(
+            items[1].object["metadata"].get("labels").is_none(),
+            "only the spec is kept"
+        );
+        assert_eq!(items[0].object["spec"]["template"]["spec"], json!({}));
+    }
+
+    #[test]
+    fn answers_that_drop_the_template_spec_or_name_no_item_are_errors() {
+        let mut items = items();
+        let wipe = json!([{"op": "remove", "path": "/spec/template"}]);
+        assert_eq!(
+            apply_response(&mut items, &response(PatchType::JsonPatch, wipe)).unwrap_err(),
+            "failed to apply patch to template: missing field \"spec.template.spec\" in ControlPlaneTemplate ns/t"
+        );
+        let mut unknown = response(PatchType::JsonMergePatch, json!({}));
+        unknown.items[0].uid = "nope".into();
+        assert_eq!(
+            apply_response(&mut items, &unknown).unwrap_err(),
+            "unable to find corresponding request item for patch with uid \"nope\""
+        );
+    }
+}

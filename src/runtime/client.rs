@@ -1,0 +1,229 @@
+//! The HTTPS client of one Runtime Extension server: TLS trusting its ExtensionConfig's CA bundle
+//! alone, one pooled keep-alive connection set, every call bounded by a timeout.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Bytes;
+use hyper::header::CONTENT_TYPE;
+use hyper::{Request, StatusCode, Uri};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::CertificateDer;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::api::runtime::{ClientConfig, HOOKS_API_VERSION};
+
+/// How long a TCP connection may take to open.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an idle pooled connection is kept.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+/// The largest response body read.
+const MAX_RESPONSE: usize = 32 << 20;
+
+/// A call that did not bring back a hook response: the connection, the HTTP status or the body
+/// failed. Cluster API's `failurePolicy: Ignore` applies to these only.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("http call failed: {0}")]
+pub struct CallError(String);
+
+/// The client of one Extension server.
+#[derive(Debug, Clone)]
+pub struct ExtensionClient {
+    http: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    /// `https://host[:port]` and the path every hook path is joined to (no trailing `/`).
+    base: String,
+}
+
+impl ExtensionClient {
+    /// A client for the server `config` names (`url`, or `service` as
+    /// `https://<name>.<namespace>.svc[:<port>]<path>`), trusting only its `caBundle`.
+    pub fn new(config: &ClientConfig) -> Result<Self, String> {
+        let base = base_url(config)?;
+        let tls = tls_config(config.ca_bundle.as_deref())?;
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(CONNECT_TIMEOUT));
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_only()
+            .enable_http1()
+            .wrap_connector(http);
+        let http = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(IDLE_TIMEOUT)
+            .pool_timer(TokioTimer::new())
+            .build(connector);
+        Ok(Self { http, base })
+    }
+
+    /// POSTs `request` (a hook request as JSON) to the hook `hook` (e.g. `GeneratePatches`),
+    /// handler `handler` (none for discovery), within `timeout`, and decodes the answer.
+    pub async fn call<R: DeserializeOwned>(
+        &self,
+        hook: &str,
+        handler: Option<&str>,
+        mut request: Value,
+        timeout: Duration,
+    ) -> Result<R, CallError> {
+        if let Some(fields) = request.as_object_mut() {
+            fields.insert("apiVersion".into(), Value::from(HOOKS_API_VERSION));
+            fields.insert("kind".into(), Value::from(format!("{hook}Request")));
+        }
+        let mut url = format!("{}/{HOOKS_API_VERSION}/{}", self.base, hook.to_lowercase());
+        if let Some(handler) = handler {
+            url = format!("{url}/{}", handler.to_lowercase());
+        }
+        // As Cluster API's client: the handler learns the caller's deadline (Go's Duration text).
+        let url = format!("{url}?timeout={}s", timeout.as_secs());
+        let body = serde_json::to_vec(&request).map_err(|e| CallError(e.to_string()))?;
+        let http_request = Request::post(&url)
+            .header(CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| CallError(format!("failed to create http request: {e}")))?;
+        let exchange = async {
+            let response = self
+                .http
+                .request(http_request)
+                .await
+                .map_err(|e| CallError(format!("Post {url:?}: {}", chain(&e))))?;
+            let status = response.status();
+            let bytes = Limited::new(response.into_body(), MAX_RESPONSE)
+                .collect()
+                .await
+                .map_err(|e| CallError(format!("failed to read the response: {e}")))?
+                .to_bytes();
+            if status != StatusCode::OK {
+                return Err(CallError(format!(
+                    "got response with status code {} != 200: response: {:?}",
+                    status.as_u16(),
+                    String::from_utf8_lossy(&bytes)
+                )));
+            }
+            serde_json::from_slice(&bytes).map_err(|e| CallError(format!("failed to decode response: {e}")))
+        };
+        tokio::time::timeout(timeout, exchange).await.map_err(|_| {
+            CallError(format!(
+                "Post {url:?}: http request timeout expired after {timeout:?}"
+            ))
+        })?
+    }
+}
+
+/// The scheme, authority and path prefix of the Extension server.
+fn base_url(config: &ClientConfig) -> Result<String, String> {
+    let url = match (&config.service, &config.url) {
+        (Some(service), _) => {
+            let port = service.port.map(|p| format!(":{p}")).unwrap_or_default();
+            let path = service.path.as_deref().unwrap_or_default();
+            format!("https://{}.{}.svc{port}{path}", service.name, service.namespace)
+        }
+        (None, Some(url)) => url.clone(),
+        (None, None) => {
+            return Err(
+                "failed to compute URL: at least one of service and url should be defined in config".into(),
+            )
+        }
+    };
+    let uri: Uri = url
+        .parse()
+        .map_err(|e| format!("failed to compute URL: failed to parse url from clientConfig: {e}"))?;
+    match (uri.scheme_str(), uri.authority()) {
+        (Some("https"), Some(authority)) => {
+            Ok(format!("https://{authority}{}", uri.path().trim_end_matches('/')))
+        }
+        (Some(scheme), _) if scheme != "https" => Err(format!(
+            "failed to compute URL: expected https scheme, got {scheme}"
+        )),
+        _ => Err(format!("failed to compute URL: {url:?} has no host")),
+    }
+}
+
+/// TLS that trusts the certificates of `ca_bundle` (base64 of PEM, as the API carries it) and
+/// nothing else.
+fn tls_config(ca_bundle: Option<&str>) -> Result<rustls::ClientConfig, String> {
+    let pem = STANDARD
+        .decode(ca_bundle.unwrap_or_default())
+        .map_err(|e| format!("failed to create tls config: caBundle is not base64: {e}"))?;
+    let mut roots = rustls::RootCertStore::empty();
+    for certificate in CertificateDer::pem_slice_iter(&pem) {
+        let certificate = certificate.map_err(|e| format!("failed to create tls config: caBundle: {e}"))?;
+        roots
+            .add(certificate)
+            .map_err(|e| format!("failed to create tls config: caBundle: {e}"))?;
+    }
+    if roots.is_empty() {
+        return Err("failed to create tls config: caBundle holds no certificate".into());
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("failed to create tls config: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}
+
+/// An error with its causes, `: `-separated (hyper's own message is only the outermost).
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text = format!("{text}: {cause}");
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::runtime::ServiceReference;
+
+    #[test]
+    fn the_base_url_comes_from_the_url_or_the_service() {
+        let url = |url: &str| ClientConfig {
+            url: Some(url.to_owned()),
+            ..ClientConfig::default()
+        };
+        assert_eq!(
+            base_url(&url("https://127.0.0.1:9443/")).unwrap(),
+            "https://127.0.0.1:9443"
+        );
+        assert_eq!(
+            base_url(&url("https://ext.example/prefix")).unwrap(),
+            "https://ext.example/prefix"
+        );
+        assert_eq!(
+            base_url(&url("http://ext.example")).unwrap_err(),
+            "failed to compute URL: expected https scheme, got http"
+        );
+        let service = ClientConfig {
+            service: Some(ServiceReference {
+                namespace: "ns".into(),
+                name: "ext".into(),
+                path: Some("/p".into()),
+                port: Some(8443),
+            }),
+            ..ClientConfig::default()
+        };
+        assert_eq!(base_url(&service).unwrap(), "https://ext.ns.svc:8443/p");
+    }
+
+    #[test]
+    fn a_client_needs_a_ca_bundle() {
+        let config = ClientConfig {
+            url: Some("https://127.0.0.1:9443".into()),
+            ..ClientConfig::default()
+        };
+        assert_eq!(
+            ExtensionClient::new(&config).unwrap_err(),
+            "failed to create tls config: caBundle holds no certificate"
+        );
+    }
+}

@@ -1,0 +1,12 @@
+//! Runtime Extensions: the HTTPS client of an Extension server, the registry of the handlers
+//! discovery finds, and the engine's external-patch seam implemented over both.
+
+mod client;
+mod extensions;
+mod registry;
+mod response;
+
+pub use client::{CallError, ExtensionClient};
+pub use extensions::{NamespaceLabels, RuntimeExtensions};
+pub use registry::{Registration, Registry};
+pub use response::{HookResponse, IgnorableResponse};

@@ -1,0 +1,79 @@
+//! A ClusterClass's patches applied to a plan's templates, in the class's order: inline patches
+//! by the engine, external ones by their GeneratePatches extension (request built and answer
+//! applied here, the call made through [`ExternalPatches`]); then every ValidateTopology extension
+//! judges the result.
+
+use super::blueprint::Blueprint;
+use super::error::TopologyError;
+use crate::api::labels::VARIABLE_DEFINITION_FROM_INLINE;
+use crate::patches::external::ExternalPatches;
+use crate::patches::hook_requests::{
+    apply_response, defined_by, generate_request, validate_request, HookInputs,
+};
+use crate::patches::inline::{ItemCache, PatchItem};
+use crate::patches::template::ExecOptions;
+
+/// Applies the class's patches to `items` (templates of a Cluster in `namespace`), then validates
+/// them with the external patches' ValidateTopology extensions.
+pub(super) fn apply_patches(
+    blueprint: &Blueprint,
+    items: &mut [PatchItem],
+    inputs: &HookInputs<'_>,
+    namespace: &str,
+    external: &dyn ExternalPatches,
+) -> Result<(), TopologyError> {
+    let class = &blueprint.class;
+    let options = ExecOptions::default();
+    // What each inline patch reads of an item (kinds, converted variables), computed once: an
+    // external patch changes only templates' specs, never their kinds or variables.
+    let caches = ItemCache::of_items(items);
+    for patch in &class.spec.patches {
+        let error = |reason: String| TopologyError::External {
+            patch: patch.name.clone(),
+            reason,
+        };
+        if let Some(definition) = &patch.external {
+            // Cluster API makes a generator of every patch: one with neither definitions nor a
+            // generateExtension has none.
+            let extension = definition.generate_extension.as_deref().ok_or_else(|| {
+                error("failed to create patch generator: no generateExtension is set".into())
+            })?;
+            let defined = defined_by(class.status.as_ref(), &patch.name);
+            let request = generate_request(items, inputs, &defined, &definition.settings);
+            let response = external.generate(extension, namespace, &request).map_err(error)?;
+            apply_response(items, &response).map_err(error)?;
+        } else if let Some(compiled) = blueprint.patches.iter().find(|p| p.name() == patch.name) {
+            compiled.apply_cached(items, &caches, &options)?;
+        }
+    }
+    // The validation request carries the variables as the last patch was given them: Cluster
+    // API builds it from the GeneratePatches request it filled patch by patch.
+    let last_from = class
+        .spec
+        .patches
+        .last()
+        .map_or(VARIABLE_DEFINITION_FROM_INLINE, |patch| {
+            if patch.external.is_some() {
+                &patch.name
+            } else {
+                VARIABLE_DEFINITION_FROM_INLINE
+            }
+        });
+    let defined = defined_by(class.status.as_ref(), last_from);
+    for patch in &class.spec.patches {
+        let Some(definition) = &patch.external else {
+            continue;
+        };
+        let Some(extension) = definition.validate_extension.as_deref() else {
+            continue;
+        };
+        let request = validate_request(items, inputs, &defined, &definition.settings);
+        external
+            .validate(extension, namespace, &request)
+            .map_err(|reason| TopologyError::External {
+                patch: patch.name.clone(),
+                reason: format!("validation failed: {reason}"),
+            })?;
+    }
+    Ok(())
+}
