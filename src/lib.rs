@@ -14,6 +14,7 @@ pub mod controller;
 pub mod decode;
 pub mod field;
 pub mod metrics;
+pub mod offline;
 pub mod patches;
 pub mod runtime;
 pub mod server;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use capi_topology::store::apply::{apply, Verdict};
+use capi_topology::offline::apply::{apply, Verdict};
 use capi_topology::store::{parse_manifests, MemoryStore};
 use rstest::rstest;
 

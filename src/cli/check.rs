@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::files::read;
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::clock::now_rfc3339;
-use crate::store::apply::{apply, Applied, Verdict};
+use crate::offline::apply::{apply, Applied, Verdict};
 use crate::store::MemoryStore;
 
 /// Output formats of `check`.

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use serde_json::Value;
 
 use crate::clock::now_rfc3339;
-use crate::store::apply::{apply, Verdict};
+use crate::offline::apply::{apply, Verdict};
 use crate::store::{parse_manifests, MemoryStore};
 
 /// Manifest file endings read from a directory.

@@ -15,7 +15,7 @@ use crate::api::runtime::ExtensionConfig;
 use crate::api::Cluster;
 use crate::decode::decode_value;
 use crate::runtime::{NamespaceLabels, RuntimeExtensions};
-use crate::store::apply::{apply, Verdict};
+use crate::offline::apply::{apply, Verdict};
 use crate::store::{MemoryStore, ObjectSource};
 use crate::topology::diff::{diff, Change};
 use crate::topology::upgrade_report::pending;

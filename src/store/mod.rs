@@ -1,7 +1,6 @@
 //! Where objects come from: the [`ObjectSource`] trait the engine reads through, and its
 //! in-memory implementation for files and tests.
 
-pub mod apply;
 mod class_entry;
 mod manifest;
 mod memory;

@@ -2,7 +2,7 @@ use serde_json::json;
 
 use super::*;
 use crate::decode::decode_value;
-use crate::store::apply::{apply, Verdict};
+use crate::offline::apply::{apply, Verdict};
 use crate::store::{parse_manifests, MemoryStore};
 
 const NOW: &str = "2026-01-01T00:00:00Z";

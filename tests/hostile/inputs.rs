@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use capi_topology::admission::{request::review_json, Kind};
-use capi_topology::store::apply::{apply, Verdict};
+use capi_topology::offline::apply::{apply, Verdict};
 use capi_topology::store::{parse_manifests, MemoryStore};
 use kube::core::admission::Operation;
 use serde_json::{json, Value};

@@ -7,7 +7,7 @@ use kube::core::admission::{AdmissionResponse, Operation};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::{group_of, MemoryStore, ObjectSource, StoreError};
+use crate::store::{group_of, MemoryStore, ObjectSource, StoreError};
 use crate::admission::{self, Kind, Webhook};
 use crate::api::ClusterClass;
 use crate::decode::decode_value;
