@@ -12,12 +12,13 @@ duration="${1:-15}"
 command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2; exit 1; }
 
 cargo build --release --quiet
+bin="${CARGO_TARGET_DIR:-target}/release/capi-topology"
 work=$(mktemp -d)
 server_pid=""
 cleanup() { [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-target/release/capi-topology certs --out "$work/certs" --dns localhost --ip 127.0.0.1 2>/dev/null
+"$bin" certs --out "$work/certs" --dns localhost --ip 127.0.0.1 2>/dev/null
 python3 benches/load/review.py examples/quickstart/10-cluster-dev.yaml > "$work/review.json"
 port=$((20000 + RANDOM % 20000)); metrics=$((port + 1))
 
@@ -25,7 +26,7 @@ run() {
   local mode=$1 connections=$2
   local close=()
   [[ "$mode" == fresh ]] && close=(-H "Connection: close")
-  target/release/capi-topology serve --objects examples/quickstart/ --cert-dir "$work/certs" \
+  "$bin" serve --objects examples/quickstart/ --cert-dir "$work/certs" \
     --bind-address "127.0.0.1:$port" --metrics-addr "127.0.0.1:$metrics" --log-level warn &
   server_pid=$!
   for _ in $(seq 50); do curl -sf "http://127.0.0.1:$metrics/readyz" >/dev/null && break; sleep 0.1; done
