@@ -5,31 +5,19 @@ use std::fmt;
 
 use serde_json::Value;
 
-/// One step of a [`FieldPath`].
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Segment {
-    /// A struct field: `.name`.
-    Child(String),
-    /// A list position: `[3]`.
-    Index(usize),
-    /// A map key or list entry addressed by name: `[cpu]`.
-    Key(String),
-}
-
 /// A path to a field of an object, e.g. `spec.topology.variables[cpu].value`.
 ///
-/// Cheap to clone and extend: every builder returns a new path and leaves `self` alone.
+/// Kept as the text the API server prints, so extending a path is one allocation and showing it
+/// none; every builder returns a new path and leaves `self` alone.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct FieldPath {
-    segments: Vec<Segment>,
+    text: String,
 }
 
 impl FieldPath {
     /// A path starting at the given top-level field (`FieldPath::new("spec")`).
     pub fn new(root: &str) -> Self {
-        Self {
-            segments: vec![Segment::Child(root.to_owned())],
-        }
+        Self::root().child(root)
     }
 
     /// The empty path (the object itself).
@@ -39,59 +27,57 @@ impl FieldPath {
 
     /// Parses a dotted path such as `spec.topology.version` (no indexes or keys).
     pub fn parse_dotted(path: &str) -> Self {
-        Self {
-            segments: path
-                .split('.')
-                .filter(|s| !s.is_empty())
-                .map(|s| Segment::Child(s.to_owned()))
-                .collect(),
-        }
+        path.split('.')
+            .filter(|s| !s.is_empty())
+            .fold(Self::root(), |p, s| p.child(s))
     }
 
     /// This path followed by a struct field.
     pub fn child(&self, name: &str) -> Self {
-        self.with(Segment::Child(name.to_owned()))
+        let separator = if self.text.is_empty() { "" } else { "." };
+        self.with(&[separator, name])
     }
 
     /// This path followed by several struct fields (`p.children(&["a", "b"])` is `p.a.b`).
     pub fn children(&self, names: &[&str]) -> Self {
-        names.iter().fold(self.clone(), |p, n| p.child(n))
+        let mut text =
+            String::with_capacity(self.text.len() + names.iter().map(|n| n.len() + 1).sum::<usize>());
+        text.push_str(&self.text);
+        for name in names {
+            if !text.is_empty() {
+                text.push('.');
+            }
+            text.push_str(name);
+        }
+        Self { text }
     }
 
     /// This path followed by a list index.
     pub fn index(&self, index: usize) -> Self {
-        self.with(Segment::Index(index))
+        self.with(&["[", &index.to_string(), "]"])
     }
 
     /// This path followed by a map key or a named list entry.
     pub fn key(&self, key: &str) -> Self {
-        self.with(Segment::Key(key.to_owned()))
+        self.with(&["[", key, "]"])
     }
 
     /// True for the empty path.
     pub fn is_root(&self) -> bool {
-        self.segments.is_empty()
+        self.text.is_empty()
     }
 
-    fn with(&self, segment: Segment) -> Self {
-        let mut segments = Vec::with_capacity(self.segments.len() + 1);
-        segments.extend_from_slice(&self.segments);
-        segments.push(segment);
-        Self { segments }
+    fn with(&self, parts: &[&str]) -> Self {
+        let mut text = String::with_capacity(self.text.len() + parts.iter().map(|p| p.len()).sum::<usize>());
+        text.push_str(&self.text);
+        parts.iter().for_each(|part| text.push_str(part));
+        Self { text }
     }
 }
 
 impl fmt::Display for FieldPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, segment) in self.segments.iter().enumerate() {
-            match segment {
-                Segment::Child(name) if i == 0 => f.write_str(name)?,
-                Segment::Child(name) => write!(f, ".{name}")?,
-                Segment::Index(index) => write!(f, "[{index}]")?,
-                Segment::Key(key) => write!(f, "[{key}]")?,
-            }
-        }
-        Ok(())
+        f.write_str(&self.text)
     }
 }
 

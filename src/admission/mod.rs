@@ -4,6 +4,7 @@ pub mod cluster;
 pub mod cluster_class;
 pub mod cluster_resource_set;
 pub mod cluster_resource_set_binding;
+mod diff;
 pub mod extension_config;
 pub mod health_check;
 pub mod request;

@@ -273,7 +273,7 @@ fn mutate<T: Admitted>(
     let mut defaulted = object;
     let outcome = defaulted.default(old, source);
     let patch = match (before, serde_json::to_value(&defaulted)) {
-        (Ok(before), Ok(after)) => json_patch::diff(&before, &after),
+        (Ok(before), Ok(after)) => super::diff::diff(&before, &after),
         (Err(err), _) | (_, Err(err)) => {
             return deny_bad_request(response, &format!("cannot encode {}: {err}", T::KIND.name()))
         }

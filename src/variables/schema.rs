@@ -2,6 +2,7 @@
 //! validate values, reporting errors in the words the API server uses for custom resources.
 
 use std::collections::BTreeMap;
+use std::fmt::Write;
 
 use regex::{Regex, RegexBuilder};
 use serde_json::Value;
@@ -49,34 +50,40 @@ impl Schema {
     /// Adds to `out` the dotted paths of object fields the schema does not declare (and does
     /// not preserve), as the API server would prune them.
     pub fn unknown_fields(&self, value: &Value, prefix: &str, out: &mut Vec<String>) {
-        self.collect_unknown(value, prefix, out, 0);
+        self.collect_unknown(value, &mut prefix.to_owned(), out, 0);
     }
 
-    fn collect_unknown(&self, value: &Value, prefix: &str, out: &mut Vec<String>, depth: usize) {
+    /// `path` is the dotted path of `value`: extended for each child and restored after it, so
+    /// only the reported paths are allocated.
+    fn collect_unknown(&self, value: &Value, path: &mut String, out: &mut Vec<String>, depth: usize) {
         if depth > MAX_DEPTH || self.props.x_preserve_unknown_fields {
             return;
         }
+        let length = path.len();
         match value {
             Value::Object(map) => {
                 for (key, child) in map {
-                    let child_path = if prefix.is_empty() {
-                        key.clone()
-                    } else {
-                        format!("{prefix}.{key}")
-                    };
-                    if let Some(schema) = self.properties.get(key) {
-                        schema.collect_unknown(child, &child_path, out, depth + 1);
-                    } else if let Some(schema) = &self.additional {
-                        schema.collect_unknown(child, &child_path, out, depth + 1);
-                    } else if self.props.x_int_or_string || !self.props.type_.is_empty() {
-                        out.push(child_path);
+                    if !path.is_empty() {
+                        path.push('.');
                     }
+                    path.push_str(key);
+                    if let Some(schema) = self.properties.get(key) {
+                        schema.collect_unknown(child, path, out, depth + 1);
+                    } else if let Some(schema) = &self.additional {
+                        schema.collect_unknown(child, path, out, depth + 1);
+                    } else if self.props.x_int_or_string || !self.props.type_.is_empty() {
+                        out.push(path.clone());
+                    }
+                    path.truncate(length);
                 }
             }
             Value::Array(items) => {
                 if let Some(schema) = &self.items {
                     for (i, item) in items.iter().enumerate() {
-                        schema.collect_unknown(item, &format!("{prefix}[{i}]"), out, depth + 1);
+                        // Writing to a String cannot fail.
+                        let _ = write!(path, "[{i}]");
+                        schema.collect_unknown(item, path, out, depth + 1);
+                        path.truncate(length);
                     }
                 }
             }

@@ -80,15 +80,16 @@ impl CompiledVariables {
     /// Cluster-level defaulting: existing entries keep their order and get nested defaults; then
     /// every absent variable with a top-level default is appended in the order of the class's
     /// status, which is by name as Cluster API writes it (one entry per definition, with
-    /// `definitionFrom`, when the definitions conflict).
+    /// `definitionFrom`, when the definitions conflict). Defaults `values` in place.
     pub fn default_cluster_variables(
         &self,
-        values: &[ClusterVariable],
+        values: Vec<ClusterVariable>,
         path: &FieldPath,
     ) -> Result<Vec<ClusterVariable>, FieldErrors> {
         let mut defaulted = self.default_override_variables(values, path)?;
+        let mut appended = Vec::new();
         // Nested defaulting adds no entry: what `values` sets is what `defaulted` sets.
-        let mut present = Presence::of(values);
+        let mut present = Presence::of(&defaulted);
         for variable in &self.variables {
             for definition in &variable.definitions {
                 let from = if variable.conflict {
@@ -107,7 +108,7 @@ impl CompiledVariables {
                     let mut value = default.clone();
                     apply_defaults(schema, &mut value);
                     present.add(&variable.name, from);
-                    defaulted.push(ClusterVariable {
+                    appended.push(ClusterVariable {
                         name: variable.name.clone(),
                         definition_from: from.to_owned(),
                         value,
@@ -118,22 +119,22 @@ impl CompiledVariables {
                 }
             }
         }
+        defaulted.append(&mut appended);
         Ok(defaulted)
     }
 
-    /// Override lists: nested defaults of the entries given; never new entries.
+    /// Override lists: nested defaults of the entries given, in place; never new entries.
     pub fn default_override_variables(
         &self,
-        values: &[ClusterVariable],
+        mut values: Vec<ClusterVariable>,
         _path: &FieldPath,
     ) -> Result<Vec<ClusterVariable>, FieldErrors> {
-        let mut defaulted = values.to_vec();
-        for value in &mut defaulted {
+        for value in &mut values {
             if let Some(Ok((schema, _))) = self.definition_for(value).map(|d| &d.compiled) {
                 apply_defaults(schema, &mut value.value);
             }
         }
-        Ok(defaulted)
+        Ok(values)
     }
 
     /// Validates Cluster-level values: required variables set, then each value as
@@ -408,7 +409,7 @@ mod tests {
     fn defaults_keep_order_fill_nested_and_append_in_class_order() {
         let defaulted = compiled()
             .default_cluster_variables(
-                &values("[{name: etcd, value: {dir: /d}}, {name: size, value: 3}]"),
+                values("[{name: etcd, value: {dir: /d}}, {name: size, value: 3}]"),
                 &path(),
             )
             .unwrap();
@@ -430,7 +431,7 @@ mod tests {
     #[test]
     fn overrides_get_nested_defaults_but_no_new_entries() {
         let defaulted = compiled()
-            .default_override_variables(&values("[{name: etcd, value: {}}]"), &path())
+            .default_override_variables(values("[{name: etcd, value: {}}]"), &path())
             .unwrap();
         assert_eq!(defaulted.len(), 1);
         assert_eq!(defaulted[0].value, json!({"tag": "3.5"}));
@@ -494,7 +495,7 @@ mod tests {
     fn null_values_take_the_top_level_default() {
         let defaulted = compiled()
             .default_override_variables(
-                &values("[{name: region, value: null}, {name: etcd, value: null}]"),
+                values("[{name: region, value: null}, {name: etcd, value: null}]"),
                 &path(),
             )
             .unwrap();

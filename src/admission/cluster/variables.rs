@@ -22,7 +22,8 @@ pub fn default_and_validate(cluster: &mut Cluster, old: Option<&Cluster>, entry:
         return errors;
     };
     let topology_path = FieldPath::new("spec").child("topology");
-    match compiled.default_cluster_variables(&topology.variables, &topology_path.child("variables")) {
+    let values = std::mem::take(&mut topology.variables);
+    match compiled.default_cluster_variables(values, &topology_path.child("variables")) {
         Ok(defaulted) => topology.variables = defaulted,
         Err(e) => errors.extend(e),
     }
@@ -69,17 +70,16 @@ fn validate_lists(cluster: &Cluster, old: Option<&Cluster>, compiled: &CompiledV
     let path = FieldPath::new("spec").children(&["topology", "variables"]);
     let old_values = old_topology.map(|t| t.variables.as_slice());
     errors.extend(compiled.validate_cluster_variables(&topology.variables, old_values, &path));
-    let old_lists: HashMap<String, &[ClusterVariable]> = old
+    let old_lists: HashMap<FieldPath, &[ClusterVariable]> = old
         .map(|o| override_values(o))
         .unwrap_or_default()
         .into_iter()
-        .map(|(path, values)| (path.to_string(), values))
         .collect();
     for (path, values) in override_values(cluster) {
         if values.is_empty() {
             continue;
         }
-        let old_values = old_lists.get(&path.to_string()).copied();
+        let old_values = old_lists.get(&path).copied();
         errors.extend(compiled.validate_override_variables(values, old_values, &path));
     }
     errors
@@ -94,7 +94,8 @@ fn default_overrides(
     if overrides.overrides.is_empty() {
         return;
     }
-    match compiled.default_override_variables(&overrides.overrides, path) {
+    let values = std::mem::take(&mut overrides.overrides);
+    match compiled.default_override_variables(values, path) {
         Ok(defaulted) => overrides.overrides = defaulted,
         Err(e) => errors.extend(e),
     }

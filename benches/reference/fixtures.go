@@ -1,0 +1,75 @@
+package reference
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/v1beta1"
+)
+
+// Paths of the admission webhooks the reference registers for the two kinds.
+const (
+	MutateCluster        = "/mutate-cluster-x-k8s-io-v1beta1-cluster"
+	ValidateCluster      = "/validate-cluster-x-k8s-io-v1beta1-cluster"
+	ValidateClusterClass = "/validate-cluster-x-k8s-io-v1beta1-clusterclass"
+)
+
+// Fixture reads one YAML manifest of benches/fixtures (the directory given) as JSON, the
+// comment lines dropped.
+func Fixture(dir, name string) ([]byte, error) {
+	text, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return nil, err
+	}
+	return yaml.YAMLToJSON(text)
+}
+
+// Decode reads a JSON object into a typed one.
+func Decode[T any](raw []byte) (*T, error) {
+	var object T
+	if err := json.Unmarshal(raw, &object); err != nil {
+		return nil, err
+	}
+	return &object, nil
+}
+
+// Review is the AdmissionReview the API server sends for `operation` on `object` (`old` for an
+// UPDATE): the same fields as benches/admission.rs sends (admission::request::review_json).
+func Review(kind, resource, operation string, object, old []byte) ([]byte, error) {
+	var meta struct {
+		Metadata struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(object, &meta); err != nil {
+		return nil, err
+	}
+	namespace := meta.Metadata.Namespace
+	if namespace == "" {
+		namespace = "default"
+	}
+	if old == nil {
+		old = []byte("null")
+	}
+	gvk := map[string]string{"group": clusterv1.GroupVersion.Group, "version": "v1beta1", "kind": kind}
+	gvr := map[string]string{"group": clusterv1.GroupVersion.Group, "version": "v1beta1", "resource": resource}
+	return json.Marshal(map[string]any{
+		"apiVersion": "admission.k8s.io/v1",
+		"kind":       "AdmissionReview",
+		"request": map[string]any{
+			"uid":  fmt.Sprintf("%s-%s", strings.ToLower(kind), meta.Metadata.Name),
+			"kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
+			"name": meta.Metadata.Name, "namespace": namespace, "operation": operation,
+			"userInfo":  map[string]string{"username": "capi-topology"},
+			"object":    json.RawMessage(object),
+			"oldObject": json.RawMessage(old),
+			"dryRun":    false,
+		},
+	})
+}
