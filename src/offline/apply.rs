@@ -7,10 +7,10 @@ use kube::core::admission::{AdmissionResponse, Operation};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::store::{group_of, MemoryStore, ObjectSource, StoreError};
 use crate::admission::{self, Kind, Webhook};
 use crate::api::ClusterClass;
 use crate::decode::decode_value;
+use crate::store::{group_of, MemoryStore, ObjectSource, StoreError};
 use crate::topology::class_status::class_status;
 
 /// What applying one object came to.

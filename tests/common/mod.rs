@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use capi_topology::metrics::Metrics;
+use capi_topology::offline::apply::{apply, Verdict};
 use capi_topology::server::dev_certs::generate;
 use capi_topology::server::{serve, AppState, Readiness, ServerConfig, ServerLimits};
-use capi_topology::offline::apply::{apply, Verdict};
 use capi_topology::store::{parse_manifests, MemoryStore};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
