@@ -476,12 +476,23 @@ impl Extension {
         let config = rustls::ClientConfig::builder()
             .with_root_certificates(roots)
             .with_no_client_auth();
-        let tcp = tokio::net::TcpStream::connect(self.addr).await.unwrap();
-        let server_name = ServerName::try_from("127.0.0.1").unwrap();
-        let tls = TlsConnector::from(Arc::new(config))
-            .connect(server_name, tcp)
-            .await
-            .expect("TLS handshake with the dev CA's certificate for 127.0.0.1");
+        let connector = TlsConnector::from(Arc::new(config));
+        // The extension accepts TCP connections a moment before it serves TLS on them (its
+        // certificate watcher starts beside the listener): a handshake reset right after start
+        // is retried a few times, any other failure is not.
+        let mut attempts = 0;
+        let tls = loop {
+            let tcp = tokio::net::TcpStream::connect(self.addr).await.unwrap();
+            let server_name = ServerName::try_from("127.0.0.1").unwrap();
+            match connector.connect(server_name, tcp).await {
+                Ok(tls) => break tls,
+                Err(err) if attempts < 20 && err.kind() == std::io::ErrorKind::ConnectionReset => {
+                    attempts += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(err) => panic!("TLS handshake with the dev CA's certificate for 127.0.0.1: {err}"),
+            }
+        };
         let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
             .await
             .unwrap();
