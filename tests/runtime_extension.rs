@@ -446,19 +446,49 @@ impl Extension {
         panic!("the extension did not start listening on three ports");
     }
 
-    /// True once a TCP connection succeeds; false if the process exits first (port taken).
+    /// True once a TLS handshake with this extension's own CA succeeds (so it is this process
+    /// that answers, not another test's extension that took the port); false if the process
+    /// exits first (port taken).
     fn wait_until_listening(&mut self) -> bool {
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
             if self.child.try_wait().ok().flatten().is_some() {
                 return false;
             }
-            if std::net::TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)).is_ok() {
+            if self.handshakes() {
                 return true;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        panic!("the extension did not listen on {} within 30 s", self.addr);
+        panic!("the extension did not serve TLS on {} within 30 s", self.addr);
+    }
+
+    /// Whether a blocking TLS handshake with the dev CA as the only root succeeds.
+    fn handshakes(&self) -> bool {
+        let Ok(mut tcp) = std::net::TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)) else {
+            return false;
+        };
+        let _ = tcp.set_read_timeout(Some(Duration::from_secs(2)));
+        let mut roots = rustls::RootCertStore::empty();
+        let Ok(ca) = CertificateDer::from_pem_slice(self.ca_pem.as_bytes()) else {
+            return false;
+        };
+        if roots.add(ca).is_err() {
+            return false;
+        }
+        let config = rustls::ClientConfig::builder()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let server_name = ServerName::try_from("127.0.0.1").expect("an IP server name");
+        let Ok(mut connection) = rustls::ClientConnection::new(Arc::new(config), server_name) else {
+            return false;
+        };
+        while connection.is_handshaking() {
+            if connection.complete_io(&mut tcp).is_err() {
+                return false;
+            }
+        }
+        true
     }
 
     /// POSTs `body` to the hook `path` (below the hooks API path) and decodes the answer.
