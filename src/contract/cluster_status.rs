@@ -252,18 +252,7 @@ impl Next<'_> {
                 self.status.remove("failureDomains");
             }
         }
-        if !was_ready {
-            let name = cluster
-                .pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            self.event(
-                false,
-                "InfrastructureReady",
-                format!("Cluster {name} InfrastructureReady is now True"),
-            );
-        }
-        self.status.insert("infrastructureReady".to_owned(), json!(true));
+        self.mark_ready(cluster, "infrastructureReady", INFRASTRUCTURE_READY);
     }
 
     fn control_plane(&mut self, cluster: &Value, referenced: Option<Referenced<'_>>, deleting: bool) {
@@ -322,18 +311,20 @@ impl Next<'_> {
             return;
         }
         self.take_endpoint(object);
-        if !was_ready {
+        self.mark_ready(cluster, "controlPlaneReady", CONTROL_PLANE_READY);
+    }
+
+    /// Sets the status flag `key` (it never goes back to false), with an event named after
+    /// `condition` the first time.
+    fn mark_ready(&mut self, cluster: &Value, key: &str, condition: &str) {
+        if !self.flag(key) {
             let name = cluster
                 .pointer("/metadata/name")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            self.event(
-                false,
-                "ControlPlaneReady",
-                format!("Cluster {name} ControlPlaneReady is now True"),
-            );
+            self.event(false, condition, format!("Cluster {name} {condition} is now True"));
         }
-        self.status.insert("controlPlaneReady".to_owned(), json!(true));
+        self.status.insert(key.to_owned(), json!(true));
     }
 
     /// Pending, Provisioning, Provisioned, Failed, Deleting: the later that applies wins.
