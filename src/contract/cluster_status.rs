@@ -322,7 +322,11 @@ impl Next<'_> {
                 .pointer("/metadata/name")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            self.event(false, condition, format!("Cluster {name} {condition} is now True"));
+            self.event(
+                false,
+                condition,
+                format!("Cluster {name} {condition} is now True"),
+            );
         }
         self.status.insert(key.to_owned(), json!(true));
     }

@@ -4,8 +4,7 @@
 //! [`contract::cluster_status`](crate::contract::cluster_status)), and deletes a Cluster's
 //! objects in order behind its finalizer ([`contract::deletion`](crate::contract::deletion)).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
@@ -18,6 +17,7 @@ use kube::Resource;
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
+use super::backoff::Backoff;
 use super::sync::{Outcome, Syncer};
 use crate::api::labels::PAUSED_ANNOTATION;
 use crate::clock::now_rfc3339;
@@ -40,8 +40,10 @@ const DELETION_POLL: Duration = Duration::from_secs(10);
 const UNSERVED_RETRY: Duration = Duration::from_secs(60);
 /// Periodic resync of a settled Cluster.
 const RESYNC: Duration = Duration::from_secs(600);
-const FIRST_RETRY: Duration = Duration::from_secs(1);
-const MAX_RETRY: Duration = Duration::from_secs(300);
+/// The first retry after a failed reconcile (doubling per further failure).
+pub const FIRST_RETRY: Duration = Duration::from_secs(1);
+/// The longest wait between retries of a failing Cluster.
+pub const MAX_RETRY: Duration = Duration::from_secs(300);
 
 /// What every reconcile shares.
 pub struct Context {
@@ -54,7 +56,7 @@ pub struct Context {
     /// The Cluster resource.
     pub resource: ApiResource,
     /// Consecutive failed reconciles per Cluster, for the retry backoff.
-    pub failures: Mutex<HashMap<String, u32>>,
+    pub failures: Backoff,
 }
 
 /// Why a reconcile failed (an API call); the Cluster is retried with backoff.
@@ -125,10 +127,7 @@ pub async fn reconcile(cluster: Arc<DynamicObject>, ctx: Arc<Context>) -> Result
     } else {
         Action::requeue(RESYNC)
     };
-    ctx.failures
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .remove(&format!("{namespace}/{name}"));
+    ctx.failures.succeeded(&format!("{namespace}/{name}"));
     Ok(next)
 }
 
@@ -139,15 +138,7 @@ pub fn on_error(cluster: Arc<DynamicObject>, error: &ReconcileError, ctx: Arc<Co
         cluster.metadata.namespace.as_deref().unwrap_or_default(),
         cluster.metadata.name.as_deref().unwrap_or_default()
     );
-    let failures = {
-        let mut failures = ctx.failures.lock().unwrap_or_else(PoisonError::into_inner);
-        let count = failures.entry(key.clone()).or_default();
-        *count += 1;
-        *count
-    };
-    let delay = FIRST_RETRY
-        .saturating_mul(1 << failures.saturating_sub(1).min(16))
-        .min(MAX_RETRY);
+    let (failures, delay) = ctx.failures.failed(&key);
     tracing::warn!(cluster = %key, error = %error, failures, retry_in = ?delay, "Cluster infrastructure reconcile failed");
     Action::requeue(delay)
 }

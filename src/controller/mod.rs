@@ -5,6 +5,7 @@
 //! ([`topology::reconcile`](crate::topology::reconcile),
 //! [`topology::class_status`](crate::topology::class_status)); this module only carries that out.
 
+mod backoff;
 mod cluster_class;
 mod cluster_infrastructure;
 mod cluster_resource_set;
@@ -87,7 +88,7 @@ pub async fn run(
         syncer: sync::Syncer::new(client.clone()),
         recorder: Recorder::new(client.clone(), reporter.clone()),
         resource: clusters.clone(),
-        failures: std::sync::Mutex::default(),
+        failures: backoff::Backoff::new(topology::FIRST_RETRY, topology::MAX_RETRY),
     });
     let class_ctx = Arc::new(cluster_class::Context {
         cache: cache.clone(),
@@ -100,7 +101,10 @@ pub async fn run(
         syncer: sync::Syncer::new(client.clone()),
         recorder: Recorder::new(client.clone(), reporter.clone()),
         resource: clusters.clone(),
-        failures: std::sync::Mutex::default(),
+        failures: backoff::Backoff::new(
+            cluster_infrastructure::FIRST_RETRY,
+            cluster_infrastructure::MAX_RETRY,
+        ),
     });
     let config = || watcher::Config::default().any_semantic();
 

@@ -2,8 +2,7 @@
 //! [`topology::reconcile`](crate::topology::reconcile) decides and reports it in the Cluster's
 //! `TopologyReconciled` condition and in events.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use kube::api::DynamicObject;
@@ -13,6 +12,7 @@ use kube::runtime::events::{Event, EventType, Recorder};
 use kube::Resource;
 use serde_json::Value;
 
+use super::backoff::Backoff;
 use super::sync::{Outcome, Syncer};
 use crate::api::labels::PAUSED_ANNOTATION;
 use crate::api::Cluster;
@@ -42,18 +42,13 @@ pub struct Context {
     /// The Cluster resource.
     pub resource: ApiResource,
     /// Consecutive failed reconciles per Cluster (`namespace/name`), for the retry backoff.
-    pub failures: Mutex<HashMap<String, u32>>,
+    pub failures: Backoff,
 }
 
 /// The first retry after a failed reconcile; each further failure doubles it, up to [`MAX_RETRY`].
-const FIRST_RETRY: Duration = Duration::from_secs(2);
-const MAX_RETRY: Duration = Duration::from_secs(300);
-
-/// The delay before retrying after the `failures`-th consecutive failure (1 for the first).
-fn backoff(failures: u32) -> Duration {
-    let doublings = failures.saturating_sub(1).min(16);
-    FIRST_RETRY.saturating_mul(1 << doublings).min(MAX_RETRY)
-}
+pub const FIRST_RETRY: Duration = Duration::from_secs(2);
+/// The longest wait between retries of a failing Cluster.
+pub const MAX_RETRY: Duration = Duration::from_secs(300);
 
 /// Why a reconcile failed (an API call); the Cluster is retried.
 #[derive(Debug, thiserror::Error)]
@@ -119,23 +114,14 @@ pub async fn reconcile_cluster(
         }
     };
     report(&ctx, &cluster, &object, decided.as_ref()).await?;
-    ctx.failures
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .remove(&cluster_key(&cluster));
+    ctx.failures.succeeded(&cluster_key(&cluster));
     Ok(next)
 }
 
 /// Requeue after a failed reconcile, backing off exponentially while the Cluster keeps failing.
 pub fn on_error(cluster: Arc<DynamicObject>, error: &ReconcileError, ctx: Arc<Context>) -> Action {
     let key = cluster_key(&cluster);
-    let failures = {
-        let mut failures = ctx.failures.lock().unwrap_or_else(PoisonError::into_inner);
-        let count = failures.entry(key.clone()).or_default();
-        *count += 1;
-        *count
-    };
-    let delay = backoff(failures);
+    let (failures, delay) = ctx.failures.failed(&key);
     tracing::warn!(cluster = %key, error = %error, failures, retry_in = ?delay, "topology reconcile failed");
     Action::requeue(delay)
 }
@@ -293,19 +279,5 @@ fn failed(what: &str, object: &Value, source: kube::Error) -> ReconcileError {
     ReconcileError {
         what: format!("cannot {what} {}", describe(object)),
         source,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn retries_back_off_exponentially_up_to_a_cap() {
-        assert_eq!(backoff(1), Duration::from_secs(2));
-        assert_eq!(backoff(2), Duration::from_secs(4));
-        assert_eq!(backoff(5), Duration::from_secs(32));
-        assert_eq!(backoff(9), MAX_RETRY);
-        assert_eq!(backoff(u32::MAX), MAX_RETRY);
     }
 }
