@@ -63,7 +63,9 @@ fn objects_of(found: Option<Value>) -> Result<Vec<String>, String> {
     Ok(resource.objects.iter().map(describe).collect())
 }
 
-fn describe(object: &Value) -> String {
+/// `Kind namespace/name` (or `Kind name` for a cluster-scoped object), as the preview and the
+/// controller's messages name an object.
+pub fn describe(object: &Value) -> String {
     let text = |pointer: &str| {
         object
             .pointer(pointer)

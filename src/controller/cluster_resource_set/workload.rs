@@ -14,6 +14,7 @@ use kube::discovery::{self, Scope};
 use kube::{Client, Config};
 use serde_json::Value;
 
+use crate::addons::preview::describe;
 use crate::addons::work::ApplyMode;
 use crate::controller::FIELD_MANAGER;
 
@@ -220,20 +221,6 @@ fn classify(what: &str, error: &kube::Error) -> WorkloadError {
         kube::Error::Api(status) => WorkloadError::Refused(format!("{what}: {}", status.message)),
         kube::Error::Discovery(e) => WorkloadError::Refused(format!("{what}: {e}")),
         other => WorkloadError::Unreachable(format!("cannot reach its API server: {}", root_cause(other))),
-    }
-}
-
-/// `Kind namespace/name` (or `Kind name`).
-fn describe(object: &Value) -> String {
-    let text = |pointer: &str| {
-        object
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    };
-    match text("/metadata/namespace") {
-        "" => format!("{} {}", text("/kind"), text("/metadata/name")),
-        namespace => format!("{} {namespace}/{}", text("/kind"), text("/metadata/name")),
     }
 }
 
