@@ -3,6 +3,8 @@
 //! `__dash__` and `__slash__`; a name that starts with a digit or holds any other character is
 //! not reachable from CEL at all.
 
+use std::borrow::Cow;
+
 /// The words CEL's lexer reserves.
 const RESERVED: [&str; 21] = [
     "true",
@@ -28,15 +30,20 @@ const RESERVED: [&str; 21] = [
     "while",
 ];
 
-/// The name a rule uses for property `name`, or `None` when rules cannot reach it.
-pub fn escape(name: &str) -> Option<String> {
+/// The name a rule uses for property `name`, or `None` when rules cannot reach it. Borrowed
+/// when the name needs no escaping, as almost every name does.
+pub fn escape(name: &str) -> Option<Cow<'_, str>> {
     if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
         return None;
     }
     if RESERVED.contains(&name) {
-        return Some(format!("__{name}__"));
+        return Some(Cow::Owned(format!("__{name}__")));
     }
-    let mut out = String::with_capacity(name.len());
+    let plain = name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if plain && !name.contains("__") {
+        return Some(Cow::Borrowed(name));
+    }
+    let mut out = String::with_capacity(name.len() + 16);
     let mut rest = name;
     while let Some(c) = rest.chars().next() {
         let (piece, width) = match c {
@@ -54,7 +61,7 @@ pub fn escape(name: &str) -> Option<String> {
         out.push_str(piece);
         rest = &rest[width..];
     }
-    Some(out)
+    Some(Cow::Owned(out))
 }
 
 #[cfg(test)]

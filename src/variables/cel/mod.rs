@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use kube_cel::{compile_schema, CompiledSchema, ErrorKind, Validator};
+use kube_cel::{compile_schema, CompiledSchema};
 use serde_json::Value;
 
 use crate::api::JSONSchemaProps;
@@ -14,10 +14,12 @@ use crate::field::{ErrorType, FieldError, FieldErrors, FieldPath};
 mod checks;
 mod cost;
 mod escaping;
+mod evaluate;
 mod field_path;
 mod guard;
 pub mod limits;
 mod total_cost;
+mod value;
 
 /// The evaluation cost one object's rules may spend, all together (the API server's
 /// `RuntimeCELCostBudget`); about 0.4 s of evaluation here.
@@ -27,11 +29,6 @@ pub const RUNTIME_COST_BUDGET: u64 = 10_000_000;
 /// [`RUNTIME_COST_BUDGET`], as the API server charges every rule of one object to one budget.
 pub fn with_object_budget<T>(validation: impl FnOnce() -> T) -> T {
     cel::budget::with_limit(RUNTIME_COST_BUDGET, validation).0
-}
-
-thread_local! {
-    /// A validator per thread: it holds the CEL function registry, built once.
-    static VALIDATOR: Validator = Validator::new();
 }
 
 /// The compiled CEL rules of one schema tree.
@@ -94,9 +91,7 @@ impl CelRules {
             return FieldErrors::new();
         };
         let (result, spent) = cel::budget::with_limit(RUNTIME_COST_BUDGET, || {
-            guard::evaluating(|| {
-                VALIDATOR.with(|validator| validator.validate_compiled(compiled, value, old))
-            })
+            guard::evaluating(|| evaluate::evaluate(compiled, value, old, value_path))
         });
         if spent.exhausted {
             return FieldError::invalid(
@@ -107,8 +102,8 @@ impl CelRules {
             .into();
         }
         let failures = match result {
-            Ok(Ok(())) => return FieldErrors::new(),
-            Ok(Err(failures)) => failures,
+            Ok(failures) if failures.is_empty() => return FieldErrors::new(),
+            Ok(failures) => failures,
             Err(panic) => {
                 return FieldError::internal(
                     value_path,
@@ -119,29 +114,47 @@ impl CelRules {
         };
         let raw = serde_json::to_string(value).unwrap_or_default();
         failures
-            .iter()
-            .map(|failure| {
-                let path = failure
-                    .field_path
-                    .split('.')
-                    .filter(|segment| !segment.is_empty())
-                    .fold(value_path.clone(), |path, segment| path.child(segment));
-                let kind = match (failure.reason.as_deref(), &failure.kind) {
-                    (_, ErrorKind::EvaluationError | ErrorKind::UnsupportedReference) => ErrorType::Invalid,
-                    (Some("FieldValueRequired"), _) => ErrorType::Required,
-                    (Some("FieldValueForbidden"), _) => ErrorType::Forbidden,
-                    (Some("FieldValueDuplicate"), _) => ErrorType::Duplicate,
+            .into_iter()
+            .map(|failure| self.field_error(failure, &raw))
+            .collect()
+    }
+
+    /// A failed rule as a field error: its reason picks the type (an evaluation error is always
+    /// Invalid); Invalid and Duplicate show the whole value, as `raw` JSON.
+    fn field_error(&self, failure: evaluate::Failure<'_>, raw: &str) -> FieldError {
+        let rule_text = failure.rule.map_or("", |rule| rule.rule.rule.as_str());
+        let (kind, detail) = match failure.outcome {
+            evaluate::Outcome::False(message) => {
+                let kind = match failure.rule.and_then(|rule| rule.rule.reason.as_deref()) {
+                    Some("FieldValueRequired") => ErrorType::Required,
+                    Some("FieldValueForbidden") => ErrorType::Forbidden,
+                    Some("FieldValueDuplicate") => ErrorType::Duplicate,
                     _ => ErrorType::Invalid,
                 };
-                let value = matches!(kind, ErrorType::Invalid | ErrorType::Duplicate)
-                    .then(|| Value::from(raw.clone()));
-                let detail = match failure.kind {
-                    ErrorKind::EvaluationError => self.evaluation_error(&failure.rule, &failure.message),
-                    _ => failure.message.clone(),
-                };
-                FieldError::new(kind, &path, value, detail)
-            })
-            .collect()
+                (kind, message)
+            }
+            evaluate::Outcome::NotBoolean => (
+                ErrorType::Invalid,
+                format!("rule \"{rule_text}\" did not evaluate to bool"),
+            ),
+            evaluate::Outcome::Error(cel::ExecutionError::UndeclaredReference(name)) => (
+                ErrorType::Invalid,
+                format!(
+                    "rule references '{name}', which is not supported here (an unsupported CEL macro or \
+                     function); it cannot be evaluated"
+                ),
+            ),
+            evaluate::Outcome::Error(error) => {
+                (ErrorType::Invalid, self.evaluation_error(rule_text, &error.to_string()))
+            }
+            evaluate::Outcome::NotCompiled(message) => (ErrorType::Invalid, message),
+            evaluate::Outcome::TooDeep => (
+                ErrorType::Invalid,
+                format!("the value nests deeper than {} levels", value::MAX_VALUE_DEPTH),
+            ),
+        };
+        let shown = matches!(kind, ErrorType::Invalid | ErrorType::Duplicate).then(|| Value::from(raw));
+        FieldError::new(kind, &failure.path, shown, detail)
     }
 
     /// An evaluation error as the API server words it: `no such key: a evaluating rule: <the

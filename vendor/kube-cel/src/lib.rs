@@ -134,7 +134,7 @@ pub use crate::validation::{
     compilation::{CompilationError, CompilationResult, CompiledSchema, Rule, compile_schema},
     defaults::apply_defaults,
     validate, validate_compiled,
-    values::SchemaFormat,
+    values::{SchemaFormat, convert_string_with_format},
     vap::{
         AdmissionRequest, CompiledVapExpression, GroupVersionKind, GroupVersionResource, VapError,
         VapEvaluator, VapEvaluatorBuilder, VapExpression, VapResult,

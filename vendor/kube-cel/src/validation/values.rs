@@ -230,7 +230,7 @@ pub(crate) fn json_to_cel_with_compiled(value: &serde_json::Value, compiled: &Co
 
 /// Convert a string using the schema format hint.
 #[inline]
-fn convert_string_with_format(s: &str, format: &SchemaFormat) -> Value {
+pub fn convert_string_with_format(s: &str, format: &SchemaFormat) -> Value {
     match format {
         SchemaFormat::DateTime => {
             if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(s) {
