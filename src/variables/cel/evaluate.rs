@@ -444,8 +444,15 @@ mod tests {
                 "{{type: object, properties: {{'{name}': {{type: integer}}}}, \
                  x-kubernetes-validations: [{{rule: 'self.{access} == 1'}}]}}"
             );
-            assert!(failures(&schema, json!({ name: 1 })).is_empty(), "{name} as {access}");
-            assert_eq!(failures(&schema, json!({ name: 2 })).len(), 1, "{name} as {access}");
+            assert!(
+                failures(&schema, json!({ name: 1 })).is_empty(),
+                "{name} as {access}"
+            );
+            assert_eq!(
+                failures(&schema, json!({ name: 2 })).len(),
+                1,
+                "{name} as {access}"
+            );
         }
     }
 

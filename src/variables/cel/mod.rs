@@ -144,9 +144,10 @@ impl CelRules {
                      function); it cannot be evaluated"
                 ),
             ),
-            evaluate::Outcome::Error(error) => {
-                (ErrorType::Invalid, self.evaluation_error(rule_text, &error.to_string()))
-            }
+            evaluate::Outcome::Error(error) => (
+                ErrorType::Invalid,
+                self.evaluation_error(rule_text, &error.to_string()),
+            ),
             evaluate::Outcome::NotCompiled(message) => (ErrorType::Invalid, message),
             evaluate::Outcome::TooDeep => (
                 ErrorType::Invalid,

@@ -109,7 +109,10 @@ mod tests {
 
     #[test]
     fn declared_names_are_escaped_and_map_keys_are_not() {
-        assert_eq!(string_key(key("foo-bar", false)).as_deref(), Some("foo__dash__bar"));
+        assert_eq!(
+            string_key(key("foo-bar", false)).as_deref(),
+            Some("foo__dash__bar")
+        );
         assert_eq!(string_key(key("foo-bar", true)).as_deref(), Some("foo-bar"));
         assert_eq!(string_key(key("a b", false)), None);
         assert_eq!(string_key(key("a b", true)).as_deref(), Some("a b"));
@@ -118,7 +121,9 @@ mod tests {
     #[test]
     fn unknown_subtrees_convert_with_escaped_keys_and_unreachable_names_left_out() {
         let converted = untyped(&json!({"x.y": [1, -2, 1.5], "1st": true, "ok": null}), 0).unwrap();
-        let Cel::Map(map) = converted else { panic!("not a map: {converted:?}") };
+        let Cel::Map(map) = converted else {
+            panic!("not a map: {converted:?}")
+        };
         let mut keys: Vec<_> = map.map.keys().map(|k| format!("{k:?}")).collect();
         keys.sort();
         assert_eq!(keys.len(), 2, "{keys:?}");
