@@ -1,19 +1,22 @@
 //! The ClusterClass controller: writes each class's `status.variables`, `observedGeneration` and
 //! `VariablesReconciled`, which the Cluster webhooks and the topology controller read, and
-//! `RefVersionsUpToDate` (whether its template references use the version of the contract).
+//! `RefVersionsUpToDate` (whether its template references use the version of the contract). The
+//! variables of external patches come from their DiscoverVariables hooks, called here.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DynamicObject};
 use kube::core::ApiResource;
 use kube::runtime::controller::Action;
 use kube::Client;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::sync::Syncer;
+use crate::api::runtime::{DiscoverVariablesResponse, FailurePolicy};
 use crate::api::ClusterClass;
 use crate::clock::now_rfc3339;
 use crate::contract::ref_versions::{crd_of, ref_versions_condition, template_refs};
@@ -21,13 +24,16 @@ use crate::decode::decode_value;
 use crate::store::object_value;
 use crate::store::WatchCache;
 use crate::topology::blueprint::Blueprint;
-use crate::topology::class_status::{class_status, status_is_current};
+use crate::runtime::{IgnorableResponse, SharedRegistry};
+use crate::topology::class_status::{class_status, discovering_patches, status_is_current, Discovery};
 
 /// How often a settled class's template references are checked against the CRDs' contract
 /// versions.
 const REF_VERSIONS_RECHECK: Duration = Duration::from_secs(600);
 /// How soon a class whose templates are missing is looked at again.
 const MISSING_TEMPLATE_RETRY: Duration = Duration::from_secs(30);
+/// How soon a class whose variables could not be discovered is looked at again.
+const DISCOVERY_RETRY: Duration = Duration::from_secs(15);
 
 /// What every reconcile shares.
 pub struct Context {
@@ -37,8 +43,10 @@ pub struct Context {
     pub syncer: Syncer,
     /// The ClusterClass resource.
     pub resource: ApiResource,
-    /// Reads template CRDs' metadata (their contract labels).
+    /// Reads template CRDs' metadata (their contract labels) and namespaces' labels.
     pub client: Client,
+    /// The Runtime Extension handlers, for DiscoverVariables.
+    pub registry: SharedRegistry,
 }
 
 /// Why a reconcile failed; the class is retried.
@@ -61,7 +69,14 @@ pub async fn reconcile_class(class: Arc<DynamicObject>, ctx: Arc<Context>) -> Re
     };
     let generation = class.metadata.generation.unwrap_or(1);
     let now = now_rfc3339();
-    let mut desired = class_status(&typed, generation, &now);
+    let namespace = class.metadata.namespace.clone().unwrap_or_default();
+    let mut discoveries: Vec<Discovery> = Vec::new();
+    for (patch, handler, settings) in discovering_patches(&typed) {
+        let outcome = discover_variables(&ctx, &namespace, handler, settings).await;
+        discoveries.push((patch.to_owned(), outcome));
+    }
+    let discovered = discoveries.iter().all(|(_, outcome)| outcome.is_ok());
+    let mut desired = class_status(&typed, generation, &discoveries, &now);
     let refs = template_refs(&object);
     let mut crd_labels = HashMap::new();
     for reference in &refs {
@@ -87,6 +102,9 @@ pub async fn reconcile_class(class: Arc<DynamicObject>, ctx: Arc<Context>) -> Re
         // Clusters of the class wait for this status: let them see it without waiting for the watch.
         ctx.cache.observe(written);
     }
+    if !discovered {
+        return Ok(Action::requeue(DISCOVERY_RETRY));
+    }
     // The templates must exist for Clusters of the class to be reconciled; say so while not.
     if let Err(missing) = Blueprint::new(typed, &ctx.cache) {
         tracing::warn!(class = %class.metadata.name.clone().unwrap_or_default(), error = %missing, "ClusterClass not usable yet");
@@ -94,6 +112,58 @@ pub async fn reconcile_class(class: Arc<DynamicObject>, ctx: Arc<Context>) -> Re
     }
     // A provider upgrade may move its contract versions: look again now and then.
     Ok(Action::requeue(REF_VERSIONS_RECHECK))
+}
+
+/// Calls the DiscoverVariables handler `name` for a class in `namespace` with the ExtensionConfig's
+/// settings under `settings`, as Cluster API's `CallExtension` does: the handler must serve the
+/// hook and select the namespace; a failed call is ignored under `failurePolicy: Ignore`, an
+/// answer with `status: Failure` never is.
+async fn discover_variables(
+    ctx: &Context,
+    namespace: &str,
+    name: &str,
+    settings: &BTreeMap<String, String>,
+) -> Result<DiscoverVariablesResponse, String> {
+    const HOOK: &str = "DiscoverVariables";
+    let failed = |reason: String| format!("failed to call extension handler {name:?}: {reason}");
+    let registration = ctx.registry.get(name).map_err(failed)?;
+    if registration.hook != HOOK {
+        return Err(failed(format!(
+            "handler does not match GroupHook \"hooks.runtime.cluster.x-k8s.io/{HOOK}\""
+        )));
+    }
+    if !registration.namespace_selector.is_empty() {
+        let labels = Api::<Namespace>::all(ctx.client.clone())
+            .get_opt(namespace)
+            .await
+            .map_err(|e| failed(format!("failed to match namespace: failed to get namespace {namespace}: {e}")))?
+            .ok_or_else(|| failed(format!("failed to match namespace: failed to get namespace {namespace}: not found")))?
+            .metadata
+            .labels
+            .unwrap_or_default();
+        if !registration.namespace_selector.matches(&labels) {
+            return Err(failed(format!("namespaceSelector did not match namespace {namespace}")));
+        }
+    }
+    let mut merged = registration.settings.clone();
+    merged.extend(settings.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let request = if merged.is_empty() { json!({}) } else { json!({ "settings": merged }) };
+    let response = match registration
+        .client
+        .call::<DiscoverVariablesResponse>(HOOK, Some(&registration.handler), request, registration.timeout)
+        .await
+    {
+        Ok(response) => response,
+        Err(_) if registration.failure_policy == FailurePolicy::Ignore => {
+            tracing::warn!(handler = name, "ignoring a failed call because of failurePolicy Ignore");
+            return Ok(DiscoverVariablesResponse::ignored());
+        }
+        Err(error) => return Err(failed(error.to_string())),
+    };
+    if let Err(message) = crate::runtime::HookResponse::success(&response) {
+        return Err(failed(format!("got failure response: {message}")));
+    }
+    Ok(response)
 }
 
 /// The labels of the CRD named `name`; `None` when it cannot be read.

@@ -1,5 +1,6 @@
 //! The controllers `serve` runs beside the webhooks: the topology controller, the ClusterClass
-//! controller and the Cluster infrastructure controller (kube-rs `Controller`s), run by whichever
+//! controller, the Cluster infrastructure controller and the ExtensionConfig controller (kube-rs
+//! `Controller`s), run by whichever
 //! replica holds the leader Lease. They read
 //! through the same watch caches as the webhooks and decide through the pure engine
 //! ([`topology::reconcile`](crate::topology::reconcile),
@@ -9,6 +10,7 @@ mod backoff;
 mod cluster_class;
 mod cluster_infrastructure;
 mod cluster_resource_set;
+mod extension_config;
 mod leader;
 mod sync;
 mod topology;
@@ -25,6 +27,7 @@ use kube::Client;
 use tokio_util::sync::CancellationToken;
 
 use crate::api::labels::CLUSTER_NAME_LABEL;
+use crate::runtime::SharedRegistry;
 use crate::store::{object_value, ObjectSource, WatchCache};
 
 pub use leader::LEASE_DURATION;
@@ -90,11 +93,21 @@ pub async fn run(
         resource: clusters.clone(),
         failures: backoff::Backoff::new(topology::FIRST_RETRY, topology::MAX_RETRY),
     });
+    // The Runtime Extension handlers: discovered by the ExtensionConfig controller (warmed up
+    // before any other controller calls an extension), read by every caller.
+    let registry = SharedRegistry::default();
+    let extension_ctx = Arc::new(extension_config::Context {
+        syncer: sync::Syncer::new(client.clone()),
+        client: client.clone(),
+        registry: registry.clone(),
+    });
+    extension_config::warm_up(&extension_ctx).await;
     let class_ctx = Arc::new(cluster_class::Context {
         cache: cache.clone(),
         syncer: sync::Syncer::new(client.clone()),
         resource: classes.clone(),
         client: client.clone(),
+        registry: registry.clone(),
     });
     let infrastructure_ctx = Arc::new(cluster_infrastructure::Context {
         cache: cache.clone(),
@@ -192,12 +205,14 @@ pub async fn run(
     });
     let resource_sets =
         cluster_resource_set::run(client.clone(), cache.clone(), clusters.clone(), stop.clone());
+    let extension_configs = extension_config::run(client.clone(), extension_ctx, stop.clone());
     tracing::info!("controllers running");
     tokio::join!(
         topology_controller,
         class_controller,
         infrastructure_controller,
-        resource_sets
+        resource_sets,
+        extension_configs
     );
     stopper.abort();
     let _ = holder.await;
