@@ -13,6 +13,7 @@ use super::error::TopologyError;
 use super::plan::plan;
 use super::upgrade::UpgradePlan;
 use super::upgrade_report::{pending, Pending};
+use crate::api::labels::VARIABLES_RECONCILED_CONDITION;
 use crate::api::{Cluster, ObjectReference};
 use crate::patches::external::NoExternalPatches;
 use crate::store::{group_of, ObjectSource};
@@ -85,6 +86,21 @@ pub fn reconcile(
                 topology.class,
                 class.metadata.generation.unwrap_or_default(),
                 observed.unwrap_or_default()
+            ),
+        ));
+    }
+    // As Cluster API: a class whose variables could not be reconciled (a DiscoverVariables call
+    // failed) is not used until they are.
+    let variables_reconciled = class.status.as_ref().and_then(|s| {
+        s.conditions
+            .iter()
+            .find(|c| c.type_ == VARIABLES_RECONCILED_CONDITION)
+    });
+    if class.metadata.generation.is_some() && variables_reconciled.is_none_or(|c| c.status == "False") {
+        return Err(blocked(
+            "ClusterClassNotReconciled",
+            format!(
+                "ClusterClass is not successfully reconciled: status of {VARIABLES_RECONCILED_CONDITION} condition on ClusterClass must be \"True\""
             ),
         ));
     }

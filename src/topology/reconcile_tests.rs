@@ -182,3 +182,22 @@ fn a_changed_value_or_list_is_drift() {
     );
     assert!(!contains(&current, &json!({"spec": {"missing": {}}})));
 }
+
+#[test]
+fn a_class_whose_variables_are_not_reconciled_is_waited_for() {
+    let mut store = quickstart();
+    let mut class = (*store
+        .get(CAPI_GROUP, "ClusterClass", "default", "quick-start")
+        .unwrap())
+    .clone();
+    class["status"]["conditions"] = json!([{"type": "VariablesReconciled", "status": "False",
+        "reason": "VariableDiscoveryFailed", "lastTransitionTime": NOW}]);
+    store.insert(class).unwrap();
+    let (object, cluster) = dev(&store);
+    let blocked = reconcile(&object, &cluster, &store).unwrap_err();
+    assert_eq!(blocked.reason, "ClusterClassNotReconciled");
+    assert_eq!(
+        blocked.message,
+        "ClusterClass is not successfully reconciled: status of VariablesReconciled condition on ClusterClass must be \"True\""
+    );
+}

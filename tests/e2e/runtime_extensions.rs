@@ -1,0 +1,211 @@
+//! Runtime Extensions end to end, with the test extension built on Cluster API's Runtime SDK:
+//! `capi-topology serve` discovers an ExtensionConfig (its `status.handlers` and `Discovered`),
+//! injects a CA from the Secret an annotation names (once the Secret exists), and writes the
+//! `status.variables` of seed 003's class from the inline definitions and the extension's
+//! DiscoverVariables answer, with the conflict on `http-proxy` flagged; a Cluster then sets one
+//! value per definition with `definitionFrom`, and one without it is refused. A class whose
+//! DiscoverVariables handler is not registered gets `VariablesReconciled` False.
+
+#[path = "../common/extension.rs"]
+mod extension;
+
+use std::time::Duration;
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+use crate::env::{repo_path, Env};
+use crate::kubectl::Kubectl;
+use crate::manifests::{quickstart_templates, render, with};
+use crate::process::poll;
+use extension::Extension;
+
+/// How long the controllers may take to discover and write a status.
+const CONVERGED: Duration = Duration::from_secs(60);
+/// The ExtensionConfig's name, as seed 003 names its handlers.
+const CONFIG: &str = "k8s-upgrade-with-runtimesdk";
+
+#[test]
+fn runtime_extensions_discover_handlers_and_variables() {
+    let env = Env::with_webhooks("runtime-extensions");
+    let extension = Extension::start();
+    if let Err(e) = scenario(&env.kubectl, &extension) {
+        panic!("{e}\n{}", env.logs());
+    }
+}
+
+fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
+    let url = format!("https://{}", extension.addr);
+    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(&extension.ca_pem);
+
+    // Discovery: status.handlers and Discovered True.
+    kubectl.accepts(&extension_config(CONFIG, &url, Some(&ca_bundle), None).to_string())?;
+    let config = wait_discovered(kubectl, CONFIG)?;
+    let handlers = &config["status"]["handlers"];
+    let discover = handlers
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|h| h["name"] == format!("discover-variables.{CONFIG}"))
+        .ok_or_else(|| format!("no discover-variables handler in {handlers}"))?;
+    expect(
+        discover["requestHook"]["hook"] == "DiscoverVariables"
+            && discover["timeoutSeconds"] == 10
+            && discover["failurePolicy"] == "Fail",
+        format!("the discovered handler as Cluster API lists it: {discover}"),
+    )?;
+
+    // CA injection: no CA until the annotated Secret exists, then the Secret's ca.crt.
+    let annotation = "runtime.cluster.x-k8s.io/inject-ca-from-secret";
+    kubectl.accepts(&extension_config("injected", &url, None, Some((annotation, "default/extension-ca"))).to_string())?;
+    kubectl.accepts(
+        &json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "extension-ca", "namespace": "default"},
+                "data": {"ca.crt": ca_bundle}})
+        .to_string(),
+    )?;
+    let injected = wait_discovered(kubectl, "injected")?;
+    expect(
+        injected["spec"]["clientConfig"]["caBundle"] == json!(ca_bundle),
+        format!("the Secret's CA is injected: {}", injected["spec"]),
+    )?;
+
+    // Seed 003's class: inline and discovered definitions, http-proxy in conflict.
+    let fixtures = fixtures();
+    kubectl.accepts(&render(&quickstart_templates()))?;
+    kubectl.accepts(&render(&[fixtures[0].clone()]))?;
+    let class = wait_variables_reconciled(kubectl, "proxy-class", "True")?;
+    let variables = &class["status"]["variables"];
+    let proxy = variables
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|v| v["name"] == "http-proxy")
+        .ok_or_else(|| format!("no http-proxy in {variables}"))?;
+    let froms: Vec<&Value> = proxy["definitions"].as_array().into_iter().flatten().map(|d| &d["from"]).collect();
+    expect(
+        proxy["definitionsConflict"] == true && froms == [&json!("inline"), &json!("lbImageRepository")],
+        format!("http-proxy has both definitions, in conflict: {proxy}"),
+    )?;
+    let names: Vec<&Value> = variables.as_array().into_iter().flatten().map(|v| &v["name"]).collect();
+    expect(
+        names == [&json!("http-proxy"), &json!("lbImageRepository"), &json!("no-proxy")],
+        format!("inline and discovered variables, by name: {variables}"),
+    )?;
+
+    // A Cluster sets one value per definition; without definitionFrom it is refused.
+    let cluster = fixtures[1].clone();
+    let without = with(
+        with(cluster.clone(), "/metadata/name", json!("proxy-ambiguous")),
+        "/spec/topology/variables",
+        json!([{"name": "no-proxy", "value": "internal.domain.com"},
+               {"name": "http-proxy", "value": "http://proxy.example2.com:1234"}]),
+    );
+    kubectl.rejects(
+        &without.to_string(),
+        &[
+            "spec.topology.variables[http-proxy].definitionFrom: Required value",
+            "variable \"http-proxy\" has conflicting definitions: set definitionFrom to one of \"inline\", \"lbImageRepository\"",
+        ],
+    )?;
+    kubectl.accepts(&cluster.to_string())?;
+    let admitted = kubectl.get_json("cluster", "default", "proxy-dev")?;
+    let values = &admitted["spec"]["topology"]["variables"];
+    expect(
+        values
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|v| v["name"] == "lbImageRepository" && v["value"] == "kindest"),
+        format!("the discovered variable's default is set: {values}"),
+    )?;
+
+    // A DiscoverVariables handler no ExtensionConfig registers: the class's variables are not
+    // reconciled, saying why.
+    let orphan = with(
+        with(fixtures[0].clone(), "/metadata/name", json!("orphan-class")),
+        "/spec/patches/0/external/discoverVariablesExtension",
+        json!("discover-variables.missing"),
+    );
+    kubectl.accepts(&render(&[orphan]))?;
+    let class = wait_variables_reconciled(kubectl, "orphan-class", "False")?;
+    let condition = variables_reconciled(&class);
+    let message = condition["message"].as_str().unwrap_or_default();
+    expect(
+        condition["reason"] == "VariableDiscoveryFailed"
+            && message.starts_with(
+                "VariableDiscovery failed: failed to call DiscoverVariables for patch lbImageRepository: \
+                 failed to call extension handler \"discover-variables.missing\"",
+            ),
+        format!("VariablesReconciled says why: {condition}"),
+    )
+}
+
+/// An ExtensionConfig at `url` trusting `ca_bundle`, or annotated to have it injected.
+fn extension_config(name: &str, url: &str, ca_bundle: Option<&str>, annotation: Option<(&str, &str)>) -> Value {
+    let mut config = json!({"apiVersion": "runtime.cluster.x-k8s.io/v1alpha1", "kind": "ExtensionConfig",
+        "metadata": {"name": name}, "spec": {"clientConfig": {"url": url}}});
+    if let Some(ca_bundle) = ca_bundle {
+        config["spec"]["clientConfig"]["caBundle"] = json!(ca_bundle);
+    }
+    if let Some((key, value)) = annotation {
+        let mut annotations = serde_json::Map::new();
+        annotations.insert(key.to_owned(), json!(value));
+        config["metadata"]["annotations"] = Value::Object(annotations);
+    }
+    config
+}
+
+/// The class and the Cluster of tests/e2e/fixtures/runtime-extensions.yaml.
+fn fixtures() -> Vec<Value> {
+    let path = repo_path("tests/e2e/fixtures/runtime-extensions.yaml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_yaml_ng::Deserializer::from_str(&text)
+        .map(|document| serde::Deserialize::deserialize(document).expect("the fixture is YAML"))
+        .collect()
+}
+
+/// Waits until ExtensionConfig `name` is discovered (`Discovered` True, handlers listed).
+fn wait_discovered(kubectl: &Kubectl, name: &str) -> Result<Value, String> {
+    poll(&format!("ExtensionConfig {name} to be discovered"), CONVERGED, || {
+        let config = kubectl.get_json("extensionconfig", "default", name)?;
+        let discovered = config["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "Discovered" && c["status"] == "True");
+        let handlers = config["status"]["handlers"].as_array().map_or(0, Vec::len);
+        (discovered && handlers == 3)
+            .then(|| config.clone())
+            .ok_or_else(|| format!("status {}", config["status"]))
+    })
+}
+
+/// The class's `VariablesReconciled` condition.
+fn variables_reconciled(class: &Value) -> Value {
+    class["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "VariablesReconciled")
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// Waits until ClusterClass `name` has `VariablesReconciled` `status`.
+fn wait_variables_reconciled(kubectl: &Kubectl, name: &str, status: &str) -> Result<Value, String> {
+    poll(&format!("ClusterClass {name}'s VariablesReconciled {status}"), CONVERGED, || {
+        let class = kubectl.get_json("clusterclass", "default", name)?;
+        (variables_reconciled(&class)["status"] == status)
+            .then(|| class.clone())
+            .ok_or_else(|| format!("status {}", class["status"]))
+    })
+}
+
+/// `Ok` when `holds`, else the failure `what` describes.
+fn expect(holds: bool, what: String) -> Result<(), String> {
+    if holds {
+        Ok(())
+    } else {
+        Err(format!("expected {what}"))
+    }
+}
