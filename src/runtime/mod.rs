@@ -8,5 +8,5 @@ mod response;
 
 pub use client::{CallError, ExtensionClient};
 pub use extensions::{NamespaceLabels, RuntimeExtensions};
-pub use registry::{Registration, Registry};
+pub use registry::{discover_config, Registration, Registry, SharedRegistry};
 pub use response::{HookResponse, IgnorableResponse};
