@@ -10,6 +10,7 @@ mod cluster_class;
 mod cluster_infrastructure;
 mod cluster_resource_set;
 mod leader;
+mod namespaces;
 mod sync;
 mod topology;
 
@@ -25,6 +26,8 @@ use kube::Client;
 use tokio_util::sync::CancellationToken;
 
 use crate::api::labels::CLUSTER_NAME_LABEL;
+use crate::metrics::Metrics;
+use crate::runtime::{RuntimeExtensions, SharedRegistry};
 use crate::store::{object_value, ObjectSource, WatchCache};
 
 pub use leader::LEASE_DURATION;
@@ -40,6 +43,8 @@ pub struct ControllerOptions {
     pub lease_namespace: String,
     /// This replica's name in the Lease (the pod's name).
     pub identity: String,
+    /// Where Runtime Extension calls are counted.
+    pub metrics: Option<Metrics>,
 }
 
 /// Waits for leadership, then runs both controllers until `shutdown` (returns `Ok`) or until the
@@ -83,12 +88,21 @@ pub async fn run(
         controller: FIELD_MANAGER.to_owned(),
         instance: Some(options.identity.clone()),
     };
+    // The handlers of the ExtensionConfigs, as their controller discovers them.
+    let extension_registry = SharedRegistry::default();
+    let extensions = Arc::new(RuntimeExtensions::shared(
+        extension_registry.clone(),
+        tokio::runtime::Handle::current(),
+        namespaces::watch(client.clone(), stop.clone()),
+        options.metrics.clone(),
+    ));
     let topology_ctx = Arc::new(topology::Context {
         cache: cache.clone(),
         syncer: sync::Syncer::new(client.clone()),
         recorder: Recorder::new(client.clone(), reporter.clone()),
         resource: clusters.clone(),
         failures: backoff::Backoff::new(topology::FIRST_RETRY, topology::MAX_RETRY),
+        extensions,
     });
     let class_ctx = Arc::new(cluster_class::Context {
         cache: cache.clone(),

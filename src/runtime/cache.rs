@@ -135,11 +135,6 @@ impl ResponseCache {
         self.lock().answers.len()
     }
 
-    /// Whether no answer is kept.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -170,7 +165,7 @@ mod tests {
             None,
             "a use does not extend an answer's life"
         );
-        assert!(cache.is_empty(), "an expired answer is dropped");
+        assert_eq!(cache.len(), 0, "an expired answer is dropped");
     }
 
     #[test]
