@@ -7,16 +7,15 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DynamicObject};
 use kube::core::ApiResource;
 use kube::runtime::controller::Action;
 use kube::Client;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::sync::Syncer;
-use crate::api::runtime::{DiscoverVariablesResponse, FailurePolicy};
+use crate::api::runtime::DiscoverVariablesRequest;
 use crate::api::ClusterClass;
 use crate::clock::now_rfc3339;
 use crate::contract::ref_versions::{crd_of, ref_versions_condition, template_refs};
@@ -24,7 +23,7 @@ use crate::decode::decode_value;
 use crate::store::object_value;
 use crate::store::WatchCache;
 use crate::topology::blueprint::Blueprint;
-use crate::runtime::{IgnorableResponse, SharedRegistry};
+use crate::runtime::RuntimeExtensions;
 use crate::topology::class_status::{class_status, discovering_patches, status_is_current, Discovery};
 
 /// How often a settled class's template references are checked against the CRDs' contract
@@ -43,10 +42,10 @@ pub struct Context {
     pub syncer: Syncer,
     /// The ClusterClass resource.
     pub resource: ApiResource,
-    /// Reads template CRDs' metadata (their contract labels) and namespaces' labels.
+    /// Reads template CRDs' metadata (their contract labels).
     pub client: Client,
-    /// The Runtime Extension handlers, for DiscoverVariables.
-    pub registry: SharedRegistry,
+    /// The Runtime Extensions, for DiscoverVariables.
+    pub extensions: Arc<RuntimeExtensions>,
 }
 
 /// Why a reconcile failed; the class is retried.
@@ -72,7 +71,11 @@ pub async fn reconcile_class(class: Arc<DynamicObject>, ctx: Arc<Context>) -> Re
     let namespace = class.metadata.namespace.clone().unwrap_or_default();
     let mut discoveries: Vec<Discovery> = Vec::new();
     for (patch, handler, settings) in discovering_patches(&typed) {
-        let outcome = discover_variables(&ctx, &namespace, handler, settings).await;
+        let request = DiscoverVariablesRequest {
+            settings: settings.clone(),
+            ..DiscoverVariablesRequest::default()
+        };
+        let outcome = ctx.extensions.discover_variables(handler, &namespace, &request).await;
         discoveries.push((patch.to_owned(), outcome));
     }
     let discovered = discoveries.iter().all(|(_, outcome)| outcome.is_ok());
@@ -112,58 +115,6 @@ pub async fn reconcile_class(class: Arc<DynamicObject>, ctx: Arc<Context>) -> Re
     }
     // A provider upgrade may move its contract versions: look again now and then.
     Ok(Action::requeue(REF_VERSIONS_RECHECK))
-}
-
-/// Calls the DiscoverVariables handler `name` for a class in `namespace` with the ExtensionConfig's
-/// settings under `settings`, as Cluster API's `CallExtension` does: the handler must serve the
-/// hook and select the namespace; a failed call is ignored under `failurePolicy: Ignore`, an
-/// answer with `status: Failure` never is.
-async fn discover_variables(
-    ctx: &Context,
-    namespace: &str,
-    name: &str,
-    settings: &BTreeMap<String, String>,
-) -> Result<DiscoverVariablesResponse, String> {
-    const HOOK: &str = "DiscoverVariables";
-    let failed = |reason: String| format!("failed to call extension handler {name:?}: {reason}");
-    let registration = ctx.registry.get(name).map_err(failed)?;
-    if registration.hook != HOOK {
-        return Err(failed(format!(
-            "handler does not match GroupHook \"hooks.runtime.cluster.x-k8s.io/{HOOK}\""
-        )));
-    }
-    if !registration.namespace_selector.is_empty() {
-        let labels = Api::<Namespace>::all(ctx.client.clone())
-            .get_opt(namespace)
-            .await
-            .map_err(|e| failed(format!("failed to match namespace: failed to get namespace {namespace}: {e}")))?
-            .ok_or_else(|| failed(format!("failed to match namespace: failed to get namespace {namespace}: not found")))?
-            .metadata
-            .labels
-            .unwrap_or_default();
-        if !registration.namespace_selector.matches(&labels) {
-            return Err(failed(format!("namespaceSelector did not match namespace {namespace}")));
-        }
-    }
-    let mut merged = registration.settings.clone();
-    merged.extend(settings.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let request = if merged.is_empty() { json!({}) } else { json!({ "settings": merged }) };
-    let response = match registration
-        .client
-        .call::<DiscoverVariablesResponse>(HOOK, Some(&registration.handler), request, registration.timeout)
-        .await
-    {
-        Ok(response) => response,
-        Err(_) if registration.failure_policy == FailurePolicy::Ignore => {
-            tracing::warn!(handler = name, "ignoring a failed call because of failurePolicy Ignore");
-            return Ok(DiscoverVariablesResponse::ignored());
-        }
-        Err(error) => return Err(failed(error.to_string())),
-    };
-    if let Err(message) = crate::runtime::HookResponse::success(&response) {
-        return Err(failed(format!("got failure response: {message}")));
-    }
-    Ok(response)
 }
 
 /// The labels of the CRD named `name`; `None` when it cannot be read.

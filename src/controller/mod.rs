@@ -12,6 +12,7 @@ mod cluster_infrastructure;
 mod cluster_resource_set;
 mod extension_config;
 mod leader;
+mod namespaces;
 mod sync;
 mod topology;
 
@@ -27,7 +28,8 @@ use kube::Client;
 use tokio_util::sync::CancellationToken;
 
 use crate::api::labels::CLUSTER_NAME_LABEL;
-use crate::runtime::SharedRegistry;
+use crate::metrics::Metrics;
+use crate::runtime::{RuntimeExtensions, SharedRegistry};
 use crate::store::{object_value, ObjectSource, WatchCache};
 
 pub use leader::LEASE_DURATION;
@@ -43,6 +45,8 @@ pub struct ControllerOptions {
     pub lease_namespace: String,
     /// This replica's name in the Lease (the pod's name).
     pub identity: String,
+    /// Where Runtime Extension calls are counted.
+    pub metrics: Option<Metrics>,
 }
 
 /// Waits for leadership, then runs both controllers until `shutdown` (returns `Ok`) or until the
@@ -86,28 +90,35 @@ pub async fn run(
         controller: FIELD_MANAGER.to_owned(),
         instance: Some(options.identity.clone()),
     };
+    // The handlers of the ExtensionConfigs, as their controller discovers them (warmed up before
+    // any other controller calls an extension).
+    let extension_registry = SharedRegistry::default();
+    let extension_ctx = Arc::new(extension_config::Context {
+        syncer: sync::Syncer::new(client.clone()),
+        client: client.clone(),
+        registry: extension_registry.clone(),
+    });
+    extension_config::warm_up(&extension_ctx).await;
+    let extensions = Arc::new(RuntimeExtensions::shared(
+        extension_registry.clone(),
+        tokio::runtime::Handle::current(),
+        namespaces::watch(client.clone(), stop.clone()),
+        options.metrics.clone(),
+    ));
     let topology_ctx = Arc::new(topology::Context {
         cache: cache.clone(),
         syncer: sync::Syncer::new(client.clone()),
         recorder: Recorder::new(client.clone(), reporter.clone()),
         resource: clusters.clone(),
         failures: backoff::Backoff::new(topology::FIRST_RETRY, topology::MAX_RETRY),
+        extensions: Arc::clone(&extensions),
     });
-    // The Runtime Extension handlers: discovered by the ExtensionConfig controller (warmed up
-    // before any other controller calls an extension), read by every caller.
-    let registry = SharedRegistry::default();
-    let extension_ctx = Arc::new(extension_config::Context {
-        syncer: sync::Syncer::new(client.clone()),
-        client: client.clone(),
-        registry: registry.clone(),
-    });
-    extension_config::warm_up(&extension_ctx).await;
     let class_ctx = Arc::new(cluster_class::Context {
         cache: cache.clone(),
         syncer: sync::Syncer::new(client.clone()),
         resource: classes.clone(),
         client: client.clone(),
-        registry: registry.clone(),
+        extensions,
     });
     let infrastructure_ctx = Arc::new(cluster_infrastructure::Context {
         cache: cache.clone(),

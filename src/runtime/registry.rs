@@ -141,6 +141,11 @@ impl SharedRegistry {
         Self(Arc::new(RwLock::new(registry)))
     }
 
+    /// Replaces every handler with those of `registry`.
+    pub fn replace(&self, registry: Registry) {
+        *self.write() = registry;
+    }
+
     /// Replaces the handlers of the ExtensionConfig `config_name` with `outcome`'s, or records
     /// why its discovery failed.
     pub fn set(&self, config_name: &str, outcome: Result<Vec<Registration>, String>) {
@@ -332,7 +337,10 @@ mod tests {
     #[test]
     fn setting_a_config_replaces_only_its_own_handlers() {
         let shared = SharedRegistry::default();
-        shared.set("ext", Ok(vec![registration("a", "ext"), registration("b", "ext")]));
+        shared.set(
+            "ext",
+            Ok(vec![registration("a", "ext"), registration("b", "ext")]),
+        );
         shared.set("other", Ok(vec![registration("a", "other")]));
         shared.set("ext", Ok(vec![registration("c", "ext")]));
         let names = |config| {

@@ -1,8 +1,8 @@
 //! What the client reads of every hook answer: its status and message.
 
 use crate::api::runtime::{
-    DiscoverVariablesResponse, DiscoveryResponse, GeneratePatchesResponse, ResponseStatus, ValidateTopologyResponse,
-    HOOKS_API_VERSION,
+    DiscoverVariablesResponse, DiscoveryResponse, GeneratePatchesResponse, ResponseStatus,
+    ValidateTopologyResponse, HOOKS_API_VERSION,
 };
 
 /// A hook's answer.

@@ -15,11 +15,14 @@ use super::upgrade::UpgradePlan;
 use super::upgrade_report::{pending, Pending};
 use crate::api::labels::VARIABLES_RECONCILED_CONDITION;
 use crate::api::{Cluster, ObjectReference};
-use crate::patches::external::NoExternalPatches;
+use crate::patches::external::ExternalPatches;
 use crate::store::{group_of, ObjectSource};
 
 /// The condition type the controller writes on the Cluster.
 pub const TOPOLOGY_RECONCILED_CONDITION: &str = "TopologyReconciled";
+/// The reason of a Cluster blocked by a Runtime Extension (a failed call, a Failure answer, a
+/// patch that does not apply): unlike the class's own patches, it may pass on a retry.
+pub const EXTERNAL_PATCH_FAILED: &str = "ExternalPatchFailed";
 const CAPI_GROUP: &str = "cluster.x-k8s.io";
 const CAPI_API_VERSION: &str = "cluster.x-k8s.io/v1beta1";
 
@@ -41,18 +44,20 @@ pub struct Reconciliation {
 /// Why a Cluster's topology cannot be reconciled now, as its condition says it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Blocked {
-    /// The condition reason (`ClusterClassNotFound`, `TemplateNotFound`, `PatchFailed`...).
+    /// The condition reason (`ClusterClassNotFound`, `TemplateNotFound`, `PatchFailed`,
+    /// [`EXTERNAL_PATCH_FAILED`]...).
     pub reason: &'static str,
     /// What an operator reads in `kubectl describe cluster`.
     pub message: String,
 }
 
 /// Decides the work for the (defaulted) Cluster `object`, reading the class, its templates and the
-/// current objects from `source`.
+/// current objects from `source`, calling the class's external patches through `external`.
 pub fn reconcile(
     object: &Value,
     cluster: &Cluster,
     source: &dyn ObjectSource,
+    external: &dyn ExternalPatches,
 ) -> Result<Reconciliation, Blocked> {
     let name = cluster.metadata.name.clone().unwrap_or_default();
     let namespace = cluster
@@ -114,7 +119,7 @@ pub fn reconcile(
             .flat_map(|(group, kind)| source.list(group, kind, &namespace))
             .map(|object| (*object).clone()),
     );
-    let planned = plan(&blueprint, cluster, &current, &NoExternalPatches).map_err(engine_blocked)?;
+    let planned = plan(&blueprint, cluster, &current, external).map_err(engine_blocked)?;
 
     let owner = owner_reference(object);
     let objects: Vec<(Value, Option<Value>)> = planned
@@ -144,7 +149,8 @@ fn blocked(reason: &'static str, message: String) -> Blocked {
 fn engine_blocked(error: TopologyError) -> Blocked {
     let reason = match &error {
         TopologyError::MissingTemplate { .. } => "TemplateNotFound",
-        TopologyError::Patch(_) | TopologyError::External { .. } => "PatchFailed",
+        TopologyError::Patch(_) => "PatchFailed",
+        TopologyError::External { .. } => EXTERNAL_PATCH_FAILED,
         _ => "TopologyInvalid",
     };
     blocked(reason, error.to_string())
