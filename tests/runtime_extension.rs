@@ -451,4 +451,3 @@ impl Calls for Extension {
             .unwrap_or_else(|e| panic!("{path}: {e}: {}", String::from_utf8_lossy(&bytes)))
     }
 }
-

@@ -20,10 +20,10 @@ use crate::api::ClusterClass;
 use crate::clock::now_rfc3339;
 use crate::contract::ref_versions::{crd_of, ref_versions_condition, template_refs};
 use crate::decode::decode_value;
+use crate::runtime::RuntimeExtensions;
 use crate::store::object_value;
 use crate::store::WatchCache;
 use crate::topology::blueprint::Blueprint;
-use crate::runtime::RuntimeExtensions;
 use crate::topology::class_status::{class_status, discovering_patches, status_is_current, Discovery};
 
 /// How often a settled class's template references are checked against the CRDs' contract
@@ -75,7 +75,10 @@ pub async fn reconcile_class(class: Arc<DynamicObject>, ctx: Arc<Context>) -> Re
             settings: settings.clone(),
             ..DiscoverVariablesRequest::default()
         };
-        let outcome = ctx.extensions.discover_variables(handler, &namespace, &request).await;
+        let outcome = ctx
+            .extensions
+            .discover_variables(handler, &namespace, &request)
+            .await;
         discoveries.push((patch.to_owned(), outcome));
     }
     let discovered = discoveries.iter().all(|(_, outcome)| outcome.is_ok());

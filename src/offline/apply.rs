@@ -232,7 +232,10 @@ fn reconcile_class_status(mut object: Value, now: &str) -> Value {
         .unwrap_or(1);
     if let Some(map) = object.as_object_mut() {
         let discoveries = listed_discoveries(&class);
-        map.insert("status".to_owned(), class_status(&class, generation, &discoveries, now));
+        map.insert(
+            "status".to_owned(),
+            class_status(&class, generation, &discoveries, now),
+        );
     }
     object
 }

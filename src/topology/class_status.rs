@@ -88,7 +88,10 @@ pub fn listed_discoveries(class: &ClusterClass) -> Vec<Discovery> {
                 })
                 .collect();
             let outcome = if variables.is_empty() {
-                Err("variables of external patches can only be discovered by their runtime extension".to_owned())
+                Err(
+                    "variables of external patches can only be discovered by their runtime extension"
+                        .to_owned(),
+                )
             } else {
                 Ok(DiscoverVariablesResponse {
                     api_version: String::new(),
@@ -121,7 +124,9 @@ fn discovered_variables(
     if errors.is_empty() {
         Ok(response.variables.clone())
     } else {
-        Err(aggregate(&errors.iter().map(ToString::to_string).collect::<Vec<_>>()))
+        Err(aggregate(
+            &errors.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        ))
     }
 }
 
@@ -212,7 +217,10 @@ mod tests {
     #[test]
     fn a_failed_discovery_keeps_the_listed_variables_and_generation() {
         let class = class(PROXY_CLASS);
-        let failed = ("lbImageRepository".to_owned(), Err("connection refused".to_owned()));
+        let failed = (
+            "lbImageRepository".to_owned(),
+            Err("connection refused".to_owned()),
+        );
         let status = class_status(&class, 3, &[failed], NOW);
         assert_eq!(status["observedGeneration"], 2);
         assert_eq!(status["variables"][0]["name"], "old");
@@ -234,12 +242,7 @@ mod tests {
             response.message = "no settings".into();
         }
         let invalid = answer("[{name: builtin, schema: {openAPIV3Schema: {type: string}}}]");
-        let status = class_status(
-            &class,
-            3,
-            &[("a".into(), refused), ("b".into(), invalid)],
-            NOW,
-        );
+        let status = class_status(&class, 3, &[("a".into(), refused), ("b".into(), invalid)], NOW);
         let message = status["conditions"][0]["message"].as_str().unwrap();
         assert!(
             message.starts_with(

@@ -110,7 +110,6 @@ impl Extension {
         }
         true
     }
-
 }
 
 impl Drop for Extension {

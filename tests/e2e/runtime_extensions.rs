@@ -57,7 +57,9 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
 
     // CA injection: no CA until the annotated Secret exists, then the Secret's ca.crt.
     let annotation = "runtime.cluster.x-k8s.io/inject-ca-from-secret";
-    kubectl.accepts(&extension_config("injected", &url, None, Some((annotation, "default/extension-ca"))).to_string())?;
+    kubectl.accepts(
+        &extension_config("injected", &url, None, Some((annotation, "default/extension-ca"))).to_string(),
+    )?;
     kubectl.accepts(
         &json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "extension-ca", "namespace": "default"},
                 "data": {"ca.crt": ca_bundle}})
@@ -81,14 +83,29 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
         .flatten()
         .find(|v| v["name"] == "http-proxy")
         .ok_or_else(|| format!("no http-proxy in {variables}"))?;
-    let froms: Vec<&Value> = proxy["definitions"].as_array().into_iter().flatten().map(|d| &d["from"]).collect();
+    let froms: Vec<&Value> = proxy["definitions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| &d["from"])
+        .collect();
     expect(
         proxy["definitionsConflict"] == true && froms == [&json!("inline"), &json!("lbImageRepository")],
         format!("http-proxy has both definitions, in conflict: {proxy}"),
     )?;
-    let names: Vec<&Value> = variables.as_array().into_iter().flatten().map(|v| &v["name"]).collect();
+    let names: Vec<&Value> = variables
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| &v["name"])
+        .collect();
     expect(
-        names == [&json!("http-proxy"), &json!("lbImageRepository"), &json!("no-proxy")],
+        names
+            == [
+                &json!("http-proxy"),
+                &json!("lbImageRepository"),
+                &json!("no-proxy"),
+            ],
         format!("inline and discovered variables, by name: {variables}"),
     )?;
 
@@ -141,7 +158,12 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
 }
 
 /// An ExtensionConfig at `url` trusting `ca_bundle`, or annotated to have it injected.
-fn extension_config(name: &str, url: &str, ca_bundle: Option<&str>, annotation: Option<(&str, &str)>) -> Value {
+fn extension_config(
+    name: &str,
+    url: &str,
+    ca_bundle: Option<&str>,
+    annotation: Option<(&str, &str)>,
+) -> Value {
     let mut config = json!({"apiVersion": "runtime.cluster.x-k8s.io/v1alpha1", "kind": "ExtensionConfig",
         "metadata": {"name": name}, "spec": {"clientConfig": {"url": url}}});
     if let Some(ca_bundle) = ca_bundle {
@@ -166,18 +188,22 @@ fn fixtures() -> Vec<Value> {
 
 /// Waits until ExtensionConfig `name` is discovered (`Discovered` True, handlers listed).
 fn wait_discovered(kubectl: &Kubectl, name: &str) -> Result<Value, String> {
-    poll(&format!("ExtensionConfig {name} to be discovered"), CONVERGED, || {
-        let config = kubectl.get_json("extensionconfig", "default", name)?;
-        let discovered = config["status"]["conditions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|c| c["type"] == "Discovered" && c["status"] == "True");
-        let handlers = config["status"]["handlers"].as_array().map_or(0, Vec::len);
-        (discovered && handlers == 3)
-            .then(|| config.clone())
-            .ok_or_else(|| format!("status {}", config["status"]))
-    })
+    poll(
+        &format!("ExtensionConfig {name} to be discovered"),
+        CONVERGED,
+        || {
+            let config = kubectl.get_json("extensionconfig", "default", name)?;
+            let discovered = config["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Discovered" && c["status"] == "True");
+            let handlers = config["status"]["handlers"].as_array().map_or(0, Vec::len);
+            (discovered && handlers == 3)
+                .then(|| config.clone())
+                .ok_or_else(|| format!("status {}", config["status"]))
+        },
+    )
 }
 
 /// The class's `VariablesReconciled` condition.
@@ -193,12 +219,16 @@ fn variables_reconciled(class: &Value) -> Value {
 
 /// Waits until ClusterClass `name` has `VariablesReconciled` `status`.
 fn wait_variables_reconciled(kubectl: &Kubectl, name: &str, status: &str) -> Result<Value, String> {
-    poll(&format!("ClusterClass {name}'s VariablesReconciled {status}"), CONVERGED, || {
-        let class = kubectl.get_json("clusterclass", "default", name)?;
-        (variables_reconciled(&class)["status"] == status)
-            .then(|| class.clone())
-            .ok_or_else(|| format!("status {}", class["status"]))
-    })
+    poll(
+        &format!("ClusterClass {name}'s VariablesReconciled {status}"),
+        CONVERGED,
+        || {
+            let class = kubectl.get_json("clusterclass", "default", name)?;
+            (variables_reconciled(&class)["status"] == status)
+                .then(|| class.clone())
+                .ok_or_else(|| format!("status {}", class["status"]))
+        },
+    )
 }
 
 /// `Ok` when `holds`, else the failure `what` describes.

@@ -35,12 +35,16 @@ pub fn injected_ca(raw: &str, secret: &Value) -> Result<String, String> {
         .and_then(|data| data.get(CA_KEY))
         .and_then(Value::as_str)
         .map(str::to_owned)
-        .ok_or_else(|| format!("failed to reconcile caBundle: secret {raw} does not contain a {CA_KEY:?} entry"))
+        .ok_or_else(|| {
+            format!("failed to reconcile caBundle: secret {raw} does not contain a {CA_KEY:?} entry")
+        })
 }
 
 /// The patch that gives `config` the caBundle `ca`, if it does not have it yet.
 pub fn ca_patch(config: &Value, ca: &str) -> Option<Value> {
-    let current = config.pointer("/spec/clientConfig/caBundle").and_then(Value::as_str);
+    let current = config
+        .pointer("/spec/clientConfig/caBundle")
+        .and_then(Value::as_str);
     (current != Some(ca)).then(|| serde_json::json!({"spec": {"clientConfig": {"caBundle": ca}}}))
 }
 

@@ -98,7 +98,11 @@ async fn wait_for_kind(syncer: &Syncer, stop: &CancellationToken) -> bool {
 /// so the registry is complete before other controllers call extensions. Gives up after
 /// [`WARMUP_TIMEOUT`] or when the kind is not served; the controller carries on from there.
 pub async fn warm_up(ctx: &Context) {
-    if !ctx.syncer.serves(&format!("{RUNTIME_GROUP}/{RUNTIME_VERSION}"), "ExtensionConfig").await {
+    if !ctx
+        .syncer
+        .serves(&format!("{RUNTIME_GROUP}/{RUNTIME_VERSION}"), "ExtensionConfig")
+        .await
+    {
         return;
     }
     let warm = async {
@@ -130,7 +134,11 @@ pub async fn run(client: Client, ctx: Arc<Context>, stop: CancellationToken) {
     }
     let resource = resource();
     let configs: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-    let controller = Controller::new_with(configs.clone(), watcher::Config::default().any_semantic(), resource.clone());
+    let controller = Controller::new_with(
+        configs.clone(),
+        watcher::Config::default().any_semantic(),
+        resource.clone(),
+    );
     let store = controller.store();
     let secrets = secret_triggers(Api::<PartialObjectMeta<Secret>>::all(client), store);
     let deletions = forget_deleted(configs, ctx.registry.clone(), stop.clone());
@@ -143,7 +151,9 @@ pub async fn run(client: Client, ctx: Arc<Context>, stop: CancellationToken) {
             async move {
                 match result {
                     // A config deleted while queued: the registry must forget it too.
-                    Err(kube::runtime::controller::Error::ObjectNotFound(object)) => registry.remove(&object.name),
+                    Err(kube::runtime::controller::Error::ObjectNotFound(object)) => {
+                        registry.remove(&object.name)
+                    }
                     Err(err) => tracing::debug!(error = %err, "ExtensionConfig controller"),
                     Ok(_) => {}
                 }
@@ -205,7 +215,10 @@ async fn reconcile_config(ctx: &Context, mut object: Value) -> Result<(), String
 }
 
 /// The caBundle the Secret `(raw, namespace, name)` holds.
-async fn secret_ca(client: &Client, (raw, namespace, name): (String, String, String)) -> Result<String, String> {
+async fn secret_ca(
+    client: &Client,
+    (raw, namespace, name): (String, String, String),
+) -> Result<String, String> {
     let secret = Api::<Secret>::namespaced(client.clone(), &namespace)
         .get(&name)
         .await

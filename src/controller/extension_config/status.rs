@@ -151,7 +151,8 @@ mod tests {
 
     #[test]
     fn conditions_of_other_types_are_kept() {
-        let current = json!({"conditions": [{"type": "Paused", "status": "False", "lastTransitionTime": T0}]});
+        let current =
+            json!({"conditions": [{"type": "Paused", "status": "False", "lastTransitionTime": T0}]});
         let status = discovered_status(Some(&current), 1, &Ok(Vec::new()), T1);
         let types: Vec<&str> = status["conditions"]
             .as_array()
