@@ -163,9 +163,9 @@ async fn the_answers_have_the_runtime_sdk_shape() {
 }
 
 /// `plan` discovers the files' ExtensionConfig and calls its handlers as the controller would:
-/// the DockerCluster gets the image repository the extension sets from a Cluster variable (whose
-/// definition the class's status lists from the external patch); with the extension gone, the
-/// plan fails naming the patch.
+/// the class's variables come from its DiscoverVariables hook, and the DockerCluster gets the
+/// image repository the extension sets from a Cluster variable; with the extension gone, the
+/// variables cannot be discovered and the plan fails naming the patch.
 #[test]
 fn plan_calls_the_extension_of_the_files() {
     let extension = Extension::start();
@@ -205,9 +205,14 @@ fn plan_calls_the_extension_of_the_files() {
     let _ = std::fs::remove_dir_all(&dir);
     let stderr = String::from_utf8_lossy(&failed.stderr);
     assert_eq!(failed.status.code(), Some(1), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
     assert!(
-        stderr.starts_with(
+        lines[0].contains("objects.yaml: VariableDiscovery failed: failed to call DiscoverVariables for patch lb: failed to call extension handler \"discover-variables.ext\": "),
+        "{stderr}"
+    );
+    assert!(
+        lines[1].starts_with(
             "Cluster default/c1: external patch \"lb\": failed to call extension handler \"generate-patches.ext\": "
         ),
         "{stderr}"
@@ -232,12 +237,6 @@ spec:
       generateExtension: generate-patches.ext
       validateExtension: validate-topology.ext
       discoverVariablesExtension: discover-variables.ext
-status:
-  variables:
-  - name: lbImageRepository
-    definitions:
-    - from: lb
-      schema: {openAPIV3Schema: {type: string, default: kindest}}
 ---
 apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
 kind: DockerClusterTemplate

@@ -11,12 +11,13 @@ use serde_json::{json, Value};
 
 use super::files::read;
 use super::{print_stdout, EXIT_FINDINGS};
-use crate::api::runtime::ExtensionConfig;
-use crate::api::Cluster;
+use crate::api::runtime::{DiscoverVariablesRequest, ExtensionConfig};
+use crate::api::{Cluster, ClusterClass};
 use crate::decode::decode_value;
 use crate::offline::apply::{apply, Verdict};
 use crate::runtime::{NamespaceLabels, RuntimeExtensions};
 use crate::store::{MemoryStore, ObjectSource};
+use crate::topology::class_status::{class_status, discovering_patches, VARIABLE_DISCOVERY_FAILED_REASON};
 use crate::topology::diff::{diff, Change};
 use crate::topology::upgrade_report::pending;
 use crate::topology::{plan, Blueprint, Current};
@@ -52,6 +53,10 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     let summary = read.summary(&args.files);
     let objects = read.objects;
     let all: Vec<Value> = objects.iter().map(|o| o.object.clone()).collect();
+    // External patches call the extensions of the files' ExtensionConfigs, as the controller would.
+    let extensions = runtime_extensions(&all);
+    // Without ExtensionConfigs in the files, classes keep the discovered variables they list.
+    let discovers = all.iter().any(|o| o["kind"] == "ExtensionConfig");
     let mut store = MemoryStore::default();
     let mut clusters = Vec::new();
     let mut failed = false;
@@ -59,7 +64,17 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
         let is_cluster =
             sourced.object["kind"] == "Cluster" && sourced.object["spec"]["topology"].is_object();
         let source = sourced.source.display().to_string();
-        let applied = apply(&mut store, sourced.object, &source, PLAN_TIME)?;
+        let mut object = sourced.object;
+        if discovers && object["apiVersion"] == "cluster.x-k8s.io/v1beta1" && object["kind"] == "ClusterClass" {
+            match with_discovered_variables(object.clone(), &extensions) {
+                Ok(discovered) => object = discovered,
+                Err(message) => {
+                    eprintln!("{source}: {message}");
+                    failed = true;
+                }
+            }
+        }
+        let applied = apply(&mut store, object, &source, PLAN_TIME)?;
         if applied.verdict == Verdict::Denied {
             eprintln!("{source}: {}", applied.message);
             failed = true;
@@ -71,8 +86,6 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     if clusters.is_empty() && !failed && resource_sets.is_none() {
         eprintln!("no Cluster with a spec.topology to plan: {summary}");
     }
-    // External patches call the extensions of the files' ExtensionConfigs, as the controller would.
-    let extensions = runtime_extensions(&all);
     let mut out = String::new();
     for (namespace, resource) in clusters {
         let name = resource.rsplit('/').next().unwrap_or_default();
@@ -148,6 +161,42 @@ fn plan_cluster(
         desired,
         held,
     })
+}
+
+/// The ClusterClass `class` with the definitions its external patches' DiscoverVariables hooks
+/// answer listed in `status.variables`, as the ClusterClass controller lists them (the offline
+/// store then keeps them); unchanged when it has no such patch; why not when a hook fails.
+fn with_discovered_variables(mut class: Value, extensions: &RuntimeExtensions) -> Result<Value, String> {
+    let Ok(typed) = decode_value::<ClusterClass>(class.clone()) else {
+        return Ok(class);
+    };
+    let patches: Vec<_> = discovering_patches(&typed).collect();
+    if patches.is_empty() {
+        return Ok(class);
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the Runtime Extension client: {e}"))?;
+    let namespace = typed.metadata.namespace.clone().unwrap_or_default();
+    let discoveries: Vec<_> = patches
+        .into_iter()
+        .map(|(patch, handler, settings)| {
+            let request = DiscoverVariablesRequest {
+                settings: settings.clone(),
+                ..DiscoverVariablesRequest::default()
+            };
+            let outcome = runtime.block_on(extensions.discover_variables(handler, &namespace, &request));
+            (patch.to_owned(), outcome)
+        })
+        .collect();
+    let status = class_status(&typed, 0, &discoveries, PLAN_TIME);
+    let condition = &status["conditions"][0];
+    if condition["reason"] == VARIABLE_DISCOVERY_FAILED_REASON {
+        return Err(condition["message"].as_str().unwrap_or_default().to_owned());
+    }
+    class["status"]["variables"] = status["variables"].clone();
+    Ok(class)
 }
 
 /// The Runtime Extensions the ExtensionConfigs among `objects` register, called for objects in
