@@ -10,9 +10,12 @@ use std::time::Duration;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DynamicObject};
 use kube::core::ApiResource;
+use futures::{Stream, StreamExt};
 use kube::runtime::controller::Action;
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::Client;
 use serde_json::Value;
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::sync::Syncer;
 use crate::api::runtime::DiscoverVariablesRequest;
@@ -120,6 +123,40 @@ pub async fn reconcile_class(class: Arc<DynamicObject>, ctx: Arc<Context>) -> Re
     Ok(Action::requeue(REF_VERSIONS_RECHECK))
 }
 
+/// The classes to reconcile when an ExtensionConfig is discovered anew (its name comes from
+/// `rediscovered`): those of `classes` (of the ClusterClass `resource`) with a DiscoverVariables handler of that config, as
+/// Cluster API's ClusterClass controller maps ExtensionConfig changes.
+pub fn classes_of_configs(
+    rediscovered: UnboundedReceiver<String>,
+    classes: Store<DynamicObject>,
+    resource: ApiResource,
+) -> impl Stream<Item = ObjectRef<DynamicObject>> + Send {
+    futures::stream::unfold(rediscovered, |mut rediscovered| async move {
+        let config = rediscovered.recv().await?;
+        Some((config, rediscovered))
+    })
+    .flat_map(move |config| {
+        let refs: Vec<ObjectRef<DynamicObject>> = classes
+            .state()
+            .into_iter()
+            .filter(|class| discovers_from(class, &config))
+            .map(|class| ObjectRef::from_obj_with(class.as_ref(), resource.clone()))
+            .collect();
+        futures::stream::iter(refs)
+    })
+}
+
+/// Whether `class` has a DiscoverVariables handler of the ExtensionConfig `config`
+/// (`<handler>.<config>`).
+fn discovers_from(class: &DynamicObject, config: &str) -> bool {
+    class.data["spec"]["patches"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|patch| patch["external"]["discoverVariablesExtension"].as_str())
+        .any(|handler| handler.split_once('.').is_some_and(|(_, of)| of == config))
+}
+
 /// The labels of the CRD named `name`; `None` when it cannot be read.
 async fn crd_metadata_labels(client: &Client, name: &str) -> Option<BTreeMap<String, String>> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
@@ -136,4 +173,25 @@ async fn crd_metadata_labels(client: &Client, name: &str) -> Option<BTreeMap<Str
 pub fn on_error(_class: Arc<DynamicObject>, error: &ReconcileError, _ctx: Arc<Context>) -> Action {
     tracing::warn!(error = %error, "ClusterClass reconcile failed; retrying");
     Action::requeue(Duration::from_secs(5))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_class_is_mapped_to_the_configs_of_its_discover_variables_handlers() {
+        let class: DynamicObject = serde_json::from_value(serde_json::json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "ClusterClass",
+            "metadata": {"name": "c", "namespace": "default"},
+            "spec": {"patches": [
+                {"name": "inline", "definitions": []},
+                {"name": "lb", "external": {"generateExtension": "generate.other",
+                                            "discoverVariablesExtension": "discover.ext.example"}}]}
+        }))
+        .unwrap();
+        assert!(discovers_from(&class, "ext.example"));
+        assert!(!discovers_from(&class, "other"));
+        assert!(!discovers_from(&class, "ext"));
+    }
 }

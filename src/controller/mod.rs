@@ -93,10 +93,12 @@ pub async fn run(
     // The handlers of the ExtensionConfigs, as their controller discovers them (warmed up before
     // any other controller calls an extension).
     let extension_registry = SharedRegistry::default();
+    let (rediscovered, rediscoveries) = tokio::sync::mpsc::unbounded_channel();
     let extension_ctx = Arc::new(extension_config::Context {
         syncer: sync::Syncer::new(client.clone()),
         client: client.clone(),
         registry: extension_registry.clone(),
+        rediscovered,
     });
     extension_config::warm_up(&extension_ctx).await;
     let extensions = Arc::new(RuntimeExtensions::shared(
@@ -189,7 +191,12 @@ pub async fn run(
             tracing::debug!(error = %err, "topology controller");
         }
     });
-    let class_controller = Controller::new_with(Api::all_with(client.clone(), &classes), config(), classes)
+    let class_controller =
+        Controller::new_with(Api::all_with(client.clone(), &classes), config(), classes.clone());
+    // Classes whose DiscoverVariables handler's ExtensionConfig was discovered anew are reconciled.
+    let class_triggers = cluster_class::classes_of_configs(rediscoveries, class_controller.store(), classes);
+    let class_controller = class_controller
+        .reconcile_on(class_triggers)
         .graceful_shutdown_on(stop.clone().cancelled_owned())
         .run(cluster_class::reconcile_class, cluster_class::on_error, class_ctx)
         .for_each(|result| async move {

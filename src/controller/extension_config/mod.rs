@@ -20,6 +20,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{watcher, Controller, WatchStreamExt};
 use kube::{Client, ResourceExt};
 use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::sync::Syncer;
@@ -51,6 +52,9 @@ pub struct Context {
     pub client: Client,
     /// The handlers found, shared with every caller of extensions.
     pub registry: SharedRegistry,
+    /// Gets the name of each config whose discovery outcome changed (the ClusterClass
+    /// controller then calls its DiscoverVariables handlers again).
+    pub rediscovered: UnboundedSender<String>,
 }
 
 /// Why a reconcile failed; the config is tried again after [`RETRY`].
@@ -204,13 +208,16 @@ async fn reconcile_config(ctx: &Context, mut object: Value) -> Result<(), String
         .map_err(Clone::clone);
     let generation = config.metadata.generation.unwrap_or(1);
     let desired = discovered_status(object.get("status"), generation, &handlers, &now_rfc3339());
+    // Registered before the status says so: whoever reads the status finds the handlers.
+    ctx.registry.set(config.name(), outcome);
     if object.get("status") != Some(&desired) {
+        // The receiver stops only with the controllers.
+        let _ = ctx.rediscovered.send(config.name().to_owned());
         ctx.syncer
             .patch_status(&object, &desired)
             .await
             .map_err(|e| format!("failed to patch the status: {e}"))?;
     }
-    ctx.registry.set(config.name(), outcome);
     handlers.map(drop)
 }
 
