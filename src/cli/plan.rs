@@ -65,7 +65,8 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
             sourced.object["kind"] == "Cluster" && sourced.object["spec"]["topology"].is_object();
         let source = sourced.source.display().to_string();
         let mut object = sourced.object;
-        if discovers && object["apiVersion"] == "cluster.x-k8s.io/v1beta1" && object["kind"] == "ClusterClass" {
+        if discovers && object["apiVersion"] == "cluster.x-k8s.io/v1beta1" && object["kind"] == "ClusterClass"
+        {
             match with_discovered_variables(object.clone(), &extensions) {
                 Ok(discovered) => object = discovered,
                 Err(message) => {

@@ -4,7 +4,8 @@
 //! `status.variables` of seed 003's class from the inline definitions and the extension's
 //! DiscoverVariables answer, with the conflict on `http-proxy` flagged; a Cluster then sets one
 //! value per definition with `definitionFrom`, and one without it is refused. A class whose
-//! DiscoverVariables handler is not registered gets `VariablesReconciled` False.
+//! DiscoverVariables handler is not registered gets `VariablesReconciled` False, as do the
+//! classes of an ExtensionConfig once it is deleted.
 
 #[path = "../common/extension.rs"]
 mod extension;
@@ -154,6 +155,22 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
                  failed to call extension handler \"discover-variables.missing\"",
             ),
         format!("VariablesReconciled says why: {condition}"),
+    )?;
+
+    // A deleted ExtensionConfig's handlers are forgotten: its classes' variables are no longer
+    // reconciled (they keep the variables listed).
+    kubectl.ok(&["delete", "extensionconfig", CONFIG])?;
+    let class = wait_variables_reconciled(kubectl, "proxy-class", "False")?;
+    let condition = variables_reconciled(&class);
+    expect(
+        condition["message"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with(&format!(
+                "handler with name \"discover-variables.{CONFIG}\" has not been registered"
+            ))
+            && class["status"]["variables"].as_array().map_or(0, Vec::len) == 3,
+        format!("VariablesReconciled False, variables kept: {}", class["status"]),
     )
 }
 

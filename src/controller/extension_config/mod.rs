@@ -145,7 +145,7 @@ pub async fn run(client: Client, ctx: Arc<Context>, stop: CancellationToken) {
     );
     let store = controller.store();
     let secrets = secret_triggers(Api::<PartialObjectMeta<Secret>>::all(client), store);
-    let deletions = forget_deleted(configs, ctx.registry.clone(), stop.clone());
+    let deletions = forget_deleted(configs, Arc::clone(&ctx), stop.clone());
     let controller = controller
         .reconcile_on(secrets)
         .graceful_shutdown_on(stop.cancelled_owned())
@@ -169,7 +169,7 @@ pub async fn run(client: Client, ctx: Arc<Context>, stop: CancellationToken) {
 /// Reconciles one ExtensionConfig.
 pub async fn reconcile(config: Arc<DynamicObject>, ctx: Arc<Context>) -> Result<Action, ReconcileError> {
     if config.metadata.deletion_timestamp.is_some() {
-        ctx.registry.remove(&config.name_any());
+        ctx.forget(&config.name_any());
         return Ok(Action::await_change());
     }
     reconcile_config(&ctx, object_value(&config, &resource()))
@@ -255,12 +255,21 @@ fn secret_triggers(
         })
 }
 
-/// Removes each config the watch sees deleted from the registry, until `stop`.
-async fn forget_deleted(configs: Api<DynamicObject>, registry: SharedRegistry, stop: CancellationToken) {
+impl Context {
+    /// Removes the config `name` from the registry, and has the classes using it reconciled.
+    fn forget(&self, name: &str) {
+        self.registry.remove(name);
+        // The receiver stops only with the controllers.
+        let _ = self.rediscovered.send(name.to_owned());
+    }
+}
+
+/// Forgets each config the watch sees deleted, until `stop`.
+async fn forget_deleted(configs: Api<DynamicObject>, ctx: Arc<Context>, stop: CancellationToken) {
     let events = watcher(configs, watcher::Config::default().any_semantic()).default_backoff();
     let forgetting = events.for_each(|event| {
         if let Ok(watcher::Event::Delete(config)) = event {
-            registry.remove(&config.name_any());
+            ctx.forget(&config.name_any());
         }
         futures::future::ready(())
     });
