@@ -1,7 +1,6 @@
 //! The controllers `serve` runs beside the webhooks: the topology controller, the ClusterClass
 //! controller, the Cluster infrastructure controller and the ExtensionConfig controller (kube-rs
-//! `Controller`s), run by whichever
-//! replica holds the leader Lease. They read
+//! `Controller`s), run by whichever replica holds the leader Lease. They read
 //! through the same watch caches as the webhooks and decide through the pure engine
 //! ([`topology::reconcile`](crate::topology::reconcile),
 //! [`topology::class_status`](crate::topology::class_status)); this module only carries that out.
