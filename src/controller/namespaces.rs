@@ -24,13 +24,13 @@ pub fn watch(client: Client, stop: CancellationToken) -> NamespaceLookup {
         Api::<PartialObjectMeta<Namespace>>::all(client),
         watcher::Config::default(),
     )
-        .default_backoff()
-        .reflect(writer)
-        .for_each(|event| async move {
-            if let Err(error) = event {
-                tracing::warn!(error = %error, "watching Namespaces");
-            }
-        });
+    .default_backoff()
+    .reflect(writer)
+    .for_each(|event| async move {
+        if let Err(error) = event {
+            tracing::warn!(error = %error, "watching Namespaces");
+        }
+    });
     tokio::spawn(async move {
         tokio::select! {
             () = stream => {}

@@ -18,8 +18,8 @@ use crate::api::labels::PAUSED_ANNOTATION;
 use crate::api::Cluster;
 use crate::clock::now_rfc3339;
 use crate::decode::decode_value;
-use crate::store::WatchCache;
 use crate::runtime::RuntimeExtensions;
+use crate::store::WatchCache;
 use crate::store::{object_value, ObjectSource};
 use crate::topology::reconcile::{
     reconcile, topology_condition, with_condition, Blocked, Reconciliation, EXTERNAL_PATCH_FAILED,

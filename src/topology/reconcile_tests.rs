@@ -2,8 +2,8 @@ use serde_json::json;
 
 use super::*;
 use crate::decode::decode_value;
-use crate::patches::external::NoExternalPatches;
 use crate::offline::apply::{apply, Verdict};
+use crate::patches::external::NoExternalPatches;
 use crate::store::{parse_manifests, MemoryStore};
 
 const NOW: &str = "2026-01-01T00:00:00Z";
@@ -167,7 +167,9 @@ impl ExternalPatches for Unreachable {
         _namespace: &str,
         _request: &crate::api::runtime::ValidateTopologyRequest,
     ) -> Result<crate::api::runtime::ValidateTopologyResponse, String> {
-        Err(format!("failed to call extension handler {extension:?}: unexpected"))
+        Err(format!(
+            "failed to call extension handler {extension:?}: unexpected"
+        ))
     }
 }
 
@@ -176,8 +178,12 @@ fn a_failing_extension_blocks_with_its_patch_and_handler_named_the_same_way_each
     let mut store = quickstart();
     let (object, cluster) = dev(&store);
     let class_name = cluster.spec.topology.as_ref().unwrap().class.clone();
-    let mut class = (*store.get(CAPI_GROUP, "ClusterClass", "default", &class_name).unwrap()).clone();
-    class["spec"]["patches"] = json!([{"name": "from-extension", "external": {"generateExtension": "generate.ext"}}]);
+    let mut class = (*store
+        .get(CAPI_GROUP, "ClusterClass", "default", &class_name)
+        .unwrap())
+    .clone();
+    class["spec"]["patches"] =
+        json!([{"name": "from-extension", "external": {"generateExtension": "generate.ext"}}]);
     store.insert(class).unwrap();
     let first = reconcile(&object, &cluster, &store, &Unreachable).unwrap_err();
     assert_eq!(first.reason, EXTERNAL_PATCH_FAILED);
