@@ -326,7 +326,7 @@ fn set(object: &mut Value, path: &[&str], value: Value) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use capi_topology::api::runtime::{GeneratePatchesRequestItem, ValidateTopologyRequestItem};
+    use capi_topology::api::runtime::GeneratePatchesRequestItem;
 
     fn template(api_version: &str, kind: &str, spec: Value) -> Value {
         json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": "t"},
@@ -456,7 +456,7 @@ mod tests {
         let proxy = variable(HTTP_PROXY, json!({"host": "p", "port": 1}));
         let request = |object: Value| ValidateTopologyRequest {
             variables: vec![proxy.clone()],
-            items: vec![ValidateTopologyRequestItem {
+            items: vec![capi_topology::api::runtime::ValidateTopologyRequestItem {
                 holder_reference: HolderReference {
                     kind: "Cluster".into(),
                     name: "c1".into(),
