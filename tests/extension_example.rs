@@ -16,6 +16,7 @@ use capi_topology::api::runtime::{
     ClientConfig, DiscoverVariablesRequest, FailurePolicy, GeneratePatchesRequest, ResponseStatus,
 };
 use capi_topology::api::Cluster;
+use capi_topology::metrics::{encode, Metrics};
 use capi_topology::patches::external::ExternalPatches;
 use capi_topology::runtime::{
     discover_config, ExtensionClient, NamespaceLabels, Registration, RuntimeExtensions, SharedRegistry,
@@ -188,6 +189,43 @@ fn variables_are_discovered_through_the_shared_registry() {
     assert_eq!(
         wrong.unwrap_err(),
         "failed to call extension handler \"generate-patches.ext\": handler does not match GroupHook \"hooks.runtime.cluster.x-k8s.io/DiscoverVariables\""
+    );
+}
+
+#[test]
+fn calls_and_cache_hits_are_counted_per_handler() {
+    let extension = LocalExtension::start();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let registry = SharedRegistry::default();
+    registry.set("ext", runtime.block_on(discover_config(&extension.config("ext"))));
+    let mut metrics_registry = prometheus_client::registry::Registry::default();
+    let metrics = Metrics::register(&mut metrics_registry);
+    let extensions = RuntimeExtensions::shared(
+        registry,
+        runtime.handle().clone(),
+        Arc::new(|_: &str| None),
+        Some(metrics),
+    );
+    let (blueprint, cluster) = fixture();
+    let first = plan(&blueprint, &cluster, &Current::default(), &extensions).unwrap();
+    let current = Current {
+        objects: first.objects,
+    };
+    plan(&blueprint, &cluster, &current, &extensions).unwrap();
+    plan(&blueprint, &cluster, &current, &extensions).unwrap();
+    let text = encode(&metrics_registry).unwrap();
+    for line in [
+        r#"capi_topology_extension_calls_total{handler="generate-patches.ext"} 1"#,
+        r#"capi_topology_extension_calls_total{handler="validate-topology.ext"} 1"#,
+        r#"capi_topology_extension_cache_hits_total{handler="generate-patches.ext"} 2"#,
+        r#"capi_topology_extension_cache_hits_total{handler="validate-topology.ext"} 2"#,
+        r#"capi_topology_extension_call_duration_seconds_count{handler="generate-patches.ext"} 1"#,
+    ] {
+        assert!(text.contains(line), "missing {line} in\n{text}");
+    }
+    assert!(
+        !text.contains("capi_topology_extension_errors_total{"),
+        "no call failed:\n{text}"
     );
 }
 
