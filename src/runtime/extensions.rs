@@ -123,7 +123,7 @@ impl RuntimeExtensions {
     ) -> Result<DiscoverVariablesResponse, String> {
         self.ready()?;
         let prepared = self.core.prepare("DiscoverVariables", name, namespace, request)?;
-        self.core.send(prepared, false).await
+        self.core.send(prepared, None).await
     }
 
     /// The runtime calls run on: the offline one is started, and its configs discovered, once.
@@ -153,7 +153,7 @@ impl RuntimeExtensions {
     }
 
     /// Calls the handler `name` of `hook` for an object in `namespace` and waits for the answer,
-    /// kept by request for the next identical call.
+    /// kept by request for the next identical call (which then does not leave this thread).
     fn call<Q: Serialize, R: IgnorableResponse + DeserializeOwned + Send + 'static>(
         &self,
         hook: &str,
@@ -163,8 +163,12 @@ impl RuntimeExtensions {
     ) -> Result<R, String> {
         let handle = self.ready()?;
         let prepared = self.core.prepare(hook, name, namespace, request)?;
+        let key = CacheKey::new(&prepared.name, &prepared.request);
+        if let Some(response) = self.core.cached(&prepared.name, &key) {
+            return Ok(response);
+        }
         let core = Arc::clone(&self.core);
-        run(&handle, async move { core.send(prepared, true).await }).and_then(|answer| answer)
+        run(&handle, async move { core.send(prepared, Some(key)).await }).and_then(|answer| answer)
     }
 }
 
@@ -220,12 +224,21 @@ impl Core {
         }
     }
 
-    /// Sends a prepared call, unless `cached` and an identical one was answered already, or its
-    /// server is backing off; an answer with `status: Failure` is an error whatever the policy.
+    /// The answer kept for the request `key` to the handler `name`, if any.
+    fn cached<R: DeserializeOwned>(&self, name: &str, key: &CacheKey) -> Option<R> {
+        let response = serde_json::from_value(self.cache.get(key, Instant::now())?).ok()?;
+        if let Some(metrics) = &self.metrics {
+            metrics.record_extension_cache_hit(name);
+        }
+        Some(response)
+    }
+
+    /// Sends a prepared call, unless its server is backing off; an answer with `status: Failure`
+    /// is an error whatever the policy. A successful answer is kept under `key`, if given.
     async fn send<R: IgnorableResponse + DeserializeOwned>(
         &self,
         prepared: Prepared,
-        cached: bool,
+        key: Option<CacheKey>,
     ) -> Result<R, String> {
         let Prepared {
             name,
@@ -233,15 +246,6 @@ impl Core {
             request,
         } = prepared;
         let failed = |reason: String| format!("failed to call extension handler {name:?}: {reason}");
-        let key = cached.then(|| CacheKey::new(&name, &request));
-        if let Some(answer) = key.and_then(|key| self.cache.get(&key, Instant::now())) {
-            if let Ok(response) = serde_json::from_value::<R>(answer) {
-                if let Some(metrics) = &self.metrics {
-                    metrics.record_extension_cache_hit(&name);
-                }
-                return Ok(response);
-            }
-        }
         let answer = match self.exchange::<R>(&name, &registration, request).await {
             Ok(answer) => answer,
             Err(_) if registration.failure_policy == FailurePolicy::Ignore => {

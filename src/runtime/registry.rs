@@ -136,11 +136,6 @@ impl Registry {
 pub struct SharedRegistry(Arc<RwLock<Registry>>);
 
 impl SharedRegistry {
-    /// A shared registry holding `registry`.
-    pub fn new(registry: Registry) -> Self {
-        Self(Arc::new(RwLock::new(registry)))
-    }
-
     /// Replaces every handler with those of `registry`.
     pub fn replace(&self, registry: Registry) {
         *self.write() = registry;
