@@ -56,6 +56,17 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
         format!("the discovered handler as Cluster API lists it: {discover}"),
     )?;
 
+    // A settled config is not written again (each write would trigger another discovery).
+    std::thread::sleep(Duration::from_secs(3));
+    let again = kubectl.get_json("extensionconfig", "default", CONFIG)?;
+    expect(
+        again["metadata"]["resourceVersion"] == config["metadata"]["resourceVersion"],
+        format!(
+            "the status is written once: {} then {}",
+            config["status"], again["status"]
+        ),
+    )?;
+
     // CA injection: no CA until the annotated Secret exists, then the Secret's ca.crt.
     let annotation = "runtime.cluster.x-k8s.io/inject-ca-from-secret";
     kubectl.accepts(
@@ -155,6 +166,15 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
                  failed to call extension handler \"discover-variables.missing\"",
             ),
         format!("VariablesReconciled says why: {condition}"),
+    )?;
+    std::thread::sleep(Duration::from_secs(3));
+    let again = kubectl.get_json("clusterclass", "default", "orphan-class")?;
+    expect(
+        again["metadata"]["resourceVersion"] == class["metadata"]["resourceVersion"],
+        format!(
+            "a failing class's status is written once: {} then {}",
+            class["status"], again["status"]
+        ),
     )?;
 
     // A deleted ExtensionConfig's handlers are forgotten: its classes' variables are no longer
