@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::cel::CelRules;
+use super::cel::{CelRules, Shown};
 use super::defaulting::apply_defaults;
 use super::go_json::to_go_json;
 use super::schema::Schema;
@@ -279,6 +279,7 @@ impl CompiledVariables {
                 &value.value,
                 old_value.map(|o| &o.value),
                 &value_path.child("value"),
+                Shown::Json,
             ));
         }
         errors
