@@ -115,9 +115,14 @@ fn check_defaults(schema: &Schema, path: &FieldPath, depth: usize, errors: &mut 
         if errors.len() == before {
             if depth == 0 && schema.props.type_ == "array" {
                 untyped_rule_errors(&schema.props, default, &default_path, 0, errors);
-            } else if let Ok(rules) = CelRules::compile(&schema.props, path) {
-                // Checked as an update from itself: transition rules see the default as `oldSelf`.
-                errors.extend(rules.validate(default, Some(default), &default_path, Shown::NodeType));
+            } else {
+                match CelRules::compile(&schema.props, path) {
+                    // Checked as an update from itself: transition rules see the default as `oldSelf`.
+                    Ok(rules) => {
+                        errors.extend(rules.validate(default, Some(default), &default_path, Shown::NodeType))
+                    }
+                    Err(rule_errors) => uncompiled_rule_errors(&schema.props, path, &rule_errors, errors),
+                }
             }
         }
     }
@@ -126,6 +131,29 @@ fn check_defaults(schema: &Schema, path: &FieldPath, depth: usize, errors: &mut 
     }
     if let Some(items) = &schema.items {
         check_defaults(items, &path.child("items"), depth + 1, errors);
+    }
+}
+
+/// A default whose node has a rule that does not compile fails on it, as the API server's
+/// validator of the default reports it (`rule compile error: compilation failed: ...`).
+fn uncompiled_rule_errors(
+    schema: &JSONSchemaProps,
+    path: &FieldPath,
+    rule_errors: &FieldErrors,
+    errors: &mut FieldErrors,
+) {
+    for i in 0..schema.x_validations.len() {
+        let rule_path = path.child("x-kubernetes-validations").index(i).child("rule");
+        let failed = rule_errors.iter().find(|error| {
+            error.path == rule_path && error.detail.starts_with("compilation failed: ")
+        });
+        if let Some(failed) = failed {
+            errors.push(FieldError::invalid(
+                &path.child("default"),
+                schema.type_.as_str(),
+                format!("rule compile error: {}", failed.detail),
+            ));
+        }
     }
 }
 

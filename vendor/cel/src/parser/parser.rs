@@ -87,8 +87,8 @@ impl Display for ParseError {
         )?;
         if let Some(info) = &self.source_info {
             if let Some(line) = info.snippet(self.pos.0 - 1) {
-                write!(f, "\n| {line}")?;
-                write!(f, "\n| {:.>width$}", "^", width = self.pos.1 as usize)?;
+                write!(f, "\n | {line}")?;
+                write!(f, "\n | {:.>width$}", "^", width = self.pos.1 as usize)?;
             }
         }
         Ok(())
