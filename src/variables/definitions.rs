@@ -82,7 +82,7 @@ fn validate_schema(schema: &JSONSchemaProps, path: &FieldPath) -> FieldErrors {
     if !errors.is_empty() {
         return errors;
     }
-    let rules = match CelRules::compile(schema, path) {
+    let rules = match CelRules::compile_root(schema, path) {
         Ok(rules) => rules,
         Err(cel_errors) => return cel_errors,
     };
@@ -144,9 +144,9 @@ fn uncompiled_rule_errors(
 ) {
     for i in 0..schema.x_validations.len() {
         let rule_path = path.child("x-kubernetes-validations").index(i).child("rule");
-        let failed = rule_errors.iter().find(|error| {
-            error.path == rule_path && error.detail.starts_with("compilation failed: ")
-        });
+        let failed = rule_errors
+            .iter()
+            .find(|error| error.path == rule_path && error.detail.starts_with("compilation failed: "));
         if let Some(failed) = failed {
             errors.push(FieldError::invalid(
                 &path.child("default"),
@@ -294,7 +294,9 @@ mod tests {
         );
         assert_eq!(
             errors(&class(1)),
-            [r#"spec.variables[v].schema.openAPIV3Schema.enum[1]: Invalid value: "7": should be less than or equal to 5"#]
+            [
+                r#"spec.variables[v].schema.openAPIV3Schema.enum[1]: Invalid value: "7": should be less than or equal to 5"#
+            ]
         );
         let yaml = "[{name: v, required: false, schema: {openAPIV3Schema: {type: object, default: {a: x, b: 1},
                      properties: {a: {type: string}}, x-kubernetes-validations: [{rule: 'self.a == \"y\"', message: a must be y}]}}}]";
@@ -341,16 +343,23 @@ mod tests {
                    items: {{type: string, maxLength: 5, {items}}}, {list}}}}}}}]"
             )
         };
-        let untyped = "rule compiler initialization error: failed to convert to declType for CEL validation rules";
+        let untyped =
+            "rule compiler initialization error: failed to convert to declType for CEL validation rules";
         assert_eq!(
             errors(&class("list")),
-            [format!(r#"spec.variables[v].schema.openAPIV3Schema.default: Invalid value: "array": {untyped}"#)]
+            [format!(
+                r#"spec.variables[v].schema.openAPIV3Schema.default: Invalid value: "array": {untyped}"#
+            )]
         );
         assert_eq!(
             errors(&class("items")),
             [
-                format!(r#"spec.variables[v].schema.openAPIV3Schema.default[0]: Invalid value: "string": {untyped}"#),
-                format!(r#"spec.variables[v].schema.openAPIV3Schema.default[1]: Invalid value: "string": {untyped}"#),
+                format!(
+                    r#"spec.variables[v].schema.openAPIV3Schema.default[0]: Invalid value: "string": {untyped}"#
+                ),
+                format!(
+                    r#"spec.variables[v].schema.openAPIV3Schema.default[1]: Invalid value: "string": {untyped}"#
+                ),
             ]
         );
     }
@@ -362,7 +371,9 @@ mod tests {
                      x-kubernetes-validations: [{rule: 'self.mode != \"off\"', message: mode must not be off}]}}}]";
         assert_eq!(
             errors(yaml),
-            [r#"spec.variables[v].schema.openAPIV3Schema.default: Invalid value: "object": no such key: mode evaluating rule: mode must not be off"#]
+            [
+                r#"spec.variables[v].schema.openAPIV3Schema.default: Invalid value: "object": no such key: mode evaluating rule: mode must not be off"#
+            ]
         );
     }
 }

@@ -134,13 +134,20 @@ pub fn check_limits(schema: &JSONSchemaProps, path: &FieldPath) -> FieldErrors {
 
 /// Every definition-time error of the tree's rules, in the reference's order: the errors of the
 /// rules' shape (message, reason, fieldPath) first, then those of their expressions (compilation,
-/// cost, `oldSelf` placement), then the cost of the tree as a whole.
-pub fn check_tree(schema: &JSONSchemaProps, compiled: &CompiledSchema, path: &FieldPath) -> FieldErrors {
+/// cost, `oldSelf` placement), then the cost of the tree as a whole. A `root` list with rules
+/// cannot be typed (see [`Context::untyped`]).
+pub fn check_tree(
+    schema: &JSONSchemaProps,
+    compiled: &CompiledSchema,
+    path: &FieldPath,
+    root: bool,
+) -> FieldErrors {
     let mut found = Found::default();
     let context = Context {
         path: path.clone(),
         uncorrelatable: None,
         cardinality: Some(1),
+        untyped: root && !schema.x_validations.is_empty() && schema.type_ == "array",
     };
     check_node(schema, compiled, &context, &mut found);
     let mut errors = found.shape;
@@ -163,6 +170,9 @@ struct Context {
     path: FieldPath,
     uncorrelatable: Option<FieldPath>,
     cardinality: Option<u64>,
+    /// The API server types rules from the root down when the root has rules, and a list at
+    /// the root (a resource root to it) has no CEL type: then no rule of the tree compiles.
+    untyped: bool,
 }
 
 impl Context {
@@ -179,6 +189,7 @@ impl Context {
                 .cardinality
                 .zip(max_elements(schema))
                 .map(|(a, b)| a.saturating_mul(b)),
+            untyped: self.untyped,
         }
     }
 }
@@ -219,7 +230,13 @@ fn check_node(schema: &JSONSchemaProps, compiled: &CompiledSchema, at: &Context,
             &mut found.shape,
         );
     }
-    if found.shape.len() == shape_errors_before {
+    if found.shape.len() == shape_errors_before && at.untyped && !schema.x_validations.is_empty() {
+        found.expressions.push(FieldError::internal(
+            &at.path.child("x-kubernetes-validations"),
+            "internal error: failed to construct type information for x-kubernetes-validations rules: \
+             unable to convert structural schema to CEL declarations",
+        ));
+    } else if found.shape.len() == shape_errors_before {
         for (i, rule) in schema.x_validations.iter().enumerate() {
             check_expressions(schema, rule, compiled.validations.get(i), i, at, found);
         }
@@ -392,6 +409,14 @@ mod tests {
         }
     }
 
+    fn root_errors(schema: &str) -> Vec<String> {
+        let props: JSONSchemaProps = serde_yaml_ng::from_str(schema).unwrap();
+        match CelRules::compile_root(&props, &FieldPath::new("schema")) {
+            Ok(_) => Vec::new(),
+            Err(errors) => errors.iter().map(ToString::to_string).collect(),
+        }
+    }
+
     #[test]
     fn blank_rules_bad_messages_and_reasons() {
         assert_eq!(
@@ -551,6 +576,28 @@ mod tests {
             errors(&schema(" "))[0],
             r#"schema.x-kubernetes-validations[0].fieldPath: Invalid value: " ": fieldPath must be non-empty if specified"#
         );
+    }
+
+    #[test]
+    fn rules_of_a_list_variable_with_rules_at_its_root_cannot_be_typed() {
+        let untyped = "Internal error: internal error: failed to construct type information for \
+                       x-kubernetes-validations rules: unable to convert structural schema to CEL declarations";
+        assert_eq!(
+            root_errors("{type: array, maxItems: 5, items: {type: string, maxLength: 5, x-kubernetes-validations: [{rule: 'self ==='}]}, \
+                    x-kubernetes-validations: [{rule: 'size(self) > 0'}]}"),
+            [
+                format!("schema.items.x-kubernetes-validations: {untyped}"),
+                format!("schema.x-kubernetes-validations: {untyped}"),
+            ]
+        );
+        // Without rules at the root, each node is typed on its own, and so is a list below it.
+        assert!(errors("{type: array, maxItems: 5, items: {type: string}, x-kubernetes-validations: [{rule: 'size(self) > 0'}]}")
+            .is_empty());
+        assert!(root_errors(
+            "{type: array, maxItems: 5, items: {type: string, maxLength: 5, \
+                        x-kubernetes-validations: [{rule: 'self != \"\"'}]}}"
+        )
+        .is_empty());
     }
 
     #[test]

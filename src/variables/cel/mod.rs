@@ -58,12 +58,27 @@ pub enum Shown {
 }
 
 impl CelRules {
+    /// [`CelRules::compile`] for the root of a variable's schema, which the API server types as
+    /// a resource root when the root has rules: a list there cannot be typed, and none of the
+    /// tree's rules compile (an internal error at each node with rules).
+    pub fn compile_root(schema: &JSONSchemaProps, schema_path: &FieldPath) -> Result<CelRules, FieldErrors> {
+        Self::compile_tree(schema, schema_path, true)
+    }
+
     /// Checks every rule of the tree (non-blank, message rules, reason, fieldPath, `oldSelf`
     /// placement, cost) and compiles them. Errors sit at `schema_path` + the node's keyword path,
     /// e.g. `...openAPIV3Schema.properties[a].x-kubernetes-validations[0].rule`. Expressions past
     /// the parser's size and depth limits (see [`limits`]), and trees nested deeper than any
     /// schema may be, are refused before anything is parsed.
     pub fn compile(schema: &JSONSchemaProps, schema_path: &FieldPath) -> Result<CelRules, FieldErrors> {
+        Self::compile_tree(schema, schema_path, false)
+    }
+
+    fn compile_tree(
+        schema: &JSONSchemaProps,
+        schema_path: &FieldPath,
+        root: bool,
+    ) -> Result<CelRules, FieldErrors> {
         if !checks::has_rules(schema) {
             return Ok(CelRules {
                 compiled: None,
@@ -76,7 +91,7 @@ impl CelRules {
             .map_err(|e| FieldErrors::from(FieldError::internal(schema_path, e.to_string())))?;
         let compiled = guard::compiling(|| {
             let compiled = compile_schema(&json);
-            let errors = checks::check_tree(schema, &compiled, schema_path);
+            let errors = checks::check_tree(schema, &compiled, schema_path, root);
             (compiled, errors)
         });
         let (compiled, errors) = compiled.map_err(|panic| {
@@ -103,7 +118,13 @@ impl CelRules {
     /// Evaluates every rule against `value` (`old` binds `oldSelf`; transition rules are skipped
     /// without it). Errors sit at `value_path` plus the rule's node or `fieldPath`, and show the
     /// value as `shown` says.
-    pub fn validate(&self, value: &Value, old: Option<&Value>, value_path: &FieldPath, shown: Shown) -> FieldErrors {
+    pub fn validate(
+        &self,
+        value: &Value,
+        old: Option<&Value>,
+        value_path: &FieldPath,
+        shown: Shown,
+    ) -> FieldErrors {
         let Some(compiled) = &self.compiled else {
             return FieldErrors::new();
         };
