@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use kube_cel::{CompilationError, CompilationResult, CompiledSchema};
 
 use super::cost;
+use super::field_check::field_errors;
 use super::field_path::check_field_path;
 use super::limits::check_expression;
 use super::total_cost::{cost_message, TotalCost};
@@ -148,6 +149,7 @@ pub fn check_tree(
         uncorrelatable: None,
         cardinality: Some(1),
         untyped: root && !schema.x_validations.is_empty() && schema.type_ == "array",
+        resource_root: root && !schema.x_validations.is_empty(),
     };
     check_node(schema, compiled, &context, &mut found);
     let mut errors = found.shape;
@@ -173,6 +175,8 @@ struct Context {
     /// The API server types rules from the root down when the root has rules, and a list at
     /// the root (a resource root to it) has no CEL type: then no rule of the tree compiles.
     untyped: bool,
+    /// The node is the root and typed as a resource root (with `apiVersion`, `kind`, `metadata`).
+    resource_root: bool,
 }
 
 impl Context {
@@ -190,6 +194,7 @@ impl Context {
                 .zip(max_elements(schema))
                 .map(|(a, b)| a.saturating_mul(b)),
             untyped: self.untyped,
+            resource_root: false,
         }
     }
 }
@@ -355,6 +360,27 @@ fn check_expressions(
         }
         None => return,
     };
+    let rule_fields = field_errors(&rule.rule, schema, at.resource_root);
+    if let Some(found) = &rule_fields {
+        errors.push(FieldError::invalid(
+            &rule_path.child("rule"),
+            rule.rule.as_str(),
+            format!("compilation failed: {found}"),
+        ));
+    }
+    let message_fields = (!rule.message_expression.is_empty())
+        .then(|| field_errors(&rule.message_expression, schema, at.resource_root))
+        .flatten();
+    if let Some(found) = &message_fields {
+        errors.push(FieldError::invalid(
+            &rule_path.child("messageExpression"),
+            rule.message_expression.as_str(),
+            format!("messageExpression compilation failed: {found}"),
+        ));
+    }
+    if rule_fields.is_some() || message_fields.is_some() {
+        return;
+    }
     let scaled = |cost: u64| {
         let cardinality = at
             .cardinality

@@ -14,6 +14,7 @@ use crate::field::{ErrorType, FieldError, FieldErrors, FieldPath};
 mod checks;
 mod cost;
 mod escaping;
+mod field_check;
 mod field_path;
 mod guard;
 pub mod limits;
@@ -253,8 +254,9 @@ mod tests {
             if let Some(message) = message {
                 rule["message"] = json!(message);
             }
-            let schema = json!({"type": "object", "properties": {"a": {"type": "string"}},
-                                "x-kubernetes-validations": [rule]});
+            let schema = json!({"type": "object", "x-kubernetes-validations": [rule],
+                                "properties": {"a": {"type": "string"},
+                                               "m": {"type": "object", "additionalProperties": {"type": "string"}}}});
             failures(&schema.to_string(), json!({"a": "no"}), None)
         };
         let expected = |detail: &str| [format!(r#"{P}: Invalid value: "{{\"a\":\"no\"}}": {detail}"#)];
@@ -262,7 +264,7 @@ mod tests {
         assert_eq!(with("'one\\rline'", Some("m")), expected("one\rline"));
         // An error, a non-string, an empty, a multi-line and a too long message all fall back.
         let too_long = format!("'{}'", "x".repeat(5121));
-        for bad in ["self.b", "1", "' '", "'x\\ny'", too_long.as_str()] {
+        for bad in ["self.m.b", "1", "' '", "'x\\ny'", too_long.as_str()] {
             assert_eq!(with(bad, Some("static ")), expected("static"), "{bad}");
             assert_eq!(with(bad, None), expected("failed rule: self.a == 'ok'"), "{bad}");
         }
