@@ -121,7 +121,7 @@ fn check_defaults(schema: &Schema, path: &FieldPath, depth: usize, errors: &mut 
                     Ok(rules) => {
                         errors.extend(rules.validate(default, Some(default), &default_path, Shown::NodeType))
                     }
-                    Err(rule_errors) => uncompiled_rule_errors(&schema.props, path, &rule_errors, errors),
+                    Err(_) => uncompiled_rule_errors(&schema.props, path, depth == 0, errors),
                 }
             }
         }
@@ -135,25 +135,15 @@ fn check_defaults(schema: &Schema, path: &FieldPath, depth: usize, errors: &mut 
 }
 
 /// A default whose node has a rule that does not compile fails on it, as the API server's
-/// validator of the default reports it (`rule compile error: compilation failed: ...`).
-fn uncompiled_rule_errors(
-    schema: &JSONSchemaProps,
-    path: &FieldPath,
-    rule_errors: &FieldErrors,
-    errors: &mut FieldErrors,
-) {
-    for i in 0..schema.x_validations.len() {
-        let rule_path = path.child("x-kubernetes-validations").index(i).child("rule");
-        let failed = rule_errors
-            .iter()
-            .find(|error| error.path == rule_path && error.detail.starts_with("compilation failed: "));
-        if let Some(failed) = failed {
-            errors.push(FieldError::invalid(
-                &path.child("default"),
-                schema.type_.as_str(),
-                format!("rule compile error: {}", failed.detail),
-            ));
-        }
+/// validator of the default reports it (`rule compile error: compilation failed: ...`); the
+/// variable's own default is typed as a resource root.
+fn uncompiled_rule_errors(schema: &JSONSchemaProps, path: &FieldPath, root: bool, errors: &mut FieldErrors) {
+    for (_, why) in CelRules::node_compile_errors(schema, root) {
+        errors.push(FieldError::invalid(
+            &path.child("default"),
+            schema.type_.as_str(),
+            format!("rule compile error: {why}"),
+        ));
     }
 }
 

@@ -10,6 +10,7 @@ use super::cost;
 use super::field_check::field_errors;
 use super::field_path::check_field_path;
 use super::limits::check_expression;
+use super::rule_value::invalid_rule;
 use super::total_cost::{cost_message, TotalCost};
 use crate::api::{JSONSchemaProps, ValidationRule};
 use crate::field::{FieldError, FieldErrors, FieldPath};
@@ -116,11 +117,7 @@ pub fn check_limits(schema: &JSONSchemaProps, path: &FieldPath) -> FieldErrors {
                         "rule" => format!("compilation failed: ERROR: <input>:-1:0: {limit}"),
                         _ => format!("messageExpression compilation failed: ERROR: <input>:-1:0: {limit}"),
                     };
-                    errors.push(FieldError::invalid(
-                        &rule_path.child(field),
-                        expression.as_str(),
-                        detail,
-                    ));
+                    errors.push(invalid_rule(&rule_path.child(field), rule, &detail));
                 }
             }
         }
@@ -335,26 +332,26 @@ fn check_expressions(
     let compiled = match compiled {
         Some(Ok(compiled)) => compiled,
         Some(Err(CompilationError::MessageExpressionParse { source, .. })) => {
-            errors.push(FieldError::invalid(
+            errors.push(invalid_rule(
                 &rule_path.child("messageExpression"),
-                rule.message_expression.as_str(),
-                format!("messageExpression compilation failed: {source}"),
+                rule,
+                &format!("messageExpression compilation failed: {source}"),
             ));
             return;
         }
         Some(Err(CompilationError::Parse { source, .. })) => {
-            errors.push(FieldError::invalid(
+            errors.push(invalid_rule(
                 &rule_path.child("rule"),
-                rule.rule.as_str(),
-                format!("compilation failed: {source}"),
+                rule,
+                &format!("compilation failed: {source}"),
             ));
             return;
         }
         Some(Err(error)) => {
-            errors.push(FieldError::invalid(
+            errors.push(invalid_rule(
                 &rule_path.child("rule"),
-                rule.rule.as_str(),
-                format!("compilation failed: {error}"),
+                rule,
+                &format!("compilation failed: {error}"),
             ));
             return;
         }
@@ -362,20 +359,20 @@ fn check_expressions(
     };
     let rule_fields = field_errors(&rule.rule, schema, at.resource_root);
     if let Some(found) = &rule_fields {
-        errors.push(FieldError::invalid(
+        errors.push(invalid_rule(
             &rule_path.child("rule"),
-            rule.rule.as_str(),
-            format!("compilation failed: {found}"),
+            rule,
+            &format!("compilation failed: {found}"),
         ));
     }
     let message_fields = (!rule.message_expression.is_empty())
         .then(|| field_errors(&rule.message_expression, schema, at.resource_root))
         .flatten();
     if let Some(found) = &message_fields {
-        errors.push(FieldError::invalid(
+        errors.push(invalid_rule(
             &rule_path.child("messageExpression"),
-            rule.message_expression.as_str(),
-            format!("messageExpression compilation failed: {found}"),
+            rule,
+            &format!("messageExpression compilation failed: {found}"),
         ));
     }
     if rule_fields.is_some() || message_fields.is_some() {
@@ -478,7 +475,7 @@ mod tests {
         assert_eq!(bad.len(), 1);
         assert!(
             bad[0].starts_with(
-                r#"schema.x-kubernetes-validations[0].rule: Invalid value: "self ===": compilation failed"#
+                r#"schema.x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:"self ===", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed"#
             ),
             "{bad:?}"
         );

@@ -18,6 +18,7 @@ mod field_check;
 mod field_path;
 mod guard;
 pub mod limits;
+mod rule_value;
 mod schema_json;
 mod total_cost;
 mod value_path;
@@ -109,6 +110,24 @@ impl CelRules {
             rule_names: Arc::new(checks::rule_names(schema)),
             schema: Arc::new(schema.clone()),
         })
+    }
+
+    /// Why each rule of `schema`'s own node does not compile (`compilation failed: ERROR: ...`),
+    /// by rule index: a parse error, else a field the checker finds undefined. `resource_root`:
+    /// the node is typed as a resource root.
+    pub fn node_compile_errors(schema: &JSONSchemaProps, resource_root: bool) -> Vec<(usize, String)> {
+        schema
+            .x_validations
+            .iter()
+            .enumerate()
+            .filter_map(|(i, rule)| {
+                let why = match cel::Program::compile(&rule.rule) {
+                    Err(parse) => parse.to_string(),
+                    Ok(_) => field_check::field_errors(&rule.rule, schema, resource_root)?,
+                };
+                Some((i, format!("compilation failed: {why}")))
+            })
+            .collect()
     }
 
     /// True when the tree has no rule.
