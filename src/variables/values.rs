@@ -262,7 +262,14 @@ impl CompiledVariables {
                 continue;
             }
             let mut unknown = Vec::new();
-            schema.unknown_fields(&value.value, "", &mut unknown);
+            // Cluster API prunes the value wrapped as `variableValue` and strips `variableValue.`
+            // from the paths: the paths in a list value keep the whole prefix.
+            let prefix = if value.value.is_array() {
+                "variableValue"
+            } else {
+                ""
+            };
+            schema.unknown_fields(&value.value, prefix, &mut unknown);
             if !unknown.is_empty() {
                 let detail = format!(
                     "failed validation: {:?} field(s) are not specified in the variable schema of variable {:?}",
