@@ -3,17 +3,14 @@
 //! Message:"", ...}`.
 
 use crate::api::ValidationRule;
-use crate::field::{ErrorType, FieldError, FieldPath};
+use crate::field::{truncate, ErrorType, FieldError, FieldPath, MAX_RENDERED_VALUE};
 use crate::patches::template::go_quote;
 
-/// `Invalid value: <the rule as a Go value>: <detail>` at `path`.
+/// `Invalid value: <the rule as a Go value>: <detail>` at `path`; the rule is cut as any shown
+/// value is (see [`MAX_RENDERED_VALUE`]), so a huge rule leaves room for the detail.
 pub fn invalid_rule(path: &FieldPath, rule: &ValidationRule, detail: &str) -> FieldError {
-    FieldError::new(
-        ErrorType::Invalid,
-        path,
-        None,
-        format!("{}: {detail}", go_value(rule)),
-    )
+    let shown = truncate(go_value(rule), MAX_RENDERED_VALUE);
+    FieldError::new(ErrorType::Invalid, path, None, format!("{shown}: {detail}"))
 }
 
 /// The rule as Go's `%#v` prints it. A set `reason` is a pointer there, printed as an address
