@@ -825,20 +825,32 @@ impl Validator {
         }
     }
 
-    /// Resolve the error message: try messageExpression first, fall back to
-    /// static message, then default.
+    /// Resolve the error message as the Kubernetes API server does: the
+    /// messageExpression's string, trimmed, unless it fails, is not a string,
+    /// or trims to an empty, multi-line or longer than 5 KiB string; else the
+    /// static message, trimmed; else `failed rule: <the rule, trimmed>`.
     fn resolve_message(&self, cr: &CompilationResult, ctx: &Context<'_>) -> String {
         if let Some(ref msg_prog) = cr.message_program
             && let Ok(cel::Value::String(s)) = msg_prog.execute(ctx)
         {
-            return (*s).clone();
+            let trimmed = s.trim();
+            if !trimmed.is_empty()
+                && !trimmed.contains('\n')
+                && trimmed.len() <= MAX_EVALUATED_MESSAGE_EXPRESSION_BYTES
+            {
+                return trimmed.to_owned();
+            }
         }
-        cr.rule
-            .message
-            .clone()
-            .unwrap_or_else(|| format!("failed rule: {}", cr.rule.rule))
+        match cr.rule.message.as_deref() {
+            Some(message) if !message.is_empty() => message.trim().to_owned(),
+            _ => format!("failed rule: {}", cr.rule.rule.trim()),
+        }
     }
 }
+
+/// The longest message a messageExpression may evaluate to (Kubernetes'
+/// `MaxEvaluatedMessageExpressionSizeBytes`).
+const MAX_EVALUATED_MESSAGE_EXPRESSION_BYTES: usize = 5 * 1024;
 
 impl Default for Validator {
     fn default() -> Self {
