@@ -77,14 +77,18 @@ impl Registry {
         registry
     }
 
-    /// Replaces the handlers of the ExtensionConfig `config_name` with `outcome`'s, or records
-    /// why its discovery failed (its former handlers are then gone).
+    /// Replaces the handlers of the ExtensionConfig `config_name` with `outcome`'s. A failed
+    /// discovery keeps the handlers found last, as Cluster API keeps the last registration (a
+    /// rediscovery that times out must not stop Clusters whose calls still succeed); a config
+    /// never discovered records why.
     pub fn set(&mut self, config_name: &str, outcome: Result<Vec<Registration>, String>) {
-        self.remove(config_name);
         match outcome {
-            Ok(handlers) => self
-                .handlers
-                .extend(handlers.into_iter().map(|r| (r.name.clone(), r))),
+            Ok(handlers) => {
+                self.remove(config_name);
+                self.handlers
+                    .extend(handlers.into_iter().map(|r| (r.name.clone(), r)));
+            }
+            Err(_) if self.handlers.values().any(|r| r.config == config_name) => {}
             Err(reason) => {
                 self.undiscovered.insert(config_name.to_owned(), reason);
             }
@@ -351,13 +355,19 @@ mod tests {
         assert!(shared.get("a.ext").is_err());
         assert_eq!(shared.get("c.ext").unwrap().handler, "c");
 
+        // A failed rediscovery keeps the last handlers.
+        shared.set("ext", Err("failed to discover extension \"ext\": refused".into()));
+        assert_eq!(shared.get("c.ext").unwrap().handler, "c");
+        assert_eq!(names("ext"), ["c.ext"]);
+
+        shared.remove("ext");
+        // A config that was never discovered says why.
         shared.set("ext", Err("failed to discover extension \"ext\": refused".into()));
         assert!(shared.get("c.ext").unwrap_err().ends_with("refused"));
         assert_eq!(
             shared.registrations("ext").unwrap_err(),
             "failed to discover extension \"ext\": refused"
         );
-
         shared.set("ext", Ok(vec![registration("c", "ext")]));
         assert!(shared.get("c.ext").is_ok());
         shared.remove("ext");

@@ -15,9 +15,9 @@ use std::time::Duration;
 use base64::Engine;
 use serde_json::{json, Value};
 
+use crate::controllers::{condition, CONVERGED as TOPOLOGY_CONVERGED};
 use crate::env::{repo_path, Env};
 use crate::kubectl::Kubectl;
-use crate::controllers::{condition, CONVERGED as TOPOLOGY_CONVERGED};
 use crate::manifests::{quickstart_object, quickstart_templates, render, with};
 use crate::process::poll;
 use extension::Extension;
@@ -300,16 +300,23 @@ fn patched_then_isolated(env: &mut Env, extension: Extension) -> Result<(), Stri
     let infrastructure = kubectl.get_json(
         "dockercluster",
         "default",
-        cluster["spec"]["infrastructureRef"]["name"].as_str().unwrap_or_default(),
+        cluster["spec"]["infrastructureRef"]["name"]
+            .as_str()
+            .unwrap_or_default(),
     )?;
     expect(
         infrastructure["spec"]["loadBalancer"]["imageRepository"] == "kindest",
-        format!("the extension's patch on the DockerCluster: {}", infrastructure["spec"]),
+        format!(
+            "the extension's patch on the DockerCluster: {}",
+            infrastructure["spec"]
+        ),
     )?;
     let control_plane = kubectl.get_json(
         "kubeadmcontrolplane",
         "default",
-        cluster["spec"]["controlPlaneRef"]["name"].as_str().unwrap_or_default(),
+        cluster["spec"]["controlPlaneRef"]["name"]
+            .as_str()
+            .unwrap_or_default(),
     )?;
     let files = &control_plane["spec"]["kubeadmConfigSpec"]["files"];
     expect(
@@ -321,7 +328,10 @@ fn patched_then_isolated(env: &mut Env, extension: Extension) -> Result<(), Stri
     )?;
 
     // A neighbour on a class without external patches.
-    kubectl.accepts(&render(&[quickstart_object("00-clusterclass.yaml", "ClusterClass")]))?;
+    kubectl.accepts(&render(&[quickstart_object(
+        "00-clusterclass.yaml",
+        "ClusterClass",
+    )]))?;
     crate::class_status::wait_reconciled(kubectl, "default", "quick-start")?;
     kubectl.accepts(&render(&[quickstart_object("10-cluster-dev.yaml", "Cluster")]))?;
     wait_topology(kubectl, "dev", "True")?;
@@ -335,31 +345,58 @@ fn patched_then_isolated(env: &mut Env, extension: Extension) -> Result<(), Stri
         }
     }
     let change = json!({"spec": {"topology": {"variables": variables}}}).to_string();
-    kubectl.ok(&["patch", "cluster", "proxy-dev", "-n", "default", "--type=merge", "-p", &change])?;
+    kubectl.ok(&[
+        "patch",
+        "cluster",
+        "proxy-dev",
+        "-n",
+        "default",
+        "--type=merge",
+        "-p",
+        &change,
+    ])?;
     let blocked = condition(&wait_topology(kubectl, "proxy-dev", "False")?);
     let message = blocked["message"].as_str().unwrap_or_default().to_owned();
     expect(
-        blocked["reason"] == "ExternalPatchFailed"
-            && message.contains(&format!("generate-patches.{CONFIG}")),
+        blocked["reason"] == "ExternalPatchFailed" && message.contains(&format!("generate-patches.{CONFIG}")),
         format!("TopologyReconciled names the extension: {blocked}"),
     )?;
 
     // The neighbour scales while proxy-dev waits.
     kubectl.ok(&[
-        "patch", "cluster", "dev", "-n", "default", "--type=json", "-p",
+        "patch",
+        "cluster",
+        "dev",
+        "-n",
+        "default",
+        "--type=json",
+        "-p",
         r#"[{"op": "replace", "path": "/spec/topology/workers/machineDeployments/0/replicas", "value": 3}]"#,
     ])?;
-    poll("the neighbour's MachineDeployment to scale", TOPOLOGY_CONVERGED, || {
-        let deployments = crate::controllers::owned_by(kubectl, "dev", "machinedeployment")?;
-        deployments
-            .iter()
-            .any(|md| md["spec"]["replicas"] == 3)
-            .then_some(())
-            .ok_or_else(|| format!("replicas {:?}", deployments.iter().map(|md| &md["spec"]["replicas"]).collect::<Vec<_>>()))
-    })?;
+    poll(
+        "the neighbour's MachineDeployment to scale",
+        TOPOLOGY_CONVERGED,
+        || {
+            let deployments = crate::controllers::owned_by(kubectl, "dev", "machinedeployment")?;
+            deployments
+                .iter()
+                .any(|md| md["spec"]["replicas"] == 3)
+                .then_some(())
+                .ok_or_else(|| {
+                    format!(
+                        "replicas {:?}",
+                        deployments
+                            .iter()
+                            .map(|md| &md["spec"]["replicas"])
+                            .collect::<Vec<_>>()
+                    )
+                })
+        },
+    )?;
     let again = condition(&kubectl.get_json("cluster", "default", "proxy-dev")?);
     expect(
-        again["message"] == blocked["message"] && again["lastTransitionTime"] == blocked["lastTransitionTime"],
+        again["message"] == blocked["message"]
+            && again["lastTransitionTime"] == blocked["lastTransitionTime"],
         format!("the same condition between retries: {blocked} then {again}"),
     )?;
     env.server().ensure_running()?;
@@ -370,25 +407,41 @@ fn patched_then_isolated(env: &mut Env, extension: Extension) -> Result<(), Stri
     let url = format!("https://{}", extension.addr);
     let ca_bundle = base64::engine::general_purpose::STANDARD.encode(&extension.ca_pem);
     kubectl.accepts(&extension_config(CONFIG, &url, Some(&ca_bundle), None).to_string())?;
-    let recovered = poll("proxy-dev to be patched by the new extension", Duration::from_secs(120), || {
-        let cluster = kubectl.get_json("cluster", "default", "proxy-dev")?;
-        let name = cluster["spec"]["infrastructureRef"]["name"].as_str().unwrap_or_default().to_owned();
-        let infrastructure = kubectl.get_json("dockercluster", "default", &name)?;
-        let repository = &infrastructure["spec"]["loadBalancer"]["imageRepository"];
-        (repository == "registry.example.com" && condition(&cluster)["status"] == "True")
-            .then_some(())
-            .ok_or_else(|| format!("imageRepository {repository}, TopologyReconciled {}", condition(&cluster)))
-    });
+    let recovered = poll(
+        "proxy-dev to be patched by the new extension",
+        Duration::from_secs(120),
+        || {
+            let cluster = kubectl.get_json("cluster", "default", "proxy-dev")?;
+            let name = cluster["spec"]["infrastructureRef"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            let infrastructure = kubectl.get_json("dockercluster", "default", &name)?;
+            let repository = &infrastructure["spec"]["loadBalancer"]["imageRepository"];
+            (repository == "registry.example.com" && condition(&cluster)["status"] == "True")
+                .then_some(())
+                .ok_or_else(|| {
+                    format!(
+                        "imageRepository {repository}, TopologyReconciled {}",
+                        condition(&cluster)
+                    )
+                })
+        },
+    );
     drop(extension);
     recovered
 }
 
 /// Waits until Cluster `name`'s `TopologyReconciled` is `status`.
 fn wait_topology(kubectl: &Kubectl, name: &str, status: &str) -> Result<Value, String> {
-    poll(&format!("Cluster {name}'s TopologyReconciled {status}"), TOPOLOGY_CONVERGED, || {
-        let cluster = kubectl.get_json("cluster", "default", name)?;
-        (condition(&cluster)["status"] == status)
-            .then(|| cluster.clone())
-            .ok_or_else(|| format!("TopologyReconciled {}", condition(&cluster)))
-    })
+    poll(
+        &format!("Cluster {name}'s TopologyReconciled {status}"),
+        TOPOLOGY_CONVERGED,
+        || {
+            let cluster = kubectl.get_json("cluster", "default", name)?;
+            (condition(&cluster)["status"] == status)
+                .then(|| cluster.clone())
+                .ok_or_else(|| format!("TopologyReconciled {}", condition(&cluster)))
+        },
+    )
 }

@@ -188,7 +188,7 @@ pub fn on_error(_config: Arc<DynamicObject>, error: &ReconcileError, _ctx: Arc<C
 }
 
 /// Injects the CA, discovers, writes the status, registers: Cluster API's reconcile of one
-/// config. A discovery failure is written to the status and registered, then returned.
+/// config. A discovery failure is written to the status (the last handlers found stay registered), then returned.
 async fn reconcile_config(ctx: &Context, mut object: Value) -> Result<(), String> {
     if let Some(secret) = ca_secret(&object) {
         let ca = secret_ca(&ctx.client, secret?).await?;
