@@ -167,7 +167,7 @@ async fn the_answers_have_the_runtime_sdk_shape() {
 /// image repository the extension sets from a Cluster variable; with the extension gone, the
 /// variables cannot be discovered and the plan fails naming the patch.
 #[test]
-fn plan_calls_the_extension_of_the_files() {
+fn plan_and_check_call_the_extension_of_the_files() {
     let extension = Extension::start();
     // Not in the extension's directory: that goes with the extension.
     let dir = std::env::temp_dir().join(format!("capi-topology-runtime-plan-{}", std::process::id()));
@@ -177,13 +177,15 @@ fn plan_calls_the_extension_of_the_files() {
         .replace("{url}", &format!("https://{}", extension.addr))
         .replace("{caBundle}", &ca_bundle);
     std::fs::write(dir.join("objects.yaml"), files).unwrap();
-    let plan = || {
-        Command::new(env!("CARGO_BIN_EXE_capi-topology"))
-            .args(["plan", "-o", "json", "-f"])
-            .arg(&dir)
-            .output()
-            .expect("capi-topology plan runs")
+    let command = |name: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_capi-topology"));
+        command.arg(name);
+        if name == "plan" {
+            command.args(["-o", "json"]);
+        }
+        command.arg("-f").arg(&dir).output().expect("capi-topology runs")
     };
+    let plan = || command("plan");
 
     let planned = plan();
     let stderr = String::from_utf8_lossy(&planned.stderr);
@@ -200,7 +202,33 @@ fn plan_calls_the_extension_of_the_files() {
         "{docker_cluster}"
     );
 
+    // `check` admits the Cluster: its variable is declared by the extension's DiscoverVariables.
+    let checked = command("check");
+    let stdout = String::from_utf8_lossy(&checked.stdout);
+    assert!(
+        checked.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    assert!(stdout.contains("cluster.cluster.x-k8s.io/c1 created"), "{stdout}");
+
     drop(extension);
+    // Without the extension the class's variables are not reconciled: the Cluster is admitted
+    // with the warning the API server would relay, as Cluster API's webhook does.
+    let unchecked = command("check");
+    let stderr = String::from_utf8_lossy(&unchecked.stderr);
+    assert!(unchecked.status.success(), "{stderr}");
+    let warnings: Vec<&str> = stderr.lines().collect();
+    assert_eq!(warnings.len(), 2, "{stderr}");
+    assert!(
+        warnings[0].starts_with("Warning: ")
+            && warnings[0].contains("failed to call DiscoverVariables for patch lb"),
+        "{stderr}"
+    );
+    assert!(
+        warnings[1].contains("this ClusterClass hasn't been successfully reconciled"),
+        "{stderr}"
+    );
     let failed = plan();
     let _ = std::fs::remove_dir_all(&dir);
     let stderr = String::from_utf8_lossy(&failed.stderr);

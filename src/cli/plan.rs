@@ -9,15 +9,13 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 
+use super::extensions::{runtime_extensions, with_discovered_variables};
 use super::files::read;
 use super::{print_stdout, EXIT_FINDINGS};
-use crate::api::runtime::{DiscoverVariablesRequest, ExtensionConfig};
-use crate::api::{Cluster, ClusterClass};
-use crate::decode::decode_value;
+use crate::api::Cluster;
 use crate::offline::apply::{apply, Verdict};
-use crate::runtime::{NamespaceLabels, RuntimeExtensions};
+use crate::runtime::RuntimeExtensions;
 use crate::store::{MemoryStore, ObjectSource};
-use crate::topology::class_status::{class_status, discovering_patches, VARIABLE_DISCOVERY_FAILED_REASON};
 use crate::topology::diff::{diff, Change};
 use crate::topology::upgrade_report::pending;
 use crate::topology::{plan, Blueprint, Current};
@@ -65,9 +63,8 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
             sourced.object["kind"] == "Cluster" && sourced.object["spec"]["topology"].is_object();
         let source = sourced.source.display().to_string();
         let mut object = sourced.object;
-        if discovers && object["apiVersion"] == "cluster.x-k8s.io/v1beta1" && object["kind"] == "ClusterClass"
-        {
-            match with_discovered_variables(object.clone(), &extensions) {
+        if discovers {
+            match with_discovered_variables(object.clone(), &extensions, PLAN_TIME) {
                 Ok(discovered) => object = discovered,
                 Err(message) => {
                     eprintln!("{source}: {message}");
@@ -162,63 +159,6 @@ fn plan_cluster(
         desired,
         held,
     })
-}
-
-/// The ClusterClass `class` with the definitions its external patches' DiscoverVariables hooks
-/// answer listed in `status.variables`, as the ClusterClass controller lists them (the offline
-/// store then keeps them); unchanged when it has no such patch; why not when a hook fails.
-fn with_discovered_variables(mut class: Value, extensions: &RuntimeExtensions) -> Result<Value, String> {
-    let Ok(typed) = decode_value::<ClusterClass>(class.clone()) else {
-        return Ok(class);
-    };
-    let patches: Vec<_> = discovering_patches(&typed).collect();
-    if patches.is_empty() {
-        return Ok(class);
-    }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the Runtime Extension client: {e}"))?;
-    let namespace = typed.metadata.namespace.clone().unwrap_or_default();
-    let discoveries: Vec<_> = patches
-        .into_iter()
-        .map(|(patch, handler, settings)| {
-            let request = DiscoverVariablesRequest {
-                settings: settings.clone(),
-                ..DiscoverVariablesRequest::default()
-            };
-            let outcome = runtime.block_on(extensions.discover_variables(handler, &namespace, &request));
-            (patch.to_owned(), outcome)
-        })
-        .collect();
-    let status = class_status(&typed, 0, &discoveries, PLAN_TIME);
-    let condition = &status["conditions"][0];
-    if condition["reason"] == VARIABLE_DISCOVERY_FAILED_REASON {
-        return Err(condition["message"].as_str().unwrap_or_default().to_owned());
-    }
-    class["status"]["variables"] = status["variables"].clone();
-    Ok(class)
-}
-
-/// The Runtime Extensions the ExtensionConfigs among `objects` register, called for objects in
-/// the namespaces among them (with their labels).
-fn runtime_extensions(objects: &[Value]) -> RuntimeExtensions {
-    let of_kind = |api_version: &'static str, kind: &'static str| {
-        objects
-            .iter()
-            .filter(move |o| o["apiVersion"] == api_version && o["kind"] == kind)
-    };
-    let configs = of_kind("runtime.cluster.x-k8s.io/v1alpha1", "ExtensionConfig")
-        .filter_map(|o| decode_value::<ExtensionConfig>(o.clone()).ok())
-        .collect();
-    let namespaces: NamespaceLabels = of_kind("v1", "Namespace")
-        .filter_map(|o| {
-            let name = o["metadata"]["name"].as_str()?.to_owned();
-            let labels = serde_json::from_value(o["metadata"]["labels"].clone()).unwrap_or_default();
-            Some((name, labels))
-        })
-        .collect();
-    RuntimeExtensions::new(configs, namespaces)
 }
 
 /// Appends one Cluster's plan to `out` in `format`.
