@@ -78,6 +78,14 @@ pub struct CacheLabels {
     pub resource: String,
 }
 
+/// Labels of the Runtime Extension metrics: the handler's registered name
+/// (`<handler>.<ExtensionConfig>`), one of the few the cluster's ExtensionConfigs register.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct HandlerLabels {
+    /// The handler called.
+    pub handler: String,
+}
+
 /// Outcome of a certificate reload attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ReloadResult {
@@ -155,6 +163,10 @@ pub struct Metrics {
     certificate_valid: Gauge,
     rejections: Family<RejectionLabels, Counter>,
     in_flight: Gauge,
+    extension_calls: Family<HandlerLabels, Counter>,
+    extension_errors: Family<HandlerLabels, Counter>,
+    extension_latency: Family<HandlerLabels, Histogram>,
+    extension_cache_hits: Family<HandlerLabels, Counter>,
 }
 
 impl Metrics {
@@ -171,6 +183,14 @@ impl Metrics {
             certificate_valid: Gauge::default(),
             rejections: Family::default(),
             in_flight: Gauge::default(),
+            extension_calls: Family::default(),
+            extension_errors: Family::default(),
+            // 250 µs .. ~33 s: a loopback call takes a millisecond or less; the upper buckets
+            // reach past the 30 s a handler's timeout may be.
+            extension_latency: Family::new_with_constructor(|| {
+                Histogram::new(exponential_buckets(0.00025, 2.0, 18))
+            }),
+            extension_cache_hits: Family::default(),
         };
         let registry = registry.sub_registry_with_prefix(PREFIX);
         registry.register(
@@ -213,7 +233,51 @@ impl Metrics {
             "Attempts to load a changed serving certificate, by result",
             metrics.certificate_reloads.clone(),
         );
+        registry.register(
+            "extension_calls",
+            "Runtime Extension handler calls sent over the network, by handler",
+            metrics.extension_calls.clone(),
+        );
+        registry.register(
+            "extension_errors",
+            "Runtime Extension handler calls that failed or got a Failure answer, by handler",
+            metrics.extension_errors.clone(),
+        );
+        registry.register(
+            "extension_call_duration_seconds",
+            "Time of a Runtime Extension handler call, request sent to answer read",
+            metrics.extension_latency.clone(),
+        );
+        registry.register(
+            "extension_cache_hits",
+            "Runtime Extension handler calls answered from the response cache, by handler",
+            metrics.extension_cache_hits.clone(),
+        );
         metrics
+    }
+
+    /// Records one call to the Runtime Extension handler `handler` that took `elapsed`, and
+    /// whether it brought a successful answer.
+    pub fn record_extension_call(&self, handler: &str, elapsed: std::time::Duration, succeeded: bool) {
+        let labels = HandlerLabels {
+            handler: handler.to_owned(),
+        };
+        self.extension_calls.get_or_create(&labels).inc();
+        if !succeeded {
+            self.extension_errors.get_or_create(&labels).inc();
+        }
+        self.extension_latency
+            .get_or_create(&labels)
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Records one call to the handler `handler` answered from the response cache.
+    pub fn record_extension_cache_hit(&self, handler: &str) {
+        self.extension_cache_hits
+            .get_or_create(&HandlerLabels {
+                handler: handler.to_owned(),
+            })
+            .inc();
     }
 
     /// Starts timing one review on `webhook`; the review is counted when [`ReviewMeasurer::finish`]
@@ -332,6 +396,9 @@ mod tests {
         metrics.record_certificate(ReloadResult::Success, Some(1_900_000_000));
         metrics.set_certificate_valid(true);
         metrics.reject(Rejection::Overloaded);
+        metrics.record_extension_call("generate.ext", std::time::Duration::from_millis(1), true);
+        metrics.record_extension_call("generate.ext", std::time::Duration::from_millis(1), false);
+        metrics.record_extension_cache_hit("generate.ext");
         let text = encode(&registry).unwrap();
         for line in [
             r#"capi_topology_webhook_requests_total{webhook="/mutate-cluster-x-k8s-io-v1beta1-cluster",verdict="denied"} 1"#,
@@ -342,6 +409,10 @@ mod tests {
             r#"capi_topology_certificate_reloads_total{result="success"} 1"#,
             "capi_topology_certificate_valid 1",
             r#"capi_topology_rejections_total{reason="overloaded"} 1"#,
+            r#"capi_topology_extension_calls_total{handler="generate.ext"} 2"#,
+            r#"capi_topology_extension_errors_total{handler="generate.ext"} 1"#,
+            r#"capi_topology_extension_call_duration_seconds_count{handler="generate.ext"} 2"#,
+            r#"capi_topology_extension_cache_hits_total{handler="generate.ext"} 1"#,
         ] {
             assert!(text.contains(line), "missing {line} in\n{text}");
         }

@@ -7,11 +7,12 @@
 //! Needs Go: `tests/e2e/build-extension.sh` builds the extension once per machine from the Go
 //! module proxy (a few minutes the first time) and reuses it after.
 
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+#[path = "common/extension.rs"]
+mod extension;
+
+use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine;
 use capi_topology::api::runtime::{
@@ -29,6 +30,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 use tokio_rustls::TlsConnector;
+
+use extension::Extension;
 
 const HOOKS_PATH: &str = "/hooks.runtime.cluster.x-k8s.io/v1alpha1";
 const PROXY_DROP_IN: &str = "/etc/systemd/system/containerd.service.d/http-proxy.conf";
@@ -160,11 +163,11 @@ async fn the_answers_have_the_runtime_sdk_shape() {
 }
 
 /// `plan` discovers the files' ExtensionConfig and calls its handlers as the controller would:
-/// the DockerCluster gets the image repository the extension sets from a Cluster variable (whose
-/// definition the class's status lists from the external patch); with the extension gone, the
-/// plan fails naming the patch.
+/// the class's variables come from its DiscoverVariables hook, and the DockerCluster gets the
+/// image repository the extension sets from a Cluster variable; with the extension gone, the
+/// variables cannot be discovered and the plan fails naming the patch.
 #[test]
-fn plan_calls_the_extension_of_the_files() {
+fn plan_and_check_call_the_extension_of_the_files() {
     let extension = Extension::start();
     // Not in the extension's directory: that goes with the extension.
     let dir = std::env::temp_dir().join(format!("capi-topology-runtime-plan-{}", std::process::id()));
@@ -174,13 +177,15 @@ fn plan_calls_the_extension_of_the_files() {
         .replace("{url}", &format!("https://{}", extension.addr))
         .replace("{caBundle}", &ca_bundle);
     std::fs::write(dir.join("objects.yaml"), files).unwrap();
-    let plan = || {
-        Command::new(env!("CARGO_BIN_EXE_capi-topology"))
-            .args(["plan", "-o", "json", "-f"])
-            .arg(&dir)
-            .output()
-            .expect("capi-topology plan runs")
+    let command = |name: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_capi-topology"));
+        command.arg(name);
+        if name == "plan" {
+            command.args(["-o", "json"]);
+        }
+        command.arg("-f").arg(&dir).output().expect("capi-topology runs")
     };
+    let plan = || command("plan");
 
     let planned = plan();
     let stderr = String::from_utf8_lossy(&planned.stderr);
@@ -197,14 +202,45 @@ fn plan_calls_the_extension_of_the_files() {
         "{docker_cluster}"
     );
 
+    // `check` admits the Cluster: its variable is declared by the extension's DiscoverVariables.
+    let checked = command("check");
+    let stdout = String::from_utf8_lossy(&checked.stdout);
+    assert!(
+        checked.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    assert!(stdout.contains("cluster.cluster.x-k8s.io/c1 created"), "{stdout}");
+
     drop(extension);
+    // Without the extension the class's variables are not reconciled: the Cluster is admitted
+    // with the warning the API server would relay, as Cluster API's webhook does.
+    let unchecked = command("check");
+    let stderr = String::from_utf8_lossy(&unchecked.stderr);
+    assert!(unchecked.status.success(), "{stderr}");
+    let warnings: Vec<&str> = stderr.lines().collect();
+    assert_eq!(warnings.len(), 2, "{stderr}");
+    assert!(
+        warnings[0].starts_with("Warning: ")
+            && warnings[0].contains("failed to call DiscoverVariables for patch lb"),
+        "{stderr}"
+    );
+    assert!(
+        warnings[1].contains("this ClusterClass hasn't been successfully reconciled"),
+        "{stderr}"
+    );
     let failed = plan();
     let _ = std::fs::remove_dir_all(&dir);
     let stderr = String::from_utf8_lossy(&failed.stderr);
     assert_eq!(failed.status.code(), Some(1), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
     assert!(
-        stderr.starts_with(
+        lines[0].contains("objects.yaml: VariableDiscovery failed: failed to call DiscoverVariables for patch lb: failed to call extension handler \"discover-variables.ext\": "),
+        "{stderr}"
+    );
+    assert!(
+        lines[1].starts_with(
             "Cluster default/c1: external patch \"lb\": failed to call extension handler \"generate-patches.ext\": "
         ),
         "{stderr}"
@@ -229,12 +265,6 @@ spec:
       generateExtension: generate-patches.ext
       validateExtension: validate-topology.ext
       discoverVariablesExtension: discover-variables.ext
-status:
-  variables:
-  - name: lbImageRepository
-    definitions:
-    - from: lb
-      schema: {openAPIV3Schema: {type: string, default: kindest}}
 ---
 apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
 kind: DockerClusterTemplate
@@ -393,104 +423,13 @@ fn validate_request(request: &GeneratePatchesRequest, objects: &Value) -> Valida
     }
 }
 
-/// The extension process on a loopback port, killed when dropped.
-struct Extension {
-    child: Child,
-    addr: SocketAddr,
-    ca_pem: String,
-    dir: PathBuf,
+/// Hook calls over TLS to the extension, trusting only its dev CA.
+trait Calls {
+    async fn call<B: Serialize, R: DeserializeOwned>(&self, path: &str, body: &B) -> R;
+    async fn post(&self, path: &str, body: Value) -> Value;
 }
 
-impl Extension {
-    /// Builds (once per machine) and starts the extension with a certificate for 127.0.0.1,
-    /// made as the e2e suite makes it; retries on another port if the one picked was taken.
-    fn start() -> Extension {
-        let binary = build();
-        let dir = std::env::temp_dir().join(format!(
-            "capi-topology-runtime-extension-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        let certs = Command::new(env!("CARGO_BIN_EXE_capi-topology"))
-            .args(["certs", "--ip", "127.0.0.1", "--out"])
-            .arg(&dir)
-            .output()
-            .expect("capi-topology certs runs");
-        assert!(
-            certs.status.success(),
-            "{}",
-            String::from_utf8_lossy(&certs.stderr)
-        );
-        let ca_pem = std::fs::read_to_string(dir.join("ca.crt")).unwrap();
-        for _ in 0..3 {
-            let addr = free_port();
-            let child = Command::new(&binary)
-                .arg("--cert-dir")
-                .arg(&dir)
-                .args(["--host", "127.0.0.1", "--port", &addr.port().to_string()])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("the extension starts");
-            let mut extension = Extension {
-                child,
-                addr,
-                ca_pem: ca_pem.clone(),
-                dir: dir.clone(),
-            };
-            if extension.wait_until_listening() {
-                return extension;
-            }
-        }
-        panic!("the extension did not start listening on three ports");
-    }
-
-    /// True once a TLS handshake with this extension's own CA succeeds (so it is this process
-    /// that answers, not another test's extension that took the port); false if the process
-    /// exits first (port taken).
-    fn wait_until_listening(&mut self) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if self.child.try_wait().ok().flatten().is_some() {
-                return false;
-            }
-            if self.handshakes() {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("the extension did not serve TLS on {} within 30 s", self.addr);
-    }
-
-    /// Whether a blocking TLS handshake with the dev CA as the only root succeeds.
-    fn handshakes(&self) -> bool {
-        let Ok(mut tcp) = std::net::TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)) else {
-            return false;
-        };
-        let _ = tcp.set_read_timeout(Some(Duration::from_secs(2)));
-        let mut roots = rustls::RootCertStore::empty();
-        let Ok(ca) = CertificateDer::from_pem_slice(self.ca_pem.as_bytes()) else {
-            return false;
-        };
-        if roots.add(ca).is_err() {
-            return false;
-        }
-        let config = rustls::ClientConfig::builder()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        let server_name = ServerName::try_from("127.0.0.1").expect("an IP server name");
-        let Ok(mut connection) = rustls::ClientConnection::new(Arc::new(config), server_name) else {
-            return false;
-        };
-        while connection.is_handshaking() {
-            if connection.complete_io(&mut tcp).is_err() {
-                return false;
-            }
-        }
-        true
-    }
-
+impl Calls for Extension {
     /// POSTs `body` to the hook `path` (below the hooks API path) and decodes the answer.
     async fn call<B: Serialize, R: DeserializeOwned>(&self, path: &str, body: &B) -> R {
         let answer = self.post(path, serde_json::to_value(body).unwrap()).await;
@@ -538,35 +477,4 @@ impl Extension {
         serde_json::from_slice(&bytes)
             .unwrap_or_else(|e| panic!("{path}: {e}: {}", String::from_utf8_lossy(&bytes)))
     }
-}
-
-impl Drop for Extension {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// The extension binary: `tests/e2e/build-extension.sh` prints its path on its last line.
-fn build() -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/build-extension.sh");
-    let output = Command::new("bash")
-        .arg(&script)
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("bash runs");
-    assert!(
-        output.status.success(),
-        "{} failed (it needs Go and the Go module proxy)",
-        script.display()
-    );
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    PathBuf::from(stdout.lines().last().expect("the binary's path").trim())
-}
-
-fn free_port() -> SocketAddr {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
 }

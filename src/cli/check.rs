@@ -1,5 +1,6 @@
 //! `capi-topology check`: apply manifests to an empty in-memory cluster through the webhooks, as
-//! `kubectl apply` would, and say what the API server would answer for each object.
+//! `kubectl apply` would, and say what the API server would answer for each object. The Runtime
+//! Extensions of ExtensionConfigs in the files declare their classes' external variables.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,6 +9,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
+use super::extensions::{runtime_extensions, with_discovered_variables};
 use super::files::read;
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::clock::now_rfc3339;
@@ -50,16 +52,24 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let objects = read.objects;
+    // Classes take the variables their external patches' extensions declare, as the ClusterClass
+    // controller would list them, when the files register those extensions.
+    let all: Vec<_> = objects.iter().map(|o| o.object.clone()).collect();
+    let discovers = all.iter().any(|o| o["kind"] == "ExtensionConfig");
+    let extensions = runtime_extensions(&all);
     let mut store = MemoryStore::default();
     let now = now_rfc3339();
     let mut results = Vec::with_capacity(objects.len());
     for sourced in objects {
-        let applied = apply(
-            &mut store,
-            sourced.object,
-            &sourced.source.display().to_string(),
-            &now,
-        )?;
+        let source = sourced.source.display().to_string();
+        let mut object = sourced.object;
+        if discovers {
+            match with_discovered_variables(object.clone(), &extensions, &now) {
+                Ok(discovered) => object = discovered,
+                Err(message) => eprintln!("Warning: {source}: {message}"),
+            }
+        }
+        let applied = apply(&mut store, object, &source, &now)?;
         results.push((sourced.source, applied));
     }
     let mut out = String::new();

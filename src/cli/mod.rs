@@ -5,6 +5,7 @@ mod certs;
 mod check;
 mod contract;
 mod crds;
+mod extensions;
 mod files;
 mod plan;
 mod plan_resource_sets;

@@ -9,13 +9,12 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 
+use super::extensions::{runtime_extensions, with_discovered_variables};
 use super::files::read;
 use super::{print_stdout, EXIT_FINDINGS};
-use crate::api::runtime::ExtensionConfig;
 use crate::api::Cluster;
-use crate::decode::decode_value;
 use crate::offline::apply::{apply, Verdict};
-use crate::runtime::{NamespaceLabels, RuntimeExtensions};
+use crate::runtime::RuntimeExtensions;
 use crate::store::{MemoryStore, ObjectSource};
 use crate::topology::diff::{diff, Change};
 use crate::topology::upgrade_report::pending;
@@ -52,6 +51,10 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     let summary = read.summary(&args.files);
     let objects = read.objects;
     let all: Vec<Value> = objects.iter().map(|o| o.object.clone()).collect();
+    // External patches call the extensions of the files' ExtensionConfigs, as the controller would.
+    let extensions = runtime_extensions(&all);
+    // Without ExtensionConfigs in the files, classes keep the discovered variables they list.
+    let discovers = all.iter().any(|o| o["kind"] == "ExtensionConfig");
     let mut store = MemoryStore::default();
     let mut clusters = Vec::new();
     let mut failed = false;
@@ -59,7 +62,17 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
         let is_cluster =
             sourced.object["kind"] == "Cluster" && sourced.object["spec"]["topology"].is_object();
         let source = sourced.source.display().to_string();
-        let applied = apply(&mut store, sourced.object, &source, PLAN_TIME)?;
+        let mut object = sourced.object;
+        if discovers {
+            match with_discovered_variables(object.clone(), &extensions, PLAN_TIME) {
+                Ok(discovered) => object = discovered,
+                Err(message) => {
+                    eprintln!("{source}: {message}");
+                    failed = true;
+                }
+            }
+        }
+        let applied = apply(&mut store, object, &source, PLAN_TIME)?;
         if applied.verdict == Verdict::Denied {
             eprintln!("{source}: {}", applied.message);
             failed = true;
@@ -71,8 +84,6 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     if clusters.is_empty() && !failed && resource_sets.is_none() {
         eprintln!("no Cluster with a spec.topology to plan: {summary}");
     }
-    // External patches call the extensions of the files' ExtensionConfigs, as the controller would.
-    let extensions = runtime_extensions(&all);
     let mut out = String::new();
     for (namespace, resource) in clusters {
         let name = resource.rsplit('/').next().unwrap_or_default();
@@ -148,27 +159,6 @@ fn plan_cluster(
         desired,
         held,
     })
-}
-
-/// The Runtime Extensions the ExtensionConfigs among `objects` register, called for objects in
-/// the namespaces among them (with their labels).
-fn runtime_extensions(objects: &[Value]) -> RuntimeExtensions {
-    let of_kind = |api_version: &'static str, kind: &'static str| {
-        objects
-            .iter()
-            .filter(move |o| o["apiVersion"] == api_version && o["kind"] == kind)
-    };
-    let configs = of_kind("runtime.cluster.x-k8s.io/v1alpha1", "ExtensionConfig")
-        .filter_map(|o| decode_value::<ExtensionConfig>(o.clone()).ok())
-        .collect();
-    let namespaces: NamespaceLabels = of_kind("v1", "Namespace")
-        .filter_map(|o| {
-            let name = o["metadata"]["name"].as_str()?.to_owned();
-            let labels = serde_json::from_value(o["metadata"]["labels"].clone()).unwrap_or_default();
-            Some((name, labels))
-        })
-        .collect();
-    RuntimeExtensions::new(configs, namespaces)
 }
 
 /// Appends one Cluster's plan to `out` in `format`.

@@ -188,6 +188,7 @@ async fn serve(args: &ServeArgs) -> Result<()> {
             let options = ControllerOptions {
                 lease_namespace: args.leader_election_namespace.clone(),
                 identity: identity(args),
+                metrics: Some(metrics.clone()),
             };
             let (cache, shutdown) = (cache.clone(), shutdown.clone());
             controllers = Some(tokio::spawn(async move {

@@ -1,6 +1,6 @@
 //! The controllers `serve` runs beside the webhooks: the topology controller, the ClusterClass
-//! controller and the Cluster infrastructure controller (kube-rs `Controller`s), run by whichever
-//! replica holds the leader Lease. They read
+//! controller, the Cluster infrastructure controller and the ExtensionConfig controller (kube-rs
+//! `Controller`s), run by whichever replica holds the leader Lease. They read
 //! through the same watch caches as the webhooks and decide through the pure engine
 //! ([`topology::reconcile`](crate::topology::reconcile),
 //! [`topology::class_status`](crate::topology::class_status)); this module only carries that out.
@@ -9,7 +9,9 @@ mod backoff;
 mod cluster_class;
 mod cluster_infrastructure;
 mod cluster_resource_set;
+mod extension_config;
 mod leader;
+mod namespaces;
 mod sync;
 mod topology;
 
@@ -25,6 +27,8 @@ use kube::Client;
 use tokio_util::sync::CancellationToken;
 
 use crate::api::labels::CLUSTER_NAME_LABEL;
+use crate::metrics::Metrics;
+use crate::runtime::{RuntimeExtensions, SharedRegistry};
 use crate::store::{object_value, ObjectSource, WatchCache};
 
 pub use leader::LEASE_DURATION;
@@ -40,6 +44,8 @@ pub struct ControllerOptions {
     pub lease_namespace: String,
     /// This replica's name in the Lease (the pod's name).
     pub identity: String,
+    /// Where Runtime Extension calls are counted.
+    pub metrics: Option<Metrics>,
 }
 
 /// Waits for leadership, then runs both controllers until `shutdown` (returns `Ok`) or until the
@@ -83,18 +89,37 @@ pub async fn run(
         controller: FIELD_MANAGER.to_owned(),
         instance: Some(options.identity.clone()),
     };
+    // The handlers of the ExtensionConfigs, as their controller discovers them (warmed up before
+    // any other controller calls an extension).
+    let extension_registry = SharedRegistry::default();
+    let (rediscovered, rediscoveries) = tokio::sync::mpsc::unbounded_channel();
+    let extension_ctx = Arc::new(extension_config::Context {
+        syncer: sync::Syncer::new(client.clone()),
+        client: client.clone(),
+        registry: extension_registry.clone(),
+        rediscovered,
+    });
+    extension_config::warm_up(&extension_ctx).await;
+    let extensions = Arc::new(RuntimeExtensions::shared(
+        extension_registry.clone(),
+        tokio::runtime::Handle::current(),
+        namespaces::watch(client.clone(), stop.clone()),
+        options.metrics.clone(),
+    ));
     let topology_ctx = Arc::new(topology::Context {
         cache: cache.clone(),
         syncer: sync::Syncer::new(client.clone()),
         recorder: Recorder::new(client.clone(), reporter.clone()),
         resource: clusters.clone(),
         failures: backoff::Backoff::new(topology::FIRST_RETRY, topology::MAX_RETRY),
+        extensions: Arc::clone(&extensions),
     });
     let class_ctx = Arc::new(cluster_class::Context {
         cache: cache.clone(),
         syncer: sync::Syncer::new(client.clone()),
         resource: classes.clone(),
         client: client.clone(),
+        extensions,
     });
     let infrastructure_ctx = Arc::new(cluster_infrastructure::Context {
         cache: cache.clone(),
@@ -165,7 +190,12 @@ pub async fn run(
             tracing::debug!(error = %err, "topology controller");
         }
     });
-    let class_controller = Controller::new_with(Api::all_with(client.clone(), &classes), config(), classes)
+    let class_controller =
+        Controller::new_with(Api::all_with(client.clone(), &classes), config(), classes.clone());
+    // Classes whose DiscoverVariables handler's ExtensionConfig was discovered anew are reconciled.
+    let class_triggers = cluster_class::classes_of_configs(rediscoveries, class_controller.store(), classes);
+    let class_controller = class_controller
+        .reconcile_on(class_triggers)
         .graceful_shutdown_on(stop.clone().cancelled_owned())
         .run(cluster_class::reconcile_class, cluster_class::on_error, class_ctx)
         .for_each(|result| async move {
@@ -192,12 +222,14 @@ pub async fn run(
     });
     let resource_sets =
         cluster_resource_set::run(client.clone(), cache.clone(), clusters.clone(), stop.clone());
+    let extension_configs = extension_config::run(client.clone(), extension_ctx, stop.clone());
     tracing::info!("controllers running");
     tokio::join!(
         topology_controller,
         class_controller,
         infrastructure_controller,
-        resource_sets
+        resource_sets,
+        extension_configs
     );
     stopper.abort();
     let _ = holder.await;

@@ -139,7 +139,11 @@ impl Syncer {
                 .unwrap_or_default()
         };
         let resource = self.resource_for(text("/apiVersion"), text("/kind")).await?;
-        let api = Api::namespaced_with(self.client.clone(), text("/metadata/namespace"), &resource);
+        // A cluster-scoped object (an ExtensionConfig) has no namespace in its path.
+        let api = match text("/metadata/namespace") {
+            "" => Api::all_with(self.client.clone(), &resource),
+            namespace => Api::namespaced_with(self.client.clone(), namespace, &resource),
+        };
         Ok((api, text("/metadata/name").to_owned()))
     }
 }

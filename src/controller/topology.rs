@@ -18,9 +18,12 @@ use crate::api::labels::PAUSED_ANNOTATION;
 use crate::api::Cluster;
 use crate::clock::now_rfc3339;
 use crate::decode::decode_value;
+use crate::runtime::RuntimeExtensions;
 use crate::store::WatchCache;
 use crate::store::{object_value, ObjectSource};
-use crate::topology::reconcile::{reconcile, topology_condition, with_condition, Blocked, Reconciliation};
+use crate::topology::reconcile::{
+    reconcile, topology_condition, with_condition, Blocked, Reconciliation, EXTERNAL_PATCH_FAILED,
+};
 
 const CAPI_GROUP: &str = "cluster.x-k8s.io";
 
@@ -43,6 +46,8 @@ pub struct Context {
     pub resource: ApiResource,
     /// Consecutive failed reconciles per Cluster (`namespace/name`), for the retry backoff.
     pub failures: Backoff,
+    /// The Runtime Extensions the classes' external patches call, shared by every reconcile.
+    pub extensions: Arc<RuntimeExtensions>,
 }
 
 /// The first retry after a failed reconcile; each further failure doubles it, up to [`MAX_RETRY`].
@@ -90,7 +95,8 @@ pub async fn reconcile_cluster(
     if typed.spec.topology.is_none() || typed.spec.paused || paused_annotation {
         return Ok(Action::await_change());
     }
-    let decided = reconcile(&object, &typed, &ctx.cache);
+    let decided = decide(&ctx, &object, typed).await;
+    let key = cluster_key(&cluster);
     let next = match &decided {
         Ok(work) => {
             if let Err(error) = carry_out(&ctx, &cluster, work).await {
@@ -108,14 +114,40 @@ pub async fn reconcile_cluster(
                 Action::requeue(RESYNC)
             }
         }
+        Err(blocked) if blocked.reason == EXTERNAL_PATCH_FAILED => {
+            // An extension may answer again soon: retried sooner than a blocked class, backing
+            // off while it keeps failing.
+            let (failures, delay) = ctx.failures.failed(&key);
+            tracing::info!(cluster = %key, message = %blocked.message, failures, retry_in = ?delay, "topology blocked by a Runtime Extension");
+            report(&ctx, &cluster, &object, decided.as_ref()).await?;
+            return Ok(Action::requeue(delay));
+        }
         Err(blocked) => {
             tracing::info!(cluster = %name_of(&object), reason = blocked.reason, message = %blocked.message, "topology blocked");
             Action::requeue(BLOCKED_RETRY)
         }
     };
     report(&ctx, &cluster, &object, decided.as_ref()).await?;
-    ctx.failures.succeeded(&cluster_key(&cluster));
+    ctx.failures.succeeded(&key);
     Ok(next)
+}
+
+/// The engine's decision for the Cluster `object`, made on a blocking thread: external patches
+/// call their extensions and wait for the answers.
+async fn decide(ctx: &Arc<Context>, object: &Value, cluster: Cluster) -> Result<Reconciliation, Blocked> {
+    let (ctx, object_copy) = (Arc::clone(ctx), object.clone());
+    let decided = tokio::task::spawn_blocking(move || {
+        reconcile(&object_copy, &cluster, &ctx.cache, ctx.extensions.as_ref())
+    })
+    .await;
+    decided.unwrap_or_else(|error| {
+        // A bug in the engine: this Cluster is reported blocked, the controller lives on.
+        tracing::error!(cluster = %name_of(object), error = %error, "the topology engine failed");
+        Err(Blocked {
+            reason: "TopologyInvalid",
+            message: "the topology engine failed on this Cluster; see the controller's log".to_owned(),
+        })
+    })
 }
 
 /// Requeue after a failed reconcile, backing off exponentially while the Cluster keeps failing.

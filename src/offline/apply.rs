@@ -11,7 +11,7 @@ use crate::admission::{self, Kind, Webhook};
 use crate::api::ClusterClass;
 use crate::decode::decode_value;
 use crate::store::{group_of, MemoryStore, ObjectSource, StoreError};
-use crate::topology::class_status::class_status;
+use crate::topology::class_status::{class_status, listed_discoveries};
 
 /// What applying one object came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -231,7 +231,11 @@ fn reconcile_class_status(mut object: Value, now: &str) -> Value {
         .and_then(Value::as_i64)
         .unwrap_or(1);
     if let Some(map) = object.as_object_mut() {
-        map.insert("status".to_owned(), class_status(&class, generation, now));
+        let discoveries = listed_discoveries(&class);
+        map.insert(
+            "status".to_owned(),
+            class_status(&class, generation, &discoveries, now),
+        );
     }
     object
 }

@@ -31,8 +31,36 @@ const MAX_RESPONSE: usize = 32 << 20;
 /// A call that did not bring back a hook response: the connection, the HTTP status or the body
 /// failed. Cluster API's `failurePolicy: Ignore` applies to these only.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("http call failed: {0}")]
-pub struct CallError(String);
+#[error("http call failed: {message}")]
+pub struct CallError {
+    message: String,
+    /// No answer came: the connection failed or the call timed out.
+    transport: bool,
+}
+
+impl CallError {
+    /// A call the server answered wrongly (status, body).
+    fn answered(message: String) -> Self {
+        Self {
+            message,
+            transport: false,
+        }
+    }
+
+    /// A call that got no answer.
+    fn unanswered(message: String) -> Self {
+        Self {
+            message,
+            transport: true,
+        }
+    }
+
+    /// Whether no answer came at all (the server is down, unreachable or too slow), rather than
+    /// a wrong one.
+    pub fn is_transport(&self) -> bool {
+        self.transport
+    }
+}
 
 /// The client of one Extension server.
 #[derive(Debug, Clone)]
@@ -82,34 +110,35 @@ impl ExtensionClient {
         }
         // As Cluster API's client: the handler learns the caller's deadline (Go's Duration text).
         let url = format!("{url}?timeout={}s", timeout.as_secs());
-        let body = serde_json::to_vec(&request).map_err(|e| CallError(e.to_string()))?;
+        let body = serde_json::to_vec(&request).map_err(|e| CallError::answered(e.to_string()))?;
         let http_request = Request::post(&url)
             .header(CONTENT_TYPE, "application/json")
             .body(Full::new(Bytes::from(body)))
-            .map_err(|e| CallError(format!("failed to create http request: {e}")))?;
+            .map_err(|e| CallError::answered(format!("failed to create http request: {e}")))?;
         let exchange = async {
             let response = self
                 .http
                 .request(http_request)
                 .await
-                .map_err(|e| CallError(format!("Post {url:?}: {}", chain(&e))))?;
+                .map_err(|e| CallError::unanswered(format!("Post {url:?}: {}", chain(&e))))?;
             let status = response.status();
             let bytes = Limited::new(response.into_body(), MAX_RESPONSE)
                 .collect()
                 .await
-                .map_err(|e| CallError(format!("failed to read the response: {e}")))?
+                .map_err(|e| CallError::unanswered(format!("failed to read the response: {e}")))?
                 .to_bytes();
             if status != StatusCode::OK {
-                return Err(CallError(format!(
+                return Err(CallError::answered(format!(
                     "got response with status code {} != 200: response: {:?}",
                     status.as_u16(),
                     String::from_utf8_lossy(&bytes)
                 )));
             }
-            serde_json::from_slice(&bytes).map_err(|e| CallError(format!("failed to decode response: {e}")))
+            serde_json::from_slice(&bytes)
+                .map_err(|e| CallError::answered(format!("failed to decode response: {e}")))
         };
         tokio::time::timeout(timeout, exchange).await.map_err(|_| {
-            CallError(format!(
+            CallError::unanswered(format!(
                 "Post {url:?}: http request timeout expired after {timeout:?}"
             ))
         })?

@@ -2,7 +2,7 @@
 //! found by calling each ExtensionConfig's Discovery hook, with what a call to each needs.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use serde_json::json;
@@ -40,6 +40,8 @@ const CATALOG: [&str; 10] = [
 pub struct Registration {
     /// `<handler>.<ExtensionConfig>`.
     pub name: String,
+    /// The ExtensionConfig that registered it.
+    pub config: String,
     /// The handler's own name, as its server knows it.
     pub handler: String,
     /// The hook it serves, e.g. `GeneratePatches`.
@@ -70,16 +72,47 @@ impl Registry {
     pub async fn discover(configs: &[ExtensionConfig]) -> Registry {
         let mut registry = Registry::default();
         for config in configs {
-            match discover(config).await {
-                Ok(handlers) => registry
-                    .handlers
-                    .extend(handlers.into_iter().map(|r| (r.name.clone(), r))),
-                Err(reason) => {
-                    registry.undiscovered.insert(config.name().to_owned(), reason);
-                }
-            }
+            registry.set(config.name(), discover_config(config).await);
         }
         registry
+    }
+
+    /// Replaces the handlers of the ExtensionConfig `config_name` with `outcome`'s. A failed
+    /// discovery keeps the handlers found last, as Cluster API keeps the last registration (a
+    /// rediscovery that times out must not stop Clusters whose calls still succeed); a config
+    /// never discovered records why.
+    pub fn set(&mut self, config_name: &str, outcome: Result<Vec<Registration>, String>) {
+        match outcome {
+            Ok(handlers) => {
+                self.remove(config_name);
+                self.handlers
+                    .extend(handlers.into_iter().map(|r| (r.name.clone(), r)));
+            }
+            Err(_) if self.handlers.values().any(|r| r.config == config_name) => {}
+            Err(reason) => {
+                self.undiscovered.insert(config_name.to_owned(), reason);
+            }
+        }
+    }
+
+    /// Forgets the ExtensionConfig `config_name`: its handlers and any discovery failure.
+    pub fn remove(&mut self, config_name: &str) {
+        self.handlers.retain(|_, r| r.config != config_name);
+        self.undiscovered.remove(config_name);
+    }
+
+    /// The handlers the ExtensionConfig `config_name` registered, by name; why its discovery
+    /// failed if it did.
+    pub fn registrations(&self, config_name: &str) -> Result<Vec<Registration>, String> {
+        if let Some(reason) = self.undiscovered.get(config_name) {
+            return Err(reason.clone());
+        }
+        Ok(self
+            .handlers
+            .values()
+            .filter(|r| r.config == config_name)
+            .cloned()
+            .collect())
     }
 
     /// The handler registered as `name`, or why there is none.
@@ -87,11 +120,12 @@ impl Registry {
         if let Some(registration) = self.handlers.get(name) {
             return Ok(registration);
         }
+        // Handler names are DNS labels: the ExtensionConfig's name is all after the first dot.
         let failed = name
             .split_once('.')
-            .and_then(|(_, config)| Some((config, self.undiscovered.get(config)?)));
+            .and_then(|(_, config)| self.undiscovered.get(config));
         Err(match failed {
-            Some((_, reason)) => format!("failed to get extension handler {name:?} from registry: {reason}"),
+            Some(reason) => format!("failed to get extension handler {name:?} from registry: {reason}"),
             None => format!(
                 "failed to get extension handler {name:?} from registry: handler with name {name:?} has not been registered"
             ),
@@ -99,8 +133,55 @@ impl Registry {
     }
 }
 
-/// The handlers `config`'s server lists, validated and defaulted as Cluster API does.
-async fn discover(config: &ExtensionConfig) -> Result<Vec<Registration>, String> {
+/// A [`Registry`] shared by the controllers and updated in place: the ExtensionConfig controller
+/// sets each config's discovered handlers, the topology and ClusterClass controllers read them.
+/// Clones share one registry.
+#[derive(Debug, Clone, Default)]
+pub struct SharedRegistry(Arc<RwLock<Registry>>);
+
+impl SharedRegistry {
+    /// Replaces every handler with those of `registry`.
+    pub fn replace(&self, registry: Registry) {
+        *self.write() = registry;
+    }
+
+    /// Replaces the handlers of the ExtensionConfig `config_name` with `outcome`'s, or records
+    /// why its discovery failed.
+    pub fn set(&self, config_name: &str, outcome: Result<Vec<Registration>, String>) {
+        self.write().set(config_name, outcome);
+    }
+
+    /// Forgets the ExtensionConfig `config_name`.
+    pub fn remove(&self, config_name: &str) {
+        self.write().remove(config_name);
+    }
+
+    /// The handler registered as `name`, or why there is none.
+    pub fn get(&self, name: &str) -> Result<Registration, String> {
+        self.read().get(name).cloned()
+    }
+
+    /// The handlers the ExtensionConfig `config_name` registered (for its `status.handlers`), or
+    /// why its discovery failed.
+    pub fn registrations(&self, config_name: &str) -> Result<Vec<Registration>, String> {
+        self.read().registrations(config_name)
+    }
+
+    /// The registry for reading; a writer that panicked left it whole (each write is one
+    /// map update), so a poisoned lock is still read.
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
+        self.0.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The registry for writing.
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
+        self.0.write().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Calls `config`'s Discovery hook: the handlers its server lists, validated and defaulted as
+/// Cluster API does, or why there are none (the text [`Registry::get`] then reports).
+pub async fn discover_config(config: &ExtensionConfig) -> Result<Vec<Registration>, String> {
     let name = config.name();
     let failed = |reason: String| format!("failed to discover extension {name:?}: {reason}");
     let selector = config.spec.namespace_selector.clone().unwrap_or_default();
@@ -122,6 +203,7 @@ async fn discover(config: &ExtensionConfig) -> Result<Vec<Registration>, String>
         .into_iter()
         .map(|handler| Registration {
             name: format!("{}.{name}", handler.name),
+            config: name.to_owned(),
             timeout: Duration::from_secs(
                 handler
                     .timeout_seconds
@@ -224,6 +306,77 @@ mod tests {
             "{errors}"
         );
         assert!(errors.contains("handler name Bad.Name is not valid"), "{errors}");
+    }
+
+    /// A handler `name` of the ExtensionConfig `config` (its client is never called).
+    fn registration(name: &str, config: &str) -> Registration {
+        let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        let client = ExtensionClient::new(&crate::api::runtime::ClientConfig {
+            url: Some("https://localhost:9443".into()),
+            ca_bundle: Some(base64::Engine::encode(
+                &base64::engine::general_purpose::STANDARD,
+                cert.cert.pem(),
+            )),
+            ..Default::default()
+        })
+        .unwrap();
+        Registration {
+            name: format!("{name}.{config}"),
+            config: config.to_owned(),
+            handler: name.to_owned(),
+            hook: "GeneratePatches".into(),
+            timeout: Duration::from_secs(10),
+            failure_policy: FailurePolicy::Fail,
+            settings: BTreeMap::new(),
+            namespace_selector: Arc::default(),
+            client: Arc::new(client),
+        }
+    }
+
+    #[test]
+    fn setting_a_config_replaces_only_its_own_handlers() {
+        let shared = SharedRegistry::default();
+        shared.set(
+            "ext",
+            Ok(vec![registration("a", "ext"), registration("b", "ext")]),
+        );
+        shared.set("other", Ok(vec![registration("a", "other")]));
+        shared.set("ext", Ok(vec![registration("c", "ext")]));
+        let names = |config| {
+            shared
+                .registrations(config)
+                .unwrap()
+                .into_iter()
+                .map(|r| r.name)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names("ext"), ["c.ext"]);
+        assert_eq!(names("other"), ["a.other"]);
+        assert!(shared.get("a.ext").is_err());
+        assert_eq!(shared.get("c.ext").unwrap().handler, "c");
+
+        // A failed rediscovery keeps the last handlers.
+        shared.set("ext", Err("failed to discover extension \"ext\": refused".into()));
+        assert_eq!(shared.get("c.ext").unwrap().handler, "c");
+        assert_eq!(names("ext"), ["c.ext"]);
+
+        shared.remove("ext");
+        // A config that was never discovered says why.
+        shared.set("ext", Err("failed to discover extension \"ext\": refused".into()));
+        assert!(shared.get("c.ext").unwrap_err().ends_with("refused"));
+        assert_eq!(
+            shared.registrations("ext").unwrap_err(),
+            "failed to discover extension \"ext\": refused"
+        );
+        shared.set("ext", Ok(vec![registration("c", "ext")]));
+        assert!(shared.get("c.ext").is_ok());
+        shared.remove("ext");
+        assert!(shared
+            .get("c.ext")
+            .unwrap_err()
+            .ends_with("handler with name \"c.ext\" has not been registered"));
+        assert_eq!(names("ext"), Vec::<String>::new());
+        assert_eq!(names("other"), ["a.other"]);
     }
 
     #[test]

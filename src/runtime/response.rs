@@ -1,7 +1,8 @@
 //! What the client reads of every hook answer: its status and message.
 
 use crate::api::runtime::{
-    DiscoveryResponse, GeneratePatchesResponse, ResponseStatus, ValidateTopologyResponse, HOOKS_API_VERSION,
+    DiscoverVariablesResponse, DiscoveryResponse, GeneratePatchesResponse, ResponseStatus,
+    ValidateTopologyResponse, HOOKS_API_VERSION,
 };
 
 /// A hook's answer.
@@ -38,6 +39,24 @@ impl HookResponse for GeneratePatchesResponse {
 impl HookResponse for ValidateTopologyResponse {
     fn success(&self) -> Result<(), &str> {
         outcome(self.status, &self.message)
+    }
+}
+
+impl HookResponse for DiscoverVariablesResponse {
+    fn success(&self) -> Result<(), &str> {
+        outcome(self.status, &self.message)
+    }
+}
+
+impl IgnorableResponse for DiscoverVariablesResponse {
+    fn ignored() -> Self {
+        Self {
+            api_version: HOOKS_API_VERSION.to_owned(),
+            kind: "DiscoverVariablesResponse".to_owned(),
+            status: ResponseStatus::Success,
+            message: String::new(),
+            variables: Vec::new(),
+        }
     }
 }
 

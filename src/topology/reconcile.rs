@@ -13,12 +13,16 @@ use super::error::TopologyError;
 use super::plan::plan;
 use super::upgrade::UpgradePlan;
 use super::upgrade_report::{pending, Pending};
+use crate::api::labels::VARIABLES_RECONCILED_CONDITION;
 use crate::api::{Cluster, ObjectReference};
-use crate::patches::external::NoExternalPatches;
+use crate::patches::external::ExternalPatches;
 use crate::store::{group_of, ObjectSource};
 
 /// The condition type the controller writes on the Cluster.
 pub const TOPOLOGY_RECONCILED_CONDITION: &str = "TopologyReconciled";
+/// The reason of a Cluster blocked by a Runtime Extension (a failed call, a Failure answer, a
+/// patch that does not apply): unlike the class's own patches, it may pass on a retry.
+pub const EXTERNAL_PATCH_FAILED: &str = "ExternalPatchFailed";
 const CAPI_GROUP: &str = "cluster.x-k8s.io";
 const CAPI_API_VERSION: &str = "cluster.x-k8s.io/v1beta1";
 
@@ -40,18 +44,20 @@ pub struct Reconciliation {
 /// Why a Cluster's topology cannot be reconciled now, as its condition says it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Blocked {
-    /// The condition reason (`ClusterClassNotFound`, `TemplateNotFound`, `PatchFailed`...).
+    /// The condition reason (`ClusterClassNotFound`, `TemplateNotFound`, `PatchFailed`,
+    /// [`EXTERNAL_PATCH_FAILED`]...).
     pub reason: &'static str,
     /// What an operator reads in `kubectl describe cluster`.
     pub message: String,
 }
 
 /// Decides the work for the (defaulted) Cluster `object`, reading the class, its templates and the
-/// current objects from `source`.
+/// current objects from `source`, calling the class's external patches through `external`.
 pub fn reconcile(
     object: &Value,
     cluster: &Cluster,
     source: &dyn ObjectSource,
+    external: &dyn ExternalPatches,
 ) -> Result<Reconciliation, Blocked> {
     let name = cluster.metadata.name.clone().unwrap_or_default();
     let namespace = cluster
@@ -88,6 +94,21 @@ pub fn reconcile(
             ),
         ));
     }
+    // As Cluster API: a class whose variables could not be reconciled (a DiscoverVariables call
+    // failed) is not used until they are.
+    let variables_reconciled = class.status.as_ref().and_then(|s| {
+        s.conditions
+            .iter()
+            .find(|c| c.type_ == VARIABLES_RECONCILED_CONDITION)
+    });
+    if class.metadata.generation.is_some() && variables_reconciled.is_none_or(|c| c.status == "False") {
+        return Err(blocked(
+            "ClusterClassNotReconciled",
+            format!(
+                "ClusterClass is not successfully reconciled: status of {VARIABLES_RECONCILED_CONDITION} condition on ClusterClass must be \"True\""
+            ),
+        ));
+    }
     let blueprint = Blueprint::new(class.clone(), source).map_err(engine_blocked)?;
     let owned = owned_kinds(cluster, &blueprint);
     let current = Current::owned_by(
@@ -98,7 +119,7 @@ pub fn reconcile(
             .flat_map(|(group, kind)| source.list(group, kind, &namespace))
             .map(|object| (*object).clone()),
     );
-    let planned = plan(&blueprint, cluster, &current, &NoExternalPatches).map_err(engine_blocked)?;
+    let planned = plan(&blueprint, cluster, &current, external).map_err(engine_blocked)?;
 
     let owner = owner_reference(object);
     let objects: Vec<(Value, Option<Value>)> = planned
@@ -128,7 +149,8 @@ fn blocked(reason: &'static str, message: String) -> Blocked {
 fn engine_blocked(error: TopologyError) -> Blocked {
     let reason = match &error {
         TopologyError::MissingTemplate { .. } => "TemplateNotFound",
-        TopologyError::Patch(_) | TopologyError::External { .. } => "PatchFailed",
+        TopologyError::Patch(_) => "PatchFailed",
+        TopologyError::External { .. } => EXTERNAL_PATCH_FAILED,
         _ => "TopologyInvalid",
     };
     blocked(reason, error.to_string())

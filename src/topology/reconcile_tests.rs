@@ -3,6 +3,7 @@ use serde_json::json;
 use super::*;
 use crate::decode::decode_value;
 use crate::offline::apply::{apply, Verdict};
+use crate::patches::external::NoExternalPatches;
 use crate::store::{parse_manifests, MemoryStore};
 
 const NOW: &str = "2026-01-01T00:00:00Z";
@@ -53,7 +54,7 @@ fn carry_out(store: &mut MemoryStore, work: &Reconciliation) {
 fn a_new_cluster_gets_every_object_owned_by_it_and_its_references() {
     let store = quickstart();
     let (object, cluster) = dev(&store);
-    let work = reconcile(&object, &cluster, &store).unwrap();
+    let work = reconcile(&object, &cluster, &store, &NoExternalPatches).unwrap();
     assert!(work.objects.iter().all(|(_, current)| current.is_none()));
     for (desired, _) in &work.objects {
         assert_eq!(
@@ -74,10 +75,10 @@ fn a_new_cluster_gets_every_object_owned_by_it_and_its_references() {
 fn a_settled_topology_needs_no_write() {
     let mut store = quickstart();
     let (object, cluster) = dev(&store);
-    let first = reconcile(&object, &cluster, &store).unwrap();
+    let first = reconcile(&object, &cluster, &store, &NoExternalPatches).unwrap();
     carry_out(&mut store, &first);
     let (object, cluster) = dev(&store);
-    let work = reconcile(&object, &cluster, &store).unwrap();
+    let work = reconcile(&object, &cluster, &store, &NoExternalPatches).unwrap();
     assert!(work.cluster_refs.is_none());
     for (desired, current) in &work.objects {
         let current = current.as_ref().expect("every object exists now");
@@ -90,7 +91,7 @@ fn a_settled_topology_needs_no_write() {
 fn a_removed_worker_pool_is_deleted_with_its_health_check_and_templates() {
     let mut store = quickstart();
     let (object, cluster) = dev(&store);
-    let first = reconcile(&object, &cluster, &store).unwrap();
+    let first = reconcile(&object, &cluster, &store, &NoExternalPatches).unwrap();
     carry_out(&mut store, &first);
     let (mut object, _) = dev(&store);
     let workers = object["spec"]["topology"]["workers"]["machineDeployments"]
@@ -98,7 +99,7 @@ fn a_removed_worker_pool_is_deleted_with_its_health_check_and_templates() {
         .unwrap();
     let removed = workers.pop().unwrap()["name"].as_str().unwrap().to_owned();
     let cluster: Cluster = decode_value(object.clone()).unwrap();
-    let work = reconcile(&object, &cluster, &store).unwrap();
+    let work = reconcile(&object, &cluster, &store, &NoExternalPatches).unwrap();
     let deleted: Vec<String> = work
         .deletions
         .iter()
@@ -137,12 +138,65 @@ fn a_missing_class_blocks_with_a_reason_an_operator_can_act_on() {
     let (mut object, _) = dev(&store);
     object["spec"]["topology"]["class"] = json!("gone");
     let cluster: Cluster = decode_value(object.clone()).unwrap();
-    let blocked = reconcile(&object, &cluster, &store).unwrap_err();
+    let blocked = reconcile(&object, &cluster, &store, &NoExternalPatches).unwrap_err();
     assert_eq!(blocked.reason, "ClusterClassNotFound");
     assert_eq!(blocked.message, "ClusterClass default/gone not found");
     let condition = topology_condition(&Err(&blocked), NOW);
     assert_eq!(condition["status"], "False");
     assert_eq!(condition["reason"], "ClusterClassNotFound");
+}
+
+/// An extension that never answers.
+struct Unreachable;
+
+impl ExternalPatches for Unreachable {
+    fn generate(
+        &self,
+        extension: &str,
+        _namespace: &str,
+        _request: &crate::api::runtime::GeneratePatchesRequest,
+    ) -> Result<crate::api::runtime::GeneratePatchesResponse, String> {
+        Err(format!(
+            "failed to call extension handler {extension:?}: http call failed: connection refused"
+        ))
+    }
+
+    fn validate(
+        &self,
+        extension: &str,
+        _namespace: &str,
+        _request: &crate::api::runtime::ValidateTopologyRequest,
+    ) -> Result<crate::api::runtime::ValidateTopologyResponse, String> {
+        Err(format!(
+            "failed to call extension handler {extension:?}: unexpected"
+        ))
+    }
+}
+
+#[test]
+fn a_failing_extension_blocks_with_its_patch_and_handler_named_the_same_way_each_time() {
+    let mut store = quickstart();
+    let (object, cluster) = dev(&store);
+    let class_name = cluster.spec.topology.as_ref().unwrap().class.clone();
+    let mut class = (*store
+        .get(CAPI_GROUP, "ClusterClass", "default", &class_name)
+        .unwrap())
+    .clone();
+    class["spec"]["patches"] =
+        json!([{"name": "from-extension", "external": {"generateExtension": "generate.ext"}}]);
+    store.insert(class).unwrap();
+    let first = reconcile(&object, &cluster, &store, &Unreachable).unwrap_err();
+    assert_eq!(first.reason, EXTERNAL_PATCH_FAILED);
+    assert_eq!(
+        first.message,
+        "external patch \"from-extension\": failed to call extension handler \"generate.ext\": http call failed: connection refused"
+    );
+    let again = reconcile(&object, &cluster, &store, &Unreachable).unwrap_err();
+    assert_eq!(again, first);
+    assert!(
+        reconcile(&object, &cluster, &quickstart(), &Unreachable).is_ok(),
+        "a class without the extension does not call it"
+    );
 }
 
 #[test]
@@ -181,4 +235,23 @@ fn a_changed_value_or_list_is_drift() {
         "defaults inside items are fine"
     );
     assert!(!contains(&current, &json!({"spec": {"missing": {}}})));
+}
+
+#[test]
+fn a_class_whose_variables_are_not_reconciled_is_waited_for() {
+    let mut store = quickstart();
+    let mut class = (*store
+        .get(CAPI_GROUP, "ClusterClass", "default", "quick-start")
+        .unwrap())
+    .clone();
+    class["status"]["conditions"] = json!([{"type": "VariablesReconciled", "status": "False",
+        "reason": "VariableDiscoveryFailed", "lastTransitionTime": NOW}]);
+    store.insert(class).unwrap();
+    let (object, cluster) = dev(&store);
+    let blocked = reconcile(&object, &cluster, &store, &NoExternalPatches).unwrap_err();
+    assert_eq!(blocked.reason, "ClusterClassNotReconciled");
+    assert_eq!(
+        blocked.message,
+        "ClusterClass is not successfully reconciled: status of VariablesReconciled condition on ClusterClass must be \"True\""
+    );
 }

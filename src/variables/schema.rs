@@ -48,17 +48,27 @@ impl Schema {
     }
 
     /// Adds to `out` the dotted paths of object fields the schema does not declare (and does
-    /// not preserve), as the API server would prune them.
+    /// not preserve), as the API server's pruning would drop them.
     pub fn unknown_fields(&self, value: &Value, prefix: &str, out: &mut Vec<String>) {
-        self.collect_unknown(value, &mut prefix.to_owned(), out, 0);
+        self.collect_unknown(value, &mut prefix.to_owned(), out, false, 0);
     }
 
     /// `path` is the dotted path of `value`: extended for each child and restored after it, so
-    /// only the reported paths are allocated.
-    fn collect_unknown(&self, value: &Value, path: &mut String, out: &mut Vec<String>, depth: usize) {
-        if depth > MAX_DEPTH || self.props.x_preserve_unknown_fields {
+    /// only the reported paths are allocated. `keep`: unknown fields of this value are kept, as
+    /// at a node with `x-kubernetes-preserve-unknown-fields` and in the items of a list that has
+    /// it; declared properties and map values below are pruned again unless they preserve too.
+    fn collect_unknown(
+        &self,
+        value: &Value,
+        path: &mut String,
+        out: &mut Vec<String>,
+        keep: bool,
+        depth: usize,
+    ) {
+        if depth > MAX_DEPTH {
             return;
         }
+        let keep = keep || self.props.x_preserve_unknown_fields;
         let length = path.len();
         match value {
             Value::Object(map) => {
@@ -68,10 +78,10 @@ impl Schema {
                     }
                     path.push_str(key);
                     if let Some(schema) = self.properties.get(key) {
-                        schema.collect_unknown(child, path, out, depth + 1);
+                        schema.collect_unknown(child, path, out, false, depth + 1);
                     } else if let Some(schema) = &self.additional {
-                        schema.collect_unknown(child, path, out, depth + 1);
-                    } else if self.props.x_int_or_string || !self.props.type_.is_empty() {
+                        schema.collect_unknown(child, path, out, false, depth + 1);
+                    } else if !keep && (self.props.x_int_or_string || !self.props.type_.is_empty()) {
                         out.push(path.clone());
                     }
                     path.truncate(length);
@@ -82,7 +92,7 @@ impl Schema {
                     for (i, item) in items.iter().enumerate() {
                         // Writing to a String cannot fail.
                         let _ = write!(path, "[{i}]");
-                        schema.collect_unknown(item, path, out, depth + 1);
+                        schema.collect_unknown(item, path, out, keep, depth + 1);
                         path.truncate(length);
                     }
                 }
@@ -187,6 +197,23 @@ mod tests {
             &mut unknown,
         );
         assert_eq!(unknown, ["a.c", "l[1].m", "d"]);
+    }
+
+    #[test]
+    fn preserving_keeps_unknown_fields_at_its_level_and_in_its_list_items_only() {
+        let schema = compiled(
+            "{type: object, x-kubernetes-preserve-unknown-fields: true, properties: \
+             {a: {type: object, properties: {b: {type: string}}}, \
+             l: {type: array, x-kubernetes-preserve-unknown-fields: true, items: {type: object, \
+             properties: {n: {type: object, properties: {m: {type: string}}}}}}}}",
+        );
+        let mut unknown = Vec::new();
+        schema.unknown_fields(
+            &json!({"free": 1, "a": {"b": "x", "c": 1}, "l": [{"kept": 1, "n": {"m": "x", "o": 2}}]}),
+            "",
+            &mut unknown,
+        );
+        assert_eq!(unknown, ["a.c", "l[0].n.o"]);
     }
 
     #[test]

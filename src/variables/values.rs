@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::cel::CelRules;
+use super::cel::{CelRules, Shown};
 use super::defaulting::apply_defaults;
 use super::go_json::to_go_json;
 use super::schema::Schema;
@@ -262,7 +262,14 @@ impl CompiledVariables {
                 continue;
             }
             let mut unknown = Vec::new();
-            schema.unknown_fields(&value.value, "", &mut unknown);
+            // Cluster API prunes the value wrapped as `variableValue` and strips `variableValue.`
+            // from the paths: the paths in a list value keep the whole prefix.
+            let prefix = if value.value.is_array() {
+                "variableValue"
+            } else {
+                ""
+            };
+            schema.unknown_fields(&value.value, prefix, &mut unknown);
             if !unknown.is_empty() {
                 let detail = format!(
                     "failed validation: {:?} field(s) are not specified in the variable schema of variable {:?}",
@@ -279,6 +286,7 @@ impl CompiledVariables {
                 &value.value,
                 old_value.map(|o| &o.value),
                 &value_path.child("value"),
+                Shown::Json,
             ));
         }
         errors

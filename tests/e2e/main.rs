@@ -23,6 +23,7 @@ mod provider_contract;
 mod refusals;
 mod resource_sets;
 mod resource_sets_scale;
+mod runtime_extensions;
 mod scale;
 mod scenarios;
 mod webhook;

@@ -71,6 +71,11 @@ impl WebhookServer {
         &self.cert_dir
     }
 
+    /// `Ok` while the process runs; why it stopped otherwise.
+    pub fn ensure_running(&mut self) -> Result<(), String> {
+        self.process.ensure_running()
+    }
+
     /// The end of the server's log, for failure messages.
     pub fn log_tail(&self) -> String {
         self.process.log_tail(40)

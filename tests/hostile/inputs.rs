@@ -65,10 +65,11 @@ pub fn store() -> MemoryStore {
     let mut objects = quickstart();
     objects.push(class_with_variable(
         "cel-bomb",
-        // 500 items keep the estimate (about 4.5M) under the per-rule limit of 10M.
-        json!({"type": "array", "maxItems": 500, "items": {"type": "integer"},
+        // 500 items keep the estimate (about 4.5M) under the per-rule limit of 10M. The list is
+        // a property: a list at a variable's root cannot have rules of its own.
+        json!({"type": "object", "properties": {"l": {"type": "array", "maxItems": 500, "items": {"type": "integer"},
                "x-kubernetes-validations": [{"rule": "self.map(a, self.map(b, a + b)).all(l, l.all(x, x >= 0))",
-                                             "message": "m"}]}),
+                                             "message": "m"}]}}}),
     ));
     for object in objects {
         let applied = apply(&mut store, object, "catalogue", "2026-01-01T00:00:00Z").expect("applies");
@@ -224,8 +225,9 @@ fn cel_cases() -> Vec<Build> {
         )),
         lazy!(class_case(
             "cel_unbounded_nested_loops",
-            json!({"type": "array", "items": {"type": "string"}, "x-kubernetes-validations": [{
-                   "rule": "self.all(a, self.all(b, self.all(c, a + b + c != '')))", "message": "m"}]}),
+            json!({"type": "object", "properties": {"l": {"type": "array", "items": {"type": "string"},
+                   "x-kubernetes-validations": [{
+                   "rule": "self.all(a, self.all(b, self.all(c, a + b + c != '')))", "message": "m"}]}}}),
             INVALID,
             "estimated rule cost exceeds budget",
         )),
@@ -365,8 +367,9 @@ fn cluster_cases() -> Vec<Build> {
             name: "cel_rule_expensive_at_runtime",
             path: VALIDATE_CLUSTER,
             body: {
-                let mut bomb =
-                    cluster_with_variables(json!([{"name": "v", "value": (0..500).collect::<Vec<_>>()}]));
+                let mut bomb = cluster_with_variables(
+                    json!([{"name": "v", "value": {"l": (0..500).collect::<Vec<_>>()}}]),
+                );
                 bomb["spec"]["topology"]["class"] = json!("cel-bomb");
                 create(Kind::Cluster, &bomb)
             },

@@ -7,8 +7,10 @@ use std::collections::HashMap;
 use kube_cel::{CompilationError, CompilationResult, CompiledSchema};
 
 use super::cost;
+use super::field_check::field_errors;
 use super::field_path::check_field_path;
 use super::limits::check_expression;
+use super::rule_value::invalid_rule;
 use super::total_cost::{cost_message, TotalCost};
 use crate::api::{JSONSchemaProps, ValidationRule};
 use crate::field::{FieldError, FieldErrors, FieldPath};
@@ -115,11 +117,7 @@ pub fn check_limits(schema: &JSONSchemaProps, path: &FieldPath) -> FieldErrors {
                         "rule" => format!("compilation failed: ERROR: <input>:-1:0: {limit}"),
                         _ => format!("messageExpression compilation failed: ERROR: <input>:-1:0: {limit}"),
                     };
-                    errors.push(FieldError::invalid(
-                        &rule_path.child(field),
-                        expression.as_str(),
-                        detail,
-                    ));
+                    errors.push(invalid_rule(&rule_path.child(field), rule, &detail));
                 }
             }
         }
@@ -134,13 +132,21 @@ pub fn check_limits(schema: &JSONSchemaProps, path: &FieldPath) -> FieldErrors {
 
 /// Every definition-time error of the tree's rules, in the reference's order: the errors of the
 /// rules' shape (message, reason, fieldPath) first, then those of their expressions (compilation,
-/// cost, `oldSelf` placement), then the cost of the tree as a whole.
-pub fn check_tree(schema: &JSONSchemaProps, compiled: &CompiledSchema, path: &FieldPath) -> FieldErrors {
+/// cost, `oldSelf` placement), then the cost of the tree as a whole. A `root` list with rules
+/// cannot be typed (see [`Context::untyped`]).
+pub fn check_tree(
+    schema: &JSONSchemaProps,
+    compiled: &CompiledSchema,
+    path: &FieldPath,
+    root: bool,
+) -> FieldErrors {
     let mut found = Found::default();
     let context = Context {
         path: path.clone(),
         uncorrelatable: None,
         cardinality: Some(1),
+        untyped: root && !schema.x_validations.is_empty() && schema.type_ == "array",
+        resource_root: root && !schema.x_validations.is_empty(),
     };
     check_node(schema, compiled, &context, &mut found);
     let mut errors = found.shape;
@@ -163,6 +169,11 @@ struct Context {
     path: FieldPath,
     uncorrelatable: Option<FieldPath>,
     cardinality: Option<u64>,
+    /// The API server types rules from the root down when the root has rules, and a list at
+    /// the root (a resource root to it) has no CEL type: then no rule of the tree compiles.
+    untyped: bool,
+    /// The node is the root and typed as a resource root (with `apiVersion`, `kind`, `metadata`).
+    resource_root: bool,
 }
 
 impl Context {
@@ -179,6 +190,8 @@ impl Context {
                 .cardinality
                 .zip(max_elements(schema))
                 .map(|(a, b)| a.saturating_mul(b)),
+            untyped: self.untyped,
+            resource_root: false,
         }
     }
 }
@@ -219,7 +232,13 @@ fn check_node(schema: &JSONSchemaProps, compiled: &CompiledSchema, at: &Context,
             &mut found.shape,
         );
     }
-    if found.shape.len() == shape_errors_before {
+    if found.shape.len() == shape_errors_before && at.untyped && !schema.x_validations.is_empty() {
+        found.expressions.push(FieldError::internal(
+            &at.path.child("x-kubernetes-validations"),
+            "internal error: failed to construct type information for x-kubernetes-validations rules: \
+             unable to convert structural schema to CEL declarations",
+        ));
+    } else if found.shape.len() == shape_errors_before {
         for (i, rule) in schema.x_validations.iter().enumerate() {
             check_expressions(schema, rule, compiled.validations.get(i), i, at, found);
         }
@@ -313,31 +332,52 @@ fn check_expressions(
     let compiled = match compiled {
         Some(Ok(compiled)) => compiled,
         Some(Err(CompilationError::MessageExpressionParse { source, .. })) => {
-            errors.push(FieldError::invalid(
+            errors.push(invalid_rule(
                 &rule_path.child("messageExpression"),
-                rule.message_expression.as_str(),
-                format!("messageExpression compilation failed: {source}"),
+                rule,
+                &format!("messageExpression compilation failed: {source}"),
             ));
             return;
         }
         Some(Err(CompilationError::Parse { source, .. })) => {
-            errors.push(FieldError::invalid(
+            errors.push(invalid_rule(
                 &rule_path.child("rule"),
-                rule.rule.as_str(),
-                format!("compilation failed: {source}"),
+                rule,
+                &format!("compilation failed: {source}"),
             ));
             return;
         }
         Some(Err(error)) => {
-            errors.push(FieldError::invalid(
+            errors.push(invalid_rule(
                 &rule_path.child("rule"),
-                rule.rule.as_str(),
-                format!("compilation failed: {error}"),
+                rule,
+                &format!("compilation failed: {error}"),
             ));
             return;
         }
         None => return,
     };
+    let rule_fields = field_errors(&rule.rule, schema, at.resource_root);
+    if let Some(found) = &rule_fields {
+        errors.push(invalid_rule(
+            &rule_path.child("rule"),
+            rule,
+            &format!("compilation failed: {found}"),
+        ));
+    }
+    let message_fields = (!rule.message_expression.is_empty())
+        .then(|| field_errors(&rule.message_expression, schema, at.resource_root))
+        .flatten();
+    if let Some(found) = &message_fields {
+        errors.push(invalid_rule(
+            &rule_path.child("messageExpression"),
+            rule,
+            &format!("messageExpression compilation failed: {found}"),
+        ));
+    }
+    if rule_fields.is_some() || message_fields.is_some() {
+        return;
+    }
     let scaled = |cost: u64| {
         let cardinality = at
             .cardinality
@@ -392,6 +432,14 @@ mod tests {
         }
     }
 
+    fn root_errors(schema: &str) -> Vec<String> {
+        let props: JSONSchemaProps = serde_yaml_ng::from_str(schema).unwrap();
+        match CelRules::compile_root(&props, &FieldPath::new("schema")) {
+            Ok(_) => Vec::new(),
+            Err(errors) => errors.iter().map(ToString::to_string).collect(),
+        }
+    }
+
     #[test]
     fn blank_rules_bad_messages_and_reasons() {
         assert_eq!(
@@ -427,7 +475,7 @@ mod tests {
         assert_eq!(bad.len(), 1);
         assert!(
             bad[0].starts_with(
-                r#"schema.x-kubernetes-validations[0].rule: Invalid value: "self ===": compilation failed"#
+                r#"schema.x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:"self ===", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed"#
             ),
             "{bad:?}"
         );
@@ -551,6 +599,28 @@ mod tests {
             errors(&schema(" "))[0],
             r#"schema.x-kubernetes-validations[0].fieldPath: Invalid value: " ": fieldPath must be non-empty if specified"#
         );
+    }
+
+    #[test]
+    fn rules_of_a_list_variable_with_rules_at_its_root_cannot_be_typed() {
+        let untyped = "Internal error: internal error: failed to construct type information for \
+                       x-kubernetes-validations rules: unable to convert structural schema to CEL declarations";
+        assert_eq!(
+            root_errors("{type: array, maxItems: 5, items: {type: string, maxLength: 5, x-kubernetes-validations: [{rule: 'self ==='}]}, \
+                    x-kubernetes-validations: [{rule: 'size(self) > 0'}]}"),
+            [
+                format!("schema.items.x-kubernetes-validations: {untyped}"),
+                format!("schema.x-kubernetes-validations: {untyped}"),
+            ]
+        );
+        // Without rules at the root, each node is typed on its own, and so is a list below it.
+        assert!(errors("{type: array, maxItems: 5, items: {type: string}, x-kubernetes-validations: [{rule: 'size(self) > 0'}]}")
+            .is_empty());
+        assert!(root_errors(
+            "{type: array, maxItems: 5, items: {type: string, maxLength: 5, \
+                        x-kubernetes-validations: [{rule: 'self != \"\"'}]}}"
+        )
+        .is_empty());
     }
 
     #[test]

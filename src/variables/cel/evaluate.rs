@@ -1,9 +1,10 @@
 //! Evaluating a compiled schema tree's rules against a value. The walk converts each value to
 //! CEL once, bottom-up: a node's CEL value is assembled from its children's, and every rule on a
 //! node shares it, so nested rules cost one conversion in all, not one per level. Values are
-//! read as the rules' schema says (escaped property names, formats, embedded resources), with
-//! the schema's `default`s of missing properties filled in first, as the rules saw them before.
-//! Failures come out node by node from the root down, each node's before its children's.
+//! read as the rules' schema says (escaped property names, formats, embedded resources) and as
+//! written: no schema `default` is filled in before the rules run, as Cluster API runs them (the
+//! compiled schema holds none, see `schema_json`). Failures come out node by node from the root
+//! down, each node's before its children's.
 
 use std::collections::HashMap;
 
@@ -11,8 +12,9 @@ use kube_cel::cel::{Context, ExecutionError, Value as Cel};
 use kube_cel::{CompilationError, CompilationResult, CompiledSchema, KubeCelExt};
 use serde_json::Value;
 
+use super::message::failure_message;
 use super::value::{self, TooDeep, MAX_VALUE_DEPTH};
-use crate::field::FieldPath;
+use super::value_path::Step;
 
 thread_local! {
     /// The CEL functions (standard and Kubernetes libraries), registered once per thread.
@@ -26,8 +28,7 @@ thread_local! {
 /// Why a rule did not pass.
 #[derive(Debug)]
 pub(super) enum Outcome {
-    /// It evaluated to false; the message is its messageExpression's, else its message, else
-    /// `failed rule: <rule>`.
+    /// It evaluated to false; the message is picked by [`failure_message`].
     False(String),
     /// It evaluated to something other than a boolean.
     NotBoolean,
@@ -42,8 +43,8 @@ pub(super) enum Outcome {
 /// One rule that did not pass, at the node it sits on (plus its `fieldPath`).
 #[derive(Debug)]
 pub(super) struct Failure<'a> {
-    /// Where the failure is reported.
-    pub path: FieldPath,
+    /// Where the failure is reported, from the evaluated value down.
+    pub steps: Vec<Step<'a>>,
     /// The rule, when there is one (`None` for a value too deep to convert).
     pub rule: Option<&'a CompilationResult>,
     /// What happened.
@@ -51,12 +52,11 @@ pub(super) struct Failure<'a> {
 }
 
 /// Evaluates every rule of `schema` against `value` (`old` binds `oldSelf` on transition rules,
-/// which are skipped without it unless `optionalOldSelf`), reporting failures under `path`.
+/// which are skipped without it unless `optionalOldSelf`).
 pub(super) fn evaluate<'a>(
     schema: &'a CompiledSchema,
-    value: &Value,
-    old: Option<&Value>,
-    path: &FieldPath,
+    value: &'a Value,
+    old: Option<&'a Value>,
 ) -> Vec<Failure<'a>> {
     FUNCTIONS.with(|functions| {
         let mut walk = Walk {
@@ -64,60 +64,50 @@ pub(super) fn evaluate<'a>(
             evaluating: true,
             failures: Vec::new(),
         };
-        let node = Node {
-            schema,
-            value,
-            old,
-            defaulting: true,
-        };
-        walk.node(&node, &Path::Base(path), false, 0);
+        let node = Node { schema, value, old };
+        walk.node(&node, &Path::Root, false, 0);
         walk.failures
     })
 }
 
-/// Where a node sits, built only when a failure is reported: the happy path allocates no path.
+/// Where a node sits; turned into steps only when a failure is reported, so the happy path
+/// allocates no path.
 #[derive(Clone, Copy)]
-enum Path<'p> {
-    /// The value's own path.
-    Base(&'p FieldPath),
+enum Path<'p, 'a> {
+    /// The evaluated value itself.
+    Root,
     /// A declared property of the parent.
-    Child(&'p Path<'p>, &'p str),
+    Child(&'p Path<'p, 'a>, &'a str),
     /// A map entry of the parent.
-    Key(&'p Path<'p>, &'p str),
+    Key(&'p Path<'p, 'a>, &'a str),
     /// A list item of the parent.
-    Index(&'p Path<'p>, usize),
+    Index(&'p Path<'p, 'a>, usize),
 }
 
-impl Path<'_> {
-    fn render(&self) -> FieldPath {
+impl<'a> Path<'_, 'a> {
+    fn steps(&self) -> Vec<Step<'a>> {
         let mut steps = Vec::new();
         let mut at = self;
-        let base = loop {
-            match at {
-                Path::Base(base) => break *base,
-                Path::Child(parent, _) | Path::Key(parent, _) | Path::Index(parent, _) => {
-                    steps.push(at);
-                    at = parent;
-                }
-            }
-        };
-        steps.iter().rev().fold(base.clone(), |path, step| match step {
-            Path::Child(_, name) => path.child(name),
-            Path::Key(_, key) => path.key(key),
-            Path::Index(_, index) => path.index(*index),
-            Path::Base(_) => path,
-        })
+        loop {
+            let (parent, step) = match at {
+                Path::Root => break,
+                Path::Child(parent, name) => (parent, Step::Field(name)),
+                Path::Key(parent, key) => (parent, Step::Key(key)),
+                Path::Index(parent, index) => (parent, Step::Index(*index)),
+            };
+            steps.push(step);
+            at = parent;
+        }
+        steps.reverse();
+        steps
     }
 }
 
 /// A schema node and the value (and old value) at it.
-struct Node<'a, 'v> {
+struct Node<'a> {
     schema: &'a CompiledSchema,
-    value: &'v Value,
-    old: Option<&'v Value>,
-    /// Whether missing properties take their schema `default` (not inside a filled-in default,
-    /// as before: defaults were filled in once, not into themselves).
-    defaulting: bool,
+    value: &'a Value,
+    old: Option<&'a Value>,
 }
 
 struct Walk<'a, 'f> {
@@ -130,7 +120,7 @@ struct Walk<'a, 'f> {
 impl<'a> Walk<'a, '_> {
     /// Walks one node: evaluates the rules below it and its own, and returns its CEL value when
     /// `needed` (an ancestor has rules) or its own rules need it.
-    fn node(&mut self, node: &Node<'a, '_>, path: &Path<'_>, needed: bool, depth: usize) -> Option<Cel> {
+    fn node(&mut self, node: &Node<'a>, path: &Path<'_, 'a>, needed: bool, depth: usize) -> Option<Cel> {
         let schema = node.schema;
         let has_rules = self.evaluating && !schema.validations.is_empty();
         let needed_here = needed || has_rules;
@@ -149,7 +139,6 @@ impl<'a> Walk<'a, '_> {
                 schema: branch,
                 value: node.value,
                 old: node.old,
-                defaulting: false,
             };
             self.node(&branch, path, false, depth + 1);
         }
@@ -164,9 +153,9 @@ impl<'a> Walk<'a, '_> {
 
     fn object(
         &mut self,
-        node: &Node<'a, '_>,
-        fields: &serde_json::Map<String, Value>,
-        path: &Path<'_>,
+        node: &Node<'a>,
+        fields: &'a serde_json::Map<String, Value>,
+        path: &Path<'_, 'a>,
         needed: bool,
         depth: usize,
     ) -> Option<Cel> {
@@ -188,7 +177,6 @@ impl<'a> Walk<'a, '_> {
                         schema: child_schema,
                         value: field,
                         old: node.old.and_then(|old| old.get(name)),
-                        defaulting: node.defaulting,
                     };
                     self.node(&child, &child_path, needed, depth + 1)
                 }
@@ -201,9 +189,6 @@ impl<'a> Walk<'a, '_> {
                 }
             }
         }
-        if node.defaulting {
-            self.defaults(node, fields, &mut map, path, needed, depth);
-        }
         let mut map = map?;
         if schema.embedded_resource {
             value::embedded_resource_fields(&mut map);
@@ -211,46 +196,11 @@ impl<'a> Walk<'a, '_> {
         Some(value::object(map))
     }
 
-    /// Walks the `default` of every declared property the object leaves out, in name order, as
-    /// if the object had it.
-    fn defaults(
-        &mut self,
-        node: &Node<'a, '_>,
-        fields: &serde_json::Map<String, Value>,
-        map: &mut Option<HashMap<kube_cel::cel::objects::Key, Cel>>,
-        path: &Path<'_>,
-        needed: bool,
-        depth: usize,
-    ) {
-        let mut missing: Vec<(&String, &'a CompiledSchema, &'a Value)> = node
-            .schema
-            .properties
-            .iter()
-            .filter(|(name, _)| !fields.contains_key(name.as_str()))
-            .filter_map(|(name, child)| child.default.as_ref().map(|default| (name, child, default)))
-            .collect();
-        missing.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        for (name, child_schema, default) in missing {
-            let child = Node {
-                schema: child_schema,
-                value: default,
-                old: node.old.and_then(|old| old.get(name)),
-                defaulting: false,
-            };
-            let converted = self.node(&child, &Path::Child(path, name), needed, depth + 1);
-            if let (Some(map), Some(converted)) = (map.as_mut(), converted) {
-                if let Some(key) = value::key(name, node.schema.is_map) {
-                    map.insert(key, converted);
-                }
-            }
-        }
-    }
-
     fn list(
         &mut self,
-        node: &Node<'a, '_>,
-        items: &[Value],
-        path: &Path<'_>,
+        node: &Node<'a>,
+        items: &'a [Value],
+        path: &Path<'_, 'a>,
         needed: bool,
         depth: usize,
     ) -> Option<Cel> {
@@ -264,7 +214,6 @@ impl<'a> Walk<'a, '_> {
                 schema: items_schema,
                 value: item,
                 old: old_items.and_then(|old| old.get(index)),
-                defaulting: node.defaulting,
             };
             if let Some(converted) = self.node(&child, &Path::Index(path, index), needed, depth + 1) {
                 list.push(converted);
@@ -273,7 +222,7 @@ impl<'a> Walk<'a, '_> {
         needed.then(|| Cel::List(list.into()))
     }
 
-    fn untyped(&mut self, value: &Value, path: &Path<'_>, depth: usize) -> Option<Cel> {
+    fn untyped(&mut self, value: &Value, path: &Path<'_, 'a>, depth: usize) -> Option<Cel> {
         match value::untyped(value, depth + 1) {
             Ok(converted) => Some(converted),
             Err(TooDeep) => {
@@ -283,16 +232,16 @@ impl<'a> Walk<'a, '_> {
         }
     }
 
-    fn too_deep(&mut self, path: &Path<'_>) {
+    fn too_deep(&mut self, path: &Path<'_, 'a>) {
         self.failures.push(Failure {
-            path: path.render(),
+            steps: path.steps(),
             rule: None,
             outcome: Outcome::TooDeep,
         });
     }
 
     /// Evaluates the node's own rules with `self` bound to its value.
-    fn rules(&self, node: &Node<'a, '_>, converted: &Cel, path: &Path<'_>, depth: usize) -> Vec<Failure<'a>> {
+    fn rules(&self, node: &Node<'a>, converted: &Cel, path: &Path<'_, 'a>, depth: usize) -> Vec<Failure<'a>> {
         let schema = node.schema;
         let needs_old = schema
             .validations
@@ -303,7 +252,7 @@ impl<'a> Walk<'a, '_> {
                 Ok(old) => Some(old),
                 Err(TooDeep) => {
                     return vec![Failure {
-                        path: path.render(),
+                        steps: path.steps(),
                         rule: None,
                         outcome: Outcome::TooDeep,
                     }]
@@ -322,7 +271,7 @@ impl<'a> Walk<'a, '_> {
                 Ok(rule) => rule,
                 Err(error) => {
                     failures.push(Failure {
-                        path: path.render(),
+                        steps: path.steps(),
                         rule: None,
                         outcome: Outcome::NotCompiled(compilation_error(error)),
                     });
@@ -342,7 +291,7 @@ impl<'a> Walk<'a, '_> {
             };
             if let Some(outcome) = outcome {
                 failures.push(Failure {
-                    path: rule_path(&path.render(), rule.rule.field_path.as_deref()),
+                    steps: rule_steps(path, rule.rule.field_path.as_deref()),
                     rule: Some(rule),
                     outcome,
                 });
@@ -354,7 +303,7 @@ impl<'a> Walk<'a, '_> {
 
 /// A value converted for a node on its own (an old value for `oldSelf`): the same reading as
 /// the walk's, without evaluating anything.
-fn convert_alone(schema: &CompiledSchema, value: &Value, depth: usize) -> Result<Cel, TooDeep> {
+fn convert_alone<'a>(schema: &'a CompiledSchema, value: &'a Value, depth: usize) -> Result<Cel, TooDeep> {
     FUNCTIONS.with(|functions| {
         let mut walk = Walk {
             functions,
@@ -365,10 +314,8 @@ fn convert_alone(schema: &CompiledSchema, value: &Value, depth: usize) -> Result
             schema,
             value,
             old: None,
-            defaulting: true,
         };
-        let root = FieldPath::root();
-        let converted = walk.node(&node, &Path::Base(&root), true, depth);
+        let converted = walk.node(&node, &Path::Root, true, depth);
         match converted {
             Some(converted) if walk.failures.is_empty() => Ok(converted),
             _ => Err(TooDeep),
@@ -379,20 +326,10 @@ fn convert_alone(schema: &CompiledSchema, value: &Value, depth: usize) -> Result
 fn outcome(rule: &CompilationResult, scope: &Context<'_>) -> Option<Outcome> {
     match rule.program.execute(scope) {
         Ok(Cel::Bool(true)) => None,
-        Ok(Cel::Bool(false)) => Some(Outcome::False(message(rule, scope))),
+        Ok(Cel::Bool(false)) => Some(Outcome::False(failure_message(rule, scope))),
         Ok(_) => Some(Outcome::NotBoolean),
         Err(error) => Some(Outcome::Error(error)),
     }
-}
-
-fn message(rule: &CompilationResult, scope: &Context<'_>) -> String {
-    if let Some(Ok(Cel::String(message))) = rule.message_program.as_ref().map(|p| p.execute(scope)) {
-        return message.to_string();
-    }
-    rule.rule
-        .message
-        .clone()
-        .unwrap_or_else(|| format!("failed rule: {}", rule.rule.rule))
 }
 
 fn compilation_error(error: &CompilationError) -> String {
@@ -402,14 +339,18 @@ fn compilation_error(error: &CompilationError) -> String {
     }
 }
 
-/// The node's path followed by the rule's `fieldPath` (`.spec.x` or `spec.x`), one field per
+/// The node's steps followed by the rule's `fieldPath` (`.spec.x` or `spec.x`), one field per
 /// dot-separated segment.
-fn rule_path(path: &FieldPath, field_path: Option<&str>) -> FieldPath {
-    field_path
-        .into_iter()
-        .flat_map(|fp| fp.split('.'))
-        .filter(|segment| !segment.is_empty())
-        .fold(path.clone(), |path, segment| path.child(segment))
+fn rule_steps<'a>(path: &Path<'_, 'a>, field_path: Option<&'a str>) -> Vec<Step<'a>> {
+    let mut steps = path.steps();
+    steps.extend(
+        field_path
+            .into_iter()
+            .flat_map(|fp| fp.split('.'))
+            .filter(|segment| !segment.is_empty())
+            .map(Step::Field),
+    );
+    steps
 }
 
 #[cfg(test)]
@@ -418,16 +359,20 @@ mod tests {
 
     use crate::api::JSONSchemaProps;
     use crate::field::FieldPath;
-    use crate::variables::cel::CelRules;
+    use crate::variables::cel::{CelRules, Shown};
 
-    fn failures(schema: &str, value: serde_json::Value) -> Vec<String> {
+    fn shown_failures(schema: &str, value: serde_json::Value, shown: Shown) -> Vec<String> {
         let props: JSONSchemaProps = serde_yaml_ng::from_str(schema).unwrap();
         let rules = CelRules::compile(&props, &FieldPath::new("schema")).unwrap();
         rules
-            .validate(&value, None, &FieldPath::new("v"))
+            .validate(&value, None, &FieldPath::new("v"), shown)
             .iter()
             .map(ToString::to_string)
             .collect()
+    }
+
+    fn failures(schema: &str, value: serde_json::Value) -> Vec<String> {
+        shown_failures(schema, value, Shown::Json)
     }
 
     #[test]
@@ -457,16 +402,24 @@ mod tests {
     }
 
     #[test]
-    fn unescaped_access_to_an_escaped_name_finds_no_such_key() {
-        let schema = "{type: object, properties: {a__b: {type: integer}}, \
-                      x-kubernetes-validations: [{rule: 'self.a__b == 1'}]}";
-        assert_eq!(
-            failures(schema, json!({"a__b": 1})),
-            [r#"v: Invalid value: "{\"a__b\":1}": no such key: a__b evaluating rule: self.a__b == 1"#]
+    fn an_escaped_name_is_reached_only_through_its_escape() {
+        let unescaped: JSONSchemaProps = serde_yaml_ng::from_str(
+            "{type: object, properties: {a__b: {type: integer}}, \
+             x-kubernetes-validations: [{rule: 'self.a__b == 1'}]}",
+        )
+        .unwrap();
+        let refused = CelRules::compile(&unescaped, &FieldPath::new("schema")).unwrap_err();
+        assert!(
+            refused.iter().any(|e| e.to_string().contains("undefined field 'a__b'")),
+            "{refused:?}"
         );
         let schema = "{type: object, properties: {a__b: {type: integer}}, \
                       x-kubernetes-validations: [{rule: 'self.a__underscores__b == 1'}]}";
         assert!(failures(schema, json!({"a__b": 1})).is_empty());
+        assert_eq!(
+            failures(schema, json!({"a__b": 2})),
+            [r#"v: Invalid value: "{\"a__b\":2}": failed rule: self.a__underscores__b == 1"#]
+        );
     }
 
     #[test]
@@ -482,20 +435,46 @@ mod tests {
                 r#"v[foo-bar]: Invalid value: "{\"foo-bar\":-1}": positive"#,
             ]
         );
+        assert_eq!(
+            shown_failures(schema, json!({"foo-bar": -1}), Shown::NodeType),
+            [
+                r#"v: Invalid value: "object": has foo-bar"#,
+                r#"v[foo-bar]: Invalid value: "integer": positive"#,
+            ]
+        );
     }
 
     #[test]
     fn nested_rules_see_one_value_and_report_parents_first() {
         let schema = "{type: object, properties: {items: {type: array, items: {type: object, \
-                      properties: {n: {type: integer, default: 5}}, \
+                      properties: {n: {type: integer}}, \
                       x-kubernetes-validations: [{rule: 'self.n < 3', message: small}]}}}, \
                       x-kubernetes-validations: [{rule: 'self.items.all(i, i.n < 3)', message: all small}]}";
         assert_eq!(
-            failures(schema, json!({"items": [{"n": 1}, {}]})),
+            failures(schema, json!({"items": [{"n": 1}, {"n": 5}]})),
             [
-                r#"v: Invalid value: "{\"items\":[{\"n\":1},{}]}": all small"#,
-                r#"v.items[1]: Invalid value: "{\"items\":[{\"n\":1},{}]}": small"#,
+                r#"v: Invalid value: "{\"items\":[{\"n\":1},{\"n\":5}]}": all small"#,
+                r#"v.items[1]: Invalid value: "{\"items\":[{\"n\":1},{\"n\":5}]}": small"#,
             ]
+        );
+    }
+
+    #[test]
+    fn rules_see_the_value_as_written_without_schema_defaults() {
+        let schema = "{type: object, properties: {n: {type: integer, default: 5}, \
+                      o: {type: object, default: {}, properties: {k: {type: string, default: x}}}}, \
+                      x-kubernetes-validations: [{rule: '!has(self.n) && !has(self.o)', message: nothing added}, \
+                      {rule: 'self.n == 5', message: five}]}";
+        assert_eq!(
+            failures(schema, json!({})),
+            [r#"v: Invalid value: "{}": no such key: n evaluating rule: five"#]
+        );
+        let schema = "{type: object, properties: {o: {type: object, \
+                      properties: {k: {type: string, default: x}}, \
+                      x-kubernetes-validations: [{rule: 'self.k == \"x\"'}]}}}";
+        assert_eq!(
+            failures(schema, json!({"o": {}})),
+            [r#"v.o: Invalid value: "{\"o\":{}}": no such key: k evaluating rule: self.k == "x""#]
         );
     }
 }

@@ -15,11 +15,16 @@ mod checks;
 mod cost;
 mod escaping;
 mod evaluate;
+mod field_check;
 mod field_path;
 mod guard;
 pub mod limits;
+mod message;
+mod rule_value;
+mod schema_json;
 mod total_cost;
 mod value;
+mod value_path;
 
 /// The evaluation cost one object's rules may spend, all together (the API server's
 /// `RuntimeCELCostBudget`); about 0.4 s of evaluation here.
@@ -37,30 +42,56 @@ pub struct CelRules {
     compiled: Option<Arc<CompiledSchema>>,
     /// How an evaluation error names each rule (its message, else the rule), by rule.
     rule_names: Arc<HashMap<String, String>>,
-    /// The root's `type`, which a budget error shows as the value (as the API server does).
-    root_type: String,
+    /// The schema the rules belong to: a failure in a schema's own values shows the `type` of
+    /// the node holding the failing rule.
+    schema: Arc<JSONSchemaProps>,
+}
+
+/// What an error of a failing rule shows as the value it judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// The whole value as JSON, as Cluster API shows a Cluster's variable values.
+    Json,
+    /// The `type` of the schema node holding the rule, as the API server shows a schema's own
+    /// `default`, `example` and `enum` values.
+    NodeType,
 }
 
 impl CelRules {
+    /// [`CelRules::compile`] for the root of a variable's schema, which the API server types as
+    /// a resource root when the root has rules: a list there cannot be typed, and none of the
+    /// tree's rules compile (an internal error at each node with rules).
+    pub fn compile_root(schema: &JSONSchemaProps, schema_path: &FieldPath) -> Result<CelRules, FieldErrors> {
+        Self::compile_tree(schema, schema_path, true)
+    }
+
     /// Checks every rule of the tree (non-blank, message rules, reason, fieldPath, `oldSelf`
     /// placement, cost) and compiles them. Errors sit at `schema_path` + the node's keyword path,
     /// e.g. `...openAPIV3Schema.properties[a].x-kubernetes-validations[0].rule`. Expressions past
     /// the parser's size and depth limits (see [`limits`]), and trees nested deeper than any
     /// schema may be, are refused before anything is parsed.
     pub fn compile(schema: &JSONSchemaProps, schema_path: &FieldPath) -> Result<CelRules, FieldErrors> {
+        Self::compile_tree(schema, schema_path, false)
+    }
+
+    fn compile_tree(
+        schema: &JSONSchemaProps,
+        schema_path: &FieldPath,
+        root: bool,
+    ) -> Result<CelRules, FieldErrors> {
         if !checks::has_rules(schema) {
             return Ok(CelRules {
                 compiled: None,
                 rule_names: Arc::default(),
-                root_type: String::new(),
+                schema: Arc::default(),
             });
         }
         checks::check_limits(schema, schema_path).into_result()?;
-        let json = serde_json::to_value(schema)
+        let json = schema_json::without_defaults(schema)
             .map_err(|e| FieldErrors::from(FieldError::internal(schema_path, e.to_string())))?;
         let compiled = guard::compiling(|| {
             let compiled = compile_schema(&json);
-            let errors = checks::check_tree(schema, &compiled, schema_path);
+            let errors = checks::check_tree(schema, &compiled, schema_path, root);
             (compiled, errors)
         });
         let (compiled, errors) = compiled.map_err(|panic| {
@@ -75,8 +106,26 @@ impl CelRules {
         Ok(CelRules {
             compiled: Some(Arc::new(compiled)),
             rule_names: Arc::new(checks::rule_names(schema)),
-            root_type: schema.type_.clone(),
+            schema: Arc::new(schema.clone()),
         })
+    }
+
+    /// Why each rule of `schema`'s own node does not compile (`compilation failed: ERROR: ...`),
+    /// by rule index: a parse error, else a field the checker finds undefined. `resource_root`:
+    /// the node is typed as a resource root.
+    pub fn node_compile_errors(schema: &JSONSchemaProps, resource_root: bool) -> Vec<(usize, String)> {
+        schema
+            .x_validations
+            .iter()
+            .enumerate()
+            .filter_map(|(i, rule)| {
+                let why = match cel::Program::compile(&rule.rule) {
+                    Err(parse) => parse.to_string(),
+                    Ok(_) => field_check::field_errors(&rule.rule, schema, resource_root)?,
+                };
+                Some((i, format!("compilation failed: {why}")))
+            })
+            .collect()
     }
 
     /// True when the tree has no rule.
@@ -85,18 +134,29 @@ impl CelRules {
     }
 
     /// Evaluates every rule against `value` (`old` binds `oldSelf`; transition rules are skipped
-    /// without it). Errors sit at `value_path` plus the rule's node or `fieldPath`.
-    pub fn validate(&self, value: &Value, old: Option<&Value>, value_path: &FieldPath) -> FieldErrors {
+    /// without it). Errors sit at `value_path` plus the rule's node or `fieldPath`, and show the
+    /// value as `shown` says.
+    pub fn validate(
+        &self,
+        value: &Value,
+        old: Option<&Value>,
+        value_path: &FieldPath,
+        shown: Shown,
+    ) -> FieldErrors {
         let Some(compiled) = &self.compiled else {
             return FieldErrors::new();
         };
         let (result, spent) = cel::budget::with_limit(RUNTIME_COST_BUDGET, || {
-            guard::evaluating(|| evaluate::evaluate(compiled, value, old, value_path))
+            guard::evaluating(|| evaluate::evaluate(compiled, value, old))
         });
+        let raw = || match shown {
+            Shown::Json => Value::from(serde_json::to_string(value).unwrap_or_default()),
+            Shown::NodeType => Value::from(self.schema.type_.as_str()),
+        };
         if spent.exhausted {
             return FieldError::invalid(
                 value_path,
-                self.root_type.as_str(),
+                raw(),
                 "validation failed due to running out of cost budget, no further validation rules will be run",
             )
             .into();
@@ -112,16 +172,23 @@ impl CelRules {
                 .into()
             }
         };
-        let raw = serde_json::to_string(value).unwrap_or_default();
+        let json = raw();
         failures
             .into_iter()
-            .map(|failure| self.field_error(failure, &raw))
+            .map(|failure| self.field_error(failure, value_path, shown, &json))
             .collect()
     }
 
-    /// A failed rule as a field error: its reason picks the type (an evaluation error is always
-    /// Invalid); Invalid and Duplicate show the whole value, as `raw` JSON.
-    fn field_error(&self, failure: evaluate::Failure<'_>, raw: &str) -> FieldError {
+    /// A failed rule as a field error at `value_path` plus the failure's steps: its reason picks
+    /// the type (an evaluation error is always Invalid); Invalid and Duplicate show the value as
+    /// `shown` says (`json` for [`Shown::Json`]).
+    fn field_error(
+        &self,
+        failure: evaluate::Failure<'_>,
+        value_path: &FieldPath,
+        shown: Shown,
+        json: &Value,
+    ) -> FieldError {
         let rule_text = failure.rule.map_or("", |rule| rule.rule.rule.as_str());
         let (kind, detail) = match failure.outcome {
             evaluate::Outcome::False(message) => {
@@ -154,8 +221,11 @@ impl CelRules {
                 format!("the value nests deeper than {} levels", value::MAX_VALUE_DEPTH),
             ),
         };
-        let shown = matches!(kind, ErrorType::Invalid | ErrorType::Duplicate).then(|| Value::from(raw));
-        FieldError::new(kind, &failure.path, shown, detail)
+        let value = matches!(kind, ErrorType::Invalid | ErrorType::Duplicate).then(|| match shown {
+            Shown::Json => json.clone(),
+            Shown::NodeType => value_path::rule_node_type(&self.schema, &failure.steps, rule_text).into(),
+        });
+        FieldError::new(kind, &value_path::field_path(value_path, &failure.steps), value, detail)
     }
 
     /// An evaluation error as the API server words it: `no such key: a evaluating rule: <the
@@ -188,7 +258,7 @@ mod tests {
             .key("v")
             .child("value");
         rules(schema)
-            .validate(&value, old.as_ref(), &path)
+            .validate(&value, old.as_ref(), &path, Shown::Json)
             .iter()
             .map(ToString::to_string)
             .collect()
@@ -223,6 +293,29 @@ mod tests {
     }
 
     #[test]
+    fn a_message_expression_falls_back_to_the_message_then_to_the_rule() {
+        let with = |expression: &str, message: Option<&str>| {
+            let mut rule = json!({"rule": " self.a == 'ok' ", "messageExpression": expression});
+            if let Some(message) = message {
+                rule["message"] = json!(message);
+            }
+            let schema = json!({"type": "object", "x-kubernetes-validations": [rule],
+                                "properties": {"a": {"type": "string"},
+                                               "m": {"type": "object", "additionalProperties": {"type": "string"}}}});
+            failures(&schema.to_string(), json!({"a": "no"}), None)
+        };
+        let expected = |detail: &str| [format!(r#"{P}: Invalid value: "{{\"a\":\"no\"}}": {detail}"#)];
+        assert_eq!(with("'  a is ' + self.a + ' '", Some("m")), expected("a is no"));
+        assert_eq!(with("'one\\rline'", Some("m")), expected("one\rline"));
+        // An error, a non-string, an empty, a multi-line and a too long message all fall back.
+        let too_long = format!("'{}'", "x".repeat(5121));
+        for bad in ["self.m.b", "1", "' '", "'x\\ny'", too_long.as_str()] {
+            assert_eq!(with(bad, Some("static ")), expected("static"), "{bad}");
+            assert_eq!(with(bad, None), expected("failed rule: self.a == 'ok'"), "{bad}");
+        }
+    }
+
+    #[test]
     fn transition_rules_need_an_old_value() {
         let schema = "{type: integer, x-kubernetes-validations: [{rule: 'self >= oldSelf', message: may not decrease}]}";
         assert!(failures(schema, json!(1), None).is_empty());
@@ -242,7 +335,7 @@ mod tests {
         assert_eq!(
             spent_out,
             [format!(
-                r#"{P}: Invalid value: "array": validation failed due to running out of cost budget, no further validation rules will be run"#
+                r#"{P}: Invalid value: "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80,81,82,83,84,85,86,87,88,89,90,91,92,93,94,95,96,97,98,99]": validation failed due to running out of cost budget, no further validation rules will be run"#
             )]
         );
     }
@@ -253,7 +346,7 @@ mod tests {
         let props: JSONSchemaProps = serde_yaml_ng::from_str(schema).unwrap();
         if let Ok(rules) = CelRules::compile(&props, &FieldPath::new("schema")) {
             let path = FieldPath::new("v");
-            assert_eq!(rules.validate(&json!({}), None, &path).len(), 1);
+            assert_eq!(rules.validate(&json!({}), None, &path, Shown::Json).len(), 1);
         }
     }
 

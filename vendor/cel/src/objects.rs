@@ -988,9 +988,11 @@ impl Value {
                             return if Ok(true) == left {
                                 Ok(Cow::<dyn Val>::Owned(Box::new(CelBool::from(true))))
                             } else {
-                                let right = Value::resolve_val(&call.args[1], ctx)?
-                                    .downcast_ref::<CelBool>()
-                                    .map(|b| *b.inner());
+                                // As cel-go: when both sides fail, the left error wins.
+                                let right = match (Value::resolve_val(&call.args[1], ctx), &left) {
+                                    (Err(_), Err(_)) => None,
+                                    (right, _) => right?.downcast_ref::<CelBool>().map(|b| *b.inner()),
+                                };
                                 match (&left, right) {
                                     (Ok(false), Some(right)) => {
                                         Ok(Cow::<dyn Val>::Owned(Box::new(CelBool::from(right))))
@@ -1007,9 +1009,11 @@ impl Value {
                             return if Ok(false) == left {
                                 Ok(Cow::<dyn Val>::Owned(Box::new(CelBool::from(false))))
                             } else {
-                                let right = Value::resolve_val(&call.args[1], ctx)?
-                                    .downcast_ref::<CelBool>()
-                                    .map(|b| *b.inner());
+                                // As cel-go: when both sides fail, the left error wins.
+                                let right = match (Value::resolve_val(&call.args[1], ctx), &left) {
+                                    (Err(_), Err(_)) => None,
+                                    (right, _) => right?.downcast_ref::<CelBool>().map(|b| *b.inner()),
+                                };
                                 match (&left, right) {
                                     (Ok(true), Some(right)) => {
                                         Ok(Cow::<dyn Val>::Owned(Box::new(CelBool::from(right))))

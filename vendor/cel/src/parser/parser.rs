@@ -87,8 +87,8 @@ impl Display for ParseError {
         )?;
         if let Some(info) = &self.source_info {
             if let Some(line) = info.snippet(self.pos.0 - 1) {
-                write!(f, "\n| {line}")?;
-                write!(f, "\n| {:.>width$}", "^", width = self.pos.1 as usize)?;
+                write!(f, "\n | {line}")?;
+                write!(f, "\n | {:.>width$}", "^", width = self.pos.1 as usize)?;
             }
         }
         Ok(())
@@ -193,7 +193,15 @@ impl Parser {
         }
     }
 
-    pub fn parse(mut self, source: &str) -> Result<IdedExpr, ParseErrors> {
+    pub fn parse(self, source: &str) -> Result<IdedExpr, ParseErrors> {
+        self.parse_with_source_info(source).map(|(expr, _)| expr)
+    }
+
+    /// Like [`Parser::parse`], also returning where each expression id sits in the source.
+    pub fn parse_with_source_info(
+        mut self,
+        source: &str,
+    ) -> Result<(IdedExpr, Arc<SourceInfo>), ParseErrors> {
         let parse_errors = Rc::new(RefCell::new(Vec::<ParseError>::new()));
         let stream = InputStream::new(source);
         let mut lexer = gen::CELLexer::new(stream);
@@ -233,7 +241,8 @@ impl Parser {
         errors.sort_by(|a, b| a.pos.cmp(&b.pos));
 
         if errors.is_empty() {
-            r.map_err(|e| ParseErrors { errors: vec![e] })
+            r.map(|expr| (expr, source_info))
+                .map_err(|e| ParseErrors { errors: vec![e] })
         } else {
             Err(ParseErrors {
                 errors: errors

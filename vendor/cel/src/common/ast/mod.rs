@@ -169,7 +169,8 @@ impl SourceInfo {
         self.offsets.get(&id).map(|range| (range.start, range.stop))
     }
 
-    pub(crate) fn pos_for(&self, id: u64) -> Option<(isize, isize)> {
+    /// The line (1-based) and column (1-based) where expression `id` starts.
+    pub fn pos_for(&self, id: u64) -> Option<(isize, isize)> {
         match self.offset_for(id) {
             Some((start, _)) => {
                 let start = start as isize;

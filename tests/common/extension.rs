@@ -1,0 +1,144 @@
+//! The test Runtime Extension (tests/e2e/extension, made with Cluster API's Runtime SDK) as a
+//! process on a loopback port with its own dev CA: built once per machine by
+//! `tests/e2e/build-extension.sh`, started by `tests/runtime_extension.rs` and the e2e suite.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+
+/// The extension process on a loopback port, killed when dropped.
+pub struct Extension {
+    child: Child,
+    /// Where it listens (HTTPS).
+    pub addr: SocketAddr,
+    /// The PEM of the CA that signed its certificate.
+    pub ca_pem: String,
+    dir: PathBuf,
+}
+
+impl Extension {
+    /// Builds (once per machine) and starts the extension with a certificate for 127.0.0.1,
+    /// made as the e2e suite makes it; retries on another port if the one picked was taken.
+    pub fn start() -> Extension {
+        let binary = build();
+        let dir = std::env::temp_dir().join(format!(
+            "capi-topology-runtime-extension-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let certs = Command::new(env!("CARGO_BIN_EXE_capi-topology"))
+            .args(["certs", "--ip", "127.0.0.1", "--out"])
+            .arg(&dir)
+            .output()
+            .expect("capi-topology certs runs");
+        assert!(
+            certs.status.success(),
+            "{}",
+            String::from_utf8_lossy(&certs.stderr)
+        );
+        let ca_pem = std::fs::read_to_string(dir.join("ca.crt")).unwrap();
+        for _ in 0..3 {
+            let addr = free_port();
+            let child = Command::new(&binary)
+                .arg("--cert-dir")
+                .arg(&dir)
+                .args(["--host", "127.0.0.1", "--port", &addr.port().to_string()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("the extension starts");
+            let mut extension = Extension {
+                child,
+                addr,
+                ca_pem: ca_pem.clone(),
+                dir: dir.clone(),
+            };
+            if extension.wait_until_listening() {
+                return extension;
+            }
+        }
+        panic!("the extension did not start listening on three ports");
+    }
+
+    /// True once a TLS handshake with this extension's own CA succeeds (so it is this process
+    /// that answers, not another test's extension that took the port); false if the process
+    /// exits first (port taken).
+    fn wait_until_listening(&mut self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if self.child.try_wait().ok().flatten().is_some() {
+                return false;
+            }
+            if self.handshakes() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the extension did not serve TLS on {} within 30 s", self.addr);
+    }
+
+    /// Whether a blocking TLS handshake with the dev CA as the only root succeeds.
+    fn handshakes(&self) -> bool {
+        let Ok(mut tcp) = std::net::TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)) else {
+            return false;
+        };
+        let _ = tcp.set_read_timeout(Some(Duration::from_secs(2)));
+        let mut roots = rustls::RootCertStore::empty();
+        let Ok(ca) = CertificateDer::from_pem_slice(self.ca_pem.as_bytes()) else {
+            return false;
+        };
+        if roots.add(ca).is_err() {
+            return false;
+        }
+        let config = rustls::ClientConfig::builder()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let server_name = ServerName::try_from("127.0.0.1").expect("an IP server name");
+        let Ok(mut connection) = rustls::ClientConnection::new(Arc::new(config), server_name) else {
+            return false;
+        };
+        while connection.is_handshaking() {
+            if connection.complete_io(&mut tcp).is_err() {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+impl Drop for Extension {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The extension binary: `tests/e2e/build-extension.sh` prints its path on its last line.
+fn build() -> PathBuf {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/build-extension.sh");
+    let output = Command::new("bash")
+        .arg(&script)
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("bash runs");
+    assert!(
+        output.status.success(),
+        "{} failed (it needs Go and the Go module proxy)",
+        script.display()
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    PathBuf::from(stdout.lines().last().expect("the binary's path").trim())
+}
+
+fn free_port() -> SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+}

@@ -1,0 +1,447 @@
+//! Runtime Extensions end to end, with the test extension built on Cluster API's Runtime SDK:
+//! `capi-topology serve` discovers an ExtensionConfig (its `status.handlers` and `Discovered`),
+//! injects a CA from the Secret an annotation names (once the Secret exists), and writes the
+//! `status.variables` of seed 003's class from the inline definitions and the extension's
+//! DiscoverVariables answer, with the conflict on `http-proxy` flagged; a Cluster then sets one
+//! value per definition with `definitionFrom`, and one without it is refused. A class whose
+//! DiscoverVariables handler is not registered gets `VariablesReconciled` False, as do the
+//! classes of an ExtensionConfig once it is deleted.
+
+#[path = "../common/extension.rs"]
+mod extension;
+
+use std::time::Duration;
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+use crate::controllers::{condition, CONVERGED as TOPOLOGY_CONVERGED};
+use crate::env::{repo_path, Env};
+use crate::kubectl::Kubectl;
+use crate::manifests::{quickstart_object, quickstart_templates, render, with};
+use crate::process::poll;
+use extension::Extension;
+
+/// How long the controllers may take to discover and write a status.
+const CONVERGED: Duration = Duration::from_secs(60);
+/// The ExtensionConfig's name, as seed 003 names its handlers.
+const CONFIG: &str = "k8s-upgrade-with-runtimesdk";
+
+#[test]
+fn runtime_extensions_discover_handlers_and_variables() {
+    let mut env = Env::with_webhooks("runtime-extensions");
+    let extension = Extension::start();
+    if let Err(e) = scenario(&env.kubectl, &extension) {
+        panic!("{e}\n{}", env.logs());
+    }
+    if let Err(e) = patched_then_isolated(&mut env, extension) {
+        panic!("{e}\n{}", env.logs());
+    }
+}
+
+fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
+    let url = format!("https://{}", extension.addr);
+    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(&extension.ca_pem);
+
+    // Discovery: status.handlers and Discovered True.
+    kubectl.accepts(&extension_config(CONFIG, &url, Some(&ca_bundle), None).to_string())?;
+    let config = wait_discovered(kubectl, CONFIG)?;
+    let handlers = &config["status"]["handlers"];
+    let discover = handlers
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|h| h["name"] == format!("discover-variables.{CONFIG}"))
+        .ok_or_else(|| format!("no discover-variables handler in {handlers}"))?;
+    expect(
+        discover["requestHook"]["hook"] == "DiscoverVariables"
+            && discover["timeoutSeconds"] == 10
+            && discover["failurePolicy"] == "Fail",
+        format!("the discovered handler as Cluster API lists it: {discover}"),
+    )?;
+
+    // A settled config is not written again (each write would trigger another discovery).
+    std::thread::sleep(Duration::from_secs(3));
+    let again = kubectl.get_json("extensionconfig", "default", CONFIG)?;
+    expect(
+        again["metadata"]["resourceVersion"] == config["metadata"]["resourceVersion"],
+        format!(
+            "the status is written once: {} then {}",
+            config["status"], again["status"]
+        ),
+    )?;
+
+    // CA injection: no CA until the annotated Secret exists, then the Secret's ca.crt.
+    let annotation = "runtime.cluster.x-k8s.io/inject-ca-from-secret";
+    kubectl.accepts(
+        &extension_config("injected", &url, None, Some((annotation, "default/extension-ca"))).to_string(),
+    )?;
+    kubectl.accepts(
+        &json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "extension-ca", "namespace": "default"},
+                "data": {"ca.crt": ca_bundle}})
+        .to_string(),
+    )?;
+    let injected = wait_discovered(kubectl, "injected")?;
+    expect(
+        injected["spec"]["clientConfig"]["caBundle"] == json!(ca_bundle),
+        format!("the Secret's CA is injected: {}", injected["spec"]),
+    )?;
+
+    // Seed 003's class: inline and discovered definitions, http-proxy in conflict.
+    let fixtures = fixtures();
+    kubectl.accepts(&render(&quickstart_templates()))?;
+    kubectl.accepts(&render(&[fixtures[0].clone()]))?;
+    let class = wait_variables_reconciled(kubectl, "proxy-class", "True")?;
+    let variables = &class["status"]["variables"];
+    let proxy = variables
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|v| v["name"] == "http-proxy")
+        .ok_or_else(|| format!("no http-proxy in {variables}"))?;
+    let froms: Vec<&Value> = proxy["definitions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| &d["from"])
+        .collect();
+    expect(
+        proxy["definitionsConflict"] == true && froms == [&json!("inline"), &json!("lbImageRepository")],
+        format!("http-proxy has both definitions, in conflict: {proxy}"),
+    )?;
+    let names: Vec<&Value> = variables
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| &v["name"])
+        .collect();
+    expect(
+        names
+            == [
+                &json!("http-proxy"),
+                &json!("lbImageRepository"),
+                &json!("no-proxy"),
+            ],
+        format!("inline and discovered variables, by name: {variables}"),
+    )?;
+
+    // A Cluster sets one value per definition; without definitionFrom it is refused.
+    let cluster = fixtures[1].clone();
+    let without = with(
+        with(cluster.clone(), "/metadata/name", json!("proxy-ambiguous")),
+        "/spec/topology/variables",
+        json!([{"name": "no-proxy", "value": "internal.domain.com"},
+               {"name": "http-proxy", "value": "http://proxy.example2.com:1234"}]),
+    );
+    kubectl.rejects(
+        &without.to_string(),
+        &[
+            "spec.topology.variables[http-proxy].definitionFrom: Required value",
+            "variable \"http-proxy\" has conflicting definitions: set definitionFrom to one of \"inline\", \"lbImageRepository\"",
+        ],
+    )?;
+    kubectl.accepts(&cluster.to_string())?;
+    let admitted = kubectl.get_json("cluster", "default", "proxy-dev")?;
+    let values = &admitted["spec"]["topology"]["variables"];
+    expect(
+        values
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|v| v["name"] == "lbImageRepository" && v["value"] == "kindest"),
+        format!("the discovered variable's default is set: {values}"),
+    )?;
+
+    // A DiscoverVariables handler no ExtensionConfig registers: the class's variables are not
+    // reconciled, saying why.
+    let orphan = with(
+        with(fixtures[0].clone(), "/metadata/name", json!("orphan-class")),
+        "/spec/patches/0/external/discoverVariablesExtension",
+        json!("discover-variables.missing"),
+    );
+    kubectl.accepts(&render(&[orphan]))?;
+    let class = wait_variables_reconciled(kubectl, "orphan-class", "False")?;
+    let condition = variables_reconciled(&class);
+    let message = condition["message"].as_str().unwrap_or_default();
+    expect(
+        condition["reason"] == "VariableDiscoveryFailed"
+            && message.starts_with(
+                "VariableDiscovery failed: failed to call DiscoverVariables for patch lbImageRepository: \
+                 failed to call extension handler \"discover-variables.missing\"",
+            ),
+        format!("VariablesReconciled says why: {condition}"),
+    )?;
+    std::thread::sleep(Duration::from_secs(3));
+    let again = kubectl.get_json("clusterclass", "default", "orphan-class")?;
+    expect(
+        again["metadata"]["resourceVersion"] == class["metadata"]["resourceVersion"],
+        format!(
+            "a failing class's status is written once: {} then {}",
+            class["status"], again["status"]
+        ),
+    )?;
+
+    // A deleted ExtensionConfig's handlers are forgotten: its classes' variables are no longer
+    // reconciled (they keep the variables listed).
+    kubectl.ok(&["delete", "extensionconfig", CONFIG])?;
+    let class = wait_variables_reconciled(kubectl, "proxy-class", "False")?;
+    let condition = variables_reconciled(&class);
+    expect(
+        condition["message"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with(&format!(
+                "handler with name \"discover-variables.{CONFIG}\" has not been registered"
+            ))
+            && class["status"]["variables"].as_array().map_or(0, Vec::len) == 3,
+        format!("VariablesReconciled False, variables kept: {}", class["status"]),
+    )
+}
+
+/// An ExtensionConfig at `url` trusting `ca_bundle`, or annotated to have it injected.
+fn extension_config(
+    name: &str,
+    url: &str,
+    ca_bundle: Option<&str>,
+    annotation: Option<(&str, &str)>,
+) -> Value {
+    let mut config = json!({"apiVersion": "runtime.cluster.x-k8s.io/v1alpha1", "kind": "ExtensionConfig",
+        "metadata": {"name": name}, "spec": {"clientConfig": {"url": url}}});
+    if let Some(ca_bundle) = ca_bundle {
+        config["spec"]["clientConfig"]["caBundle"] = json!(ca_bundle);
+    }
+    if let Some((key, value)) = annotation {
+        let mut annotations = serde_json::Map::new();
+        annotations.insert(key.to_owned(), json!(value));
+        config["metadata"]["annotations"] = Value::Object(annotations);
+    }
+    config
+}
+
+/// The class and the Cluster of tests/e2e/fixtures/runtime-extensions.yaml.
+fn fixtures() -> Vec<Value> {
+    let path = repo_path("tests/e2e/fixtures/runtime-extensions.yaml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_yaml_ng::Deserializer::from_str(&text)
+        .map(|document| serde::Deserialize::deserialize(document).expect("the fixture is YAML"))
+        .collect()
+}
+
+/// Waits until ExtensionConfig `name` is discovered (`Discovered` True, handlers listed).
+fn wait_discovered(kubectl: &Kubectl, name: &str) -> Result<Value, String> {
+    poll(
+        &format!("ExtensionConfig {name} to be discovered"),
+        CONVERGED,
+        || {
+            let config = kubectl.get_json("extensionconfig", "default", name)?;
+            let discovered = config["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Discovered" && c["status"] == "True");
+            let handlers = config["status"]["handlers"].as_array().map_or(0, Vec::len);
+            (discovered && handlers == 3)
+                .then(|| config.clone())
+                .ok_or_else(|| format!("status {}", config["status"]))
+        },
+    )
+}
+
+/// The class's `VariablesReconciled` condition.
+fn variables_reconciled(class: &Value) -> Value {
+    class["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "VariablesReconciled")
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// Waits until ClusterClass `name` has `VariablesReconciled` `status`.
+fn wait_variables_reconciled(kubectl: &Kubectl, name: &str, status: &str) -> Result<Value, String> {
+    poll(
+        &format!("ClusterClass {name}'s VariablesReconciled {status}"),
+        CONVERGED,
+        || {
+            let class = kubectl.get_json("clusterclass", "default", name)?;
+            (variables_reconciled(&class)["status"] == status)
+                .then(|| class.clone())
+                .ok_or_else(|| format!("status {}", class["status"]))
+        },
+    )
+}
+
+/// `Ok` when `holds`, else the failure `what` describes.
+fn expect(holds: bool, what: String) -> Result<(), String> {
+    if holds {
+        Ok(())
+    } else {
+        Err(format!("expected {what}"))
+    }
+}
+
+/// The containerd drop-in the test extension's GeneratePatches adds for `http-proxy`.
+const PROXY_DROP_IN: &str = "/etc/systemd/system/containerd.service.d/http-proxy.conf";
+
+/// Seed 003's Cluster (admitted by [`scenario`]), its extension registered again, reaches the state the extension patches in:
+/// its DockerCluster takes the discovered `lbImageRepository` default, its control plane the
+/// proxy drop-in (which ValidateTopology then requires). With the extension stopped, a change to
+/// that Cluster blocks only it, `TopologyReconciled` False naming the handler with a message that
+/// does not change between retries, while a Cluster of a class without external patches keeps
+/// being reconciled and the server keeps running; pointed at a new extension, it recovers.
+fn patched_then_isolated(env: &mut Env, extension: Extension) -> Result<(), String> {
+    let kubectl = &env.kubectl;
+    // [`scenario`] ended by deleting the ExtensionConfig: register the extension again.
+    let url = format!("https://{}", extension.addr);
+    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(&extension.ca_pem);
+    kubectl.accepts(&extension_config(CONFIG, &url, Some(&ca_bundle), None).to_string())?;
+    let cluster = wait_topology(kubectl, "proxy-dev", "True")?;
+    let infrastructure = kubectl.get_json(
+        "dockercluster",
+        "default",
+        cluster["spec"]["infrastructureRef"]["name"]
+            .as_str()
+            .unwrap_or_default(),
+    )?;
+    expect(
+        infrastructure["spec"]["loadBalancer"]["imageRepository"] == "kindest",
+        format!(
+            "the extension's patch on the DockerCluster: {}",
+            infrastructure["spec"]
+        ),
+    )?;
+    let control_plane = kubectl.get_json(
+        "kubeadmcontrolplane",
+        "default",
+        cluster["spec"]["controlPlaneRef"]["name"]
+            .as_str()
+            .unwrap_or_default(),
+    )?;
+    let files = &control_plane["spec"]["kubeadmConfigSpec"]["files"];
+    expect(
+        files.as_array().into_iter().flatten().any(|f| {
+            f["path"] == PROXY_DROP_IN
+                && f["content"] == "[Service]\nEnvironment=\"HTTP_PROXY=http://proxy.example2.com:1234\"\n"
+        }),
+        format!("the extension's proxy drop-in on the control plane: {files}"),
+    )?;
+
+    // A neighbour on a class without external patches.
+    kubectl.accepts(&render(&[quickstart_object(
+        "00-clusterclass.yaml",
+        "ClusterClass",
+    )]))?;
+    crate::class_status::wait_reconciled(kubectl, "default", "quick-start")?;
+    kubectl.accepts(&render(&[quickstart_object("10-cluster-dev.yaml", "Cluster")]))?;
+    wait_topology(kubectl, "dev", "True")?;
+
+    // The extension goes away; proxy-dev's topology must change (a new image repository).
+    drop(extension);
+    let mut variables = cluster["spec"]["topology"]["variables"].clone();
+    for value in variables.as_array_mut().into_iter().flatten() {
+        if value["name"] == "lbImageRepository" {
+            value["value"] = json!("registry.example.com");
+        }
+    }
+    let change = json!({"spec": {"topology": {"variables": variables}}}).to_string();
+    kubectl.ok(&[
+        "patch",
+        "cluster",
+        "proxy-dev",
+        "-n",
+        "default",
+        "--type=merge",
+        "-p",
+        &change,
+    ])?;
+    let blocked = condition(&wait_topology(kubectl, "proxy-dev", "False")?);
+    let message = blocked["message"].as_str().unwrap_or_default().to_owned();
+    expect(
+        blocked["reason"] == "ExternalPatchFailed" && message.contains(&format!("generate-patches.{CONFIG}")),
+        format!("TopologyReconciled names the extension: {blocked}"),
+    )?;
+
+    // The neighbour scales while proxy-dev waits.
+    kubectl.ok(&[
+        "patch",
+        "cluster",
+        "dev",
+        "-n",
+        "default",
+        "--type=json",
+        "-p",
+        r#"[{"op": "replace", "path": "/spec/topology/workers/machineDeployments/0/replicas", "value": 3}]"#,
+    ])?;
+    poll(
+        "the neighbour's MachineDeployment to scale",
+        TOPOLOGY_CONVERGED,
+        || {
+            let deployments = crate::controllers::owned_by(kubectl, "dev", "machinedeployment")?;
+            deployments
+                .iter()
+                .any(|md| md["spec"]["replicas"] == 3)
+                .then_some(())
+                .ok_or_else(|| {
+                    format!(
+                        "replicas {:?}",
+                        deployments
+                            .iter()
+                            .map(|md| &md["spec"]["replicas"])
+                            .collect::<Vec<_>>()
+                    )
+                })
+        },
+    )?;
+    let again = condition(&kubectl.get_json("cluster", "default", "proxy-dev")?);
+    expect(
+        again["message"] == blocked["message"]
+            && again["lastTransitionTime"] == blocked["lastTransitionTime"],
+        format!("the same condition between retries: {blocked} then {again}"),
+    )?;
+    env.server().ensure_running()?;
+
+    // A new extension (another port and CA): proxy-dev is reconciled again.
+    let extension = Extension::start();
+    let kubectl = &env.kubectl;
+    let url = format!("https://{}", extension.addr);
+    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(&extension.ca_pem);
+    kubectl.accepts(&extension_config(CONFIG, &url, Some(&ca_bundle), None).to_string())?;
+    let recovered = poll(
+        "proxy-dev to be patched by the new extension",
+        Duration::from_secs(120),
+        || {
+            let cluster = kubectl.get_json("cluster", "default", "proxy-dev")?;
+            let name = cluster["spec"]["infrastructureRef"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            let infrastructure = kubectl.get_json("dockercluster", "default", &name)?;
+            let repository = &infrastructure["spec"]["loadBalancer"]["imageRepository"];
+            (repository == "registry.example.com" && condition(&cluster)["status"] == "True")
+                .then_some(())
+                .ok_or_else(|| {
+                    format!(
+                        "imageRepository {repository}, TopologyReconciled {}",
+                        condition(&cluster)
+                    )
+                })
+        },
+    );
+    drop(extension);
+    recovered
+}
+
+/// Waits until Cluster `name`'s `TopologyReconciled` is `status`.
+fn wait_topology(kubectl: &Kubectl, name: &str, status: &str) -> Result<Value, String> {
+    poll(
+        &format!("Cluster {name}'s TopologyReconciled {status}"),
+        TOPOLOGY_CONVERGED,
+        || {
+            let cluster = kubectl.get_json("cluster", "default", name)?;
+            (condition(&cluster)["status"] == status)
+                .then(|| cluster.clone())
+                .ok_or_else(|| format!("TopologyReconciled {}", condition(&cluster)))
+        },
+    )
+}
