@@ -410,7 +410,9 @@ mod tests {
         .unwrap();
         let refused = CelRules::compile(&unescaped, &FieldPath::new("schema")).unwrap_err();
         assert!(
-            refused.iter().any(|e| e.to_string().contains("undefined field 'a__b'")),
+            refused
+                .iter()
+                .any(|e| e.to_string().contains("undefined field 'a__b'")),
             "{refused:?}"
         );
         let schema = "{type: object, properties: {a__b: {type: integer}}, \

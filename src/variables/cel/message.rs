@@ -62,7 +62,11 @@ mod tests {
             let with_message = json!({"rule": "false", "messageExpression": bad, "message": " static "});
             assert_eq!(message_of(with_message, json!({"m": {}})), "static", "{bad}");
             let without = json!({"rule": " false ", "messageExpression": bad});
-            assert_eq!(message_of(without, json!({"m": {}})), "failed rule: false", "{bad}");
+            assert_eq!(
+                message_of(without, json!({"m": {}})),
+                "failed rule: false",
+                "{bad}"
+            );
         }
     }
 }

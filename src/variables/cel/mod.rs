@@ -225,7 +225,12 @@ impl CelRules {
             Shown::Json => json.clone(),
             Shown::NodeType => value_path::rule_node_type(&self.schema, &failure.steps, rule_text).into(),
         });
-        FieldError::new(kind, &value_path::field_path(value_path, &failure.steps), value, detail)
+        FieldError::new(
+            kind,
+            &value_path::field_path(value_path, &failure.steps),
+            value,
+            detail,
+        )
     }
 
     /// An evaluation error as the API server words it: `no such key: a evaluating rule: <the

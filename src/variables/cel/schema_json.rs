@@ -1,7 +1,7 @@
-//! The JSON form of a schema that kube-cel compiles rules from, without its `default`s:
-//! kube-cel applies a schema's defaults to a value before running the rules, but the API server
-//! (and Cluster API with it) runs them on the value as it is — a default `{}` whose rule reads a
-//! key that a nested default would add fails there.
+//! The JSON form of a schema that kube-cel compiles rules from, without its `default`s: the
+//! API server (and Cluster API with it) runs rules on the value as it is, never with a schema's
+//! defaults filled in (a default `{}` whose rule reads a key that a nested default would add
+//! fails there), so the compiled tree our evaluator walks holds no default to fill in.
 
 use serde_json::Value;
 

@@ -72,7 +72,13 @@ mod tests {
         let in_list = [Step::Field("l"), Step::Index(0), Step::Field("n")];
         assert_eq!(rule_node_type(&schema, &in_list, "s"), "string");
         assert_eq!(rule_node_type(&schema, &in_list, "r"), "object");
-        assert_eq!(rule_node_type(&schema, &[Step::Field("m"), Step::Key("k")], "t"), "integer");
-        assert_eq!(rule_node_type(&schema, &[Step::Field("nope"), Step::Field("x")], "s"), "object");
+        assert_eq!(
+            rule_node_type(&schema, &[Step::Field("m"), Step::Key("k")], "t"),
+            "integer"
+        );
+        assert_eq!(
+            rule_node_type(&schema, &[Step::Field("nope"), Step::Field("x")], "s"),
+            "object"
+        );
     }
 }
