@@ -70,12 +70,25 @@ fn template_reads(source: &str) -> bool {
                 .unwrap_or(source.len() - end);
         let chain = source.get(start..chain_end).unwrap_or_default();
         let segments: Vec<&str> = chain.split('.').collect();
-        if segments.iter().skip(1).any(|segment| segment.is_empty()) || chain_reads(&segments) {
+        let malformed = segments.iter().skip(1).any(|segment| segment.is_empty());
+        if malformed || (chain_reads(&segments) && !sole_if_condition(source, start - 1, chain_end)) {
             return true;
         }
         from = chain_end;
     }
     false
+}
+
+/// Whether the text between `start` and `end` is the whole condition of an `if` action
+/// (`{{ if .builtin.machineDeployment }}`): only its truth is read, and generated names (real or
+/// placeholders) and the maps holding them are never empty.
+fn sole_if_condition(source: &str, start: usize, end: usize) -> bool {
+    let before = source.get(..start).unwrap_or_default().trim_end();
+    let after = source.get(end..).unwrap_or_default().trim_start();
+    let opens_if = before
+        .strip_suffix("if")
+        .is_some_and(|rest| rest.ends_with(|c: char| c.is_whitespace() || c == '{'));
+    opens_if && (after.starts_with("}}") || after.starts_with("-}}"))
 }
 
 #[cfg(test)]
@@ -92,6 +105,8 @@ mod tests {
             "{{ .builtin.cluster.name }}-{{ .builtin.controlPlane.version }}",
             "{{ index .builtin.machineDeployment.metadata.labels \"a\" }}",
             "{{ $.builtin.machinePool.infrastructureRef.name }}",
+            "{{ if .builtin.machineDeployment\n  }}{{ .builtin.machineDeployment.topologyName }}{{ end }}",
+            "{{- else if .builtin.controlPlane -}}",
             "no variables at all",
         ] {
             assert!(!template_reads(source), "{source}");
@@ -108,6 +123,8 @@ mod tests {
             "{{ index . \"builtin\" }}",
             "{{ $b := .builtin.cluster }}{{ $builtin }}",
             "{{ .builtin..x }}",
+            "{{ if .builtin.machineDeployment.infrastructureRef.name | len }}",
+            "{{ notif .builtin.machineDeployment }}",
         ] {
             assert!(template_reads(source), "{source}");
         }
@@ -131,7 +148,7 @@ mod tests {
               jsonPatches: [{op: add, path: /spec/a, valueFrom: {variable: builtin.cluster.name}}]}]}",
         );
         assert!(!reads_generated_names(&quiet));
-        let by_enabled_if = patch("{name: p, enabledIf: '{{ if .builtin.controlPlane }}true{{ end }}', definitions: []}");
+        let by_enabled_if = patch("{name: p, enabledIf: '{{ toYaml .builtin.controlPlane }}', definitions: []}");
         assert!(reads_generated_names(&by_enabled_if));
         let by_template = patch(
             "{name: p, definitions: [{selector: {apiVersion: v, kind: K, matchResources: {controlPlane: true}},

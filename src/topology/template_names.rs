@@ -204,3 +204,128 @@ fn set_path(root: &mut Map<String, Value>, path: &[&str], value: Value) {
     }
     map.insert((*last).to_owned(), value);
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::api::runtime::HolderReference;
+    use crate::patches::selector::Role;
+
+    /// A worker's bootstrap (item 0) and infrastructure (item 1) templates sharing variables.
+    fn items(infrastructure_size: &str) -> Vec<PatchItem> {
+        let variables = Arc::new(Map::from_iter([("builtin".to_owned(), json!({"cluster": {"name": "c"}}))]));
+        let item = |kind: &str, spec: Value| PatchItem {
+            role: Role::MachineDeployment { class: "w".into() },
+            holder: HolderReference::default(),
+            object: json!({"kind": kind, "metadata": {"name": kind}, "spec": spec}),
+            variables: Arc::clone(&variables),
+            overrides: Arc::from(Vec::new()),
+        };
+        vec![
+            item("Bootstrap", json!({"files": "x"})),
+            item("Machine", json!({"size": infrastructure_size})),
+        ]
+    }
+
+    /// The patches of the tests: the bootstrap template records the infrastructure template's
+    /// name, the infrastructure template its own.
+    fn run(calls: &std::cell::Cell<usize>) -> impl FnMut(&mut [PatchItem]) -> Result<(), TopologyError> + '_ {
+        move |items| {
+            calls.set(calls.get() + 1);
+            for item in items.iter_mut() {
+                let name = item.variables["builtin"]["machineDeployment"]["infrastructureRef"]["name"].clone();
+                item.object["spec"]["infrastructureName"] = name;
+            }
+            Ok(())
+        }
+    }
+
+    fn scope<'a>(current: &'a Current, md: &Value) -> Vec<NamedScope<'a>> {
+        let machine = &md["spec"]["template"]["spec"];
+        vec![NamedScope {
+            items: vec![0, 1],
+            slots: vec![
+                NameSlot::new(0, DEPLOYMENT_BOOTSTRAP, "c-md".into(), &machine["bootstrap"]["configRef"], current),
+                NameSlot::new(1, DEPLOYMENT_INFRASTRUCTURE, "c-md".into(), &machine["infrastructureRef"], current),
+            ],
+        }]
+    }
+
+    /// The stored clones of `items` under `names`, and a MachineDeployment referencing them.
+    fn stored(items: &[PatchItem], names: &[Option<String>]) -> (Current, Value) {
+        let clone = |i: usize| {
+            json!({"kind": items[i].object["kind"], "metadata": {"name": names[i]}, "spec": items[i].object["spec"]})
+        };
+        let md = json!({"spec": {"template": {"spec": {
+            "bootstrap": {"configRef": {"kind": "Bootstrap", "name": names[0]}},
+            "infrastructureRef": {"kind": "Machine", "name": names[1]}}}}});
+        (Current { objects: vec![clone(0), clone(1)] }, md)
+    }
+
+    #[test]
+    fn new_clones_are_named_from_their_content_and_patched_with_those_names() {
+        let calls = std::cell::Cell::new(0);
+        let mut items = items("small");
+        let current = Current::default();
+        let names = settle(&mut items, &scope(&current, &Value::Null), &mut run(&calls)).unwrap();
+        let infrastructure = names[1].clone().unwrap();
+        assert!(infrastructure.starts_with("c-md-") && infrastructure != placeholder("c-md"));
+        assert_ne!(names[0], names[1]);
+        for item in &items {
+            assert_eq!(item.object["spec"]["infrastructureName"], json!(infrastructure));
+        }
+        assert_eq!(calls.get(), 2, "placeholders, then the names");
+    }
+
+    #[test]
+    fn a_steady_plan_keeps_every_name_in_one_pass() {
+        let calls = std::cell::Cell::new(0);
+        let mut first = items("small");
+        let none = Current::default();
+        let names = settle(&mut first, &scope(&none, &Value::Null), &mut run(&calls)).unwrap();
+        let (current, md) = stored(&first, &names);
+        calls.set(0);
+        let mut again = items("small");
+        let kept = settle(&mut again, &scope(&current, &md), &mut run(&calls)).unwrap();
+        assert_eq!(kept, names);
+        assert_eq!(calls.get(), 1);
+    }
+
+    #[test]
+    fn a_renamed_clone_renames_the_clones_that_read_its_name() {
+        let calls = std::cell::Cell::new(0);
+        let mut first = items("small");
+        let none = Current::default();
+        let names = settle(&mut first, &scope(&none, &Value::Null), &mut run(&calls)).unwrap();
+        let (current, md) = stored(&first, &names);
+        let mut bigger = items("large");
+        let renamed = settle(&mut bigger, &scope(&current, &md), &mut run(&calls)).unwrap();
+        assert_ne!(renamed[1], names[1], "the changed template rotates");
+        assert_ne!(
+            renamed[0], names[0],
+            "the bootstrap template now records another name: it rotates too"
+        );
+        let infrastructure = json!(renamed[1]);
+        assert_eq!(bigger[0].object["spec"]["infrastructureName"], infrastructure);
+        assert_eq!(bigger[1].object["spec"]["infrastructureName"], infrastructure);
+        // And the next plan keeps those names.
+        let (current, md) = stored(&bigger, &renamed);
+        let mut again = items("large");
+        assert_eq!(settle(&mut again, &scope(&current, &md), &mut run(&calls)).unwrap(), renamed);
+    }
+
+    #[test]
+    fn without_reads_a_clone_keeps_its_name_while_its_spec_is_the_same() {
+        let spec = json!({"size": "small"});
+        let current = Current {
+            objects: vec![json!({"kind": "Machine", "metadata": {"name": "c-md-abcde"}, "spec": spec})],
+        };
+        let reference = json!({"kind": "Machine", "name": "c-md-abcde"});
+        assert_eq!(clone_name(&current, &reference, "c-md", &spec), "c-md-abcde");
+        let changed = clone_name(&current, &reference, "c-md", &json!({"size": "large"}));
+        assert_eq!(changed, object_name("c-md", &content_suffix(&json!({"size": "large"}))));
+        assert_eq!(fresh("c-md", "seed", &object_name("c-md", "seed")), object_name("c-md", &format!("seed/{}", object_name("c-md", "seed"))));
+    }
+}
