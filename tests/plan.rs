@@ -214,13 +214,28 @@ mod template_names {
         let machine = &md["spec"]["template"]["spec"];
         let bootstrap = object(plan, "KubeadmConfigTemplate", DEPLOYMENT);
         let infrastructure = object(plan, "DockerMachineTemplate", DEPLOYMENT);
-        assert_eq!(bootstrap["metadata"]["name"], machine["bootstrap"]["configRef"]["name"]);
-        assert_eq!(infrastructure["metadata"]["name"], machine["infrastructureRef"]["name"]);
+        assert_eq!(
+            bootstrap["metadata"]["name"],
+            machine["bootstrap"]["configRef"]["name"]
+        );
+        assert_eq!(
+            infrastructure["metadata"]["name"],
+            machine["infrastructureRef"]["name"]
+        );
         let spec = &bootstrap["spec"]["template"]["spec"];
-        assert_eq!(file(spec, "/etc/bootstrap-template"), &bootstrap["metadata"]["name"]);
-        assert_eq!(file(spec, "/etc/machine-template"), &infrastructure["metadata"]["name"]);
+        assert_eq!(
+            file(spec, "/etc/bootstrap-template"),
+            &bootstrap["metadata"]["name"]
+        );
+        assert_eq!(
+            file(spec, "/etc/machine-template"),
+            &infrastructure["metadata"]["name"]
+        );
         let own = &infrastructure["spec"]["template"]["spec"]["extraMounts"][0]["containerPath"];
-        assert_eq!(own.as_str().unwrap(), format!("/{}", infrastructure["metadata"]["name"].as_str().unwrap()));
+        assert_eq!(
+            own.as_str().unwrap(),
+            format!("/{}", infrastructure["metadata"]["name"].as_str().unwrap())
+        );
         (
             bootstrap["metadata"]["name"].clone(),
             infrastructure["metadata"]["name"].clone(),
@@ -233,10 +248,17 @@ mod template_names {
         let (blueprint, mut cluster) = setup();
         assert!(blueprint.reads_generated_names);
         let first = plan(&blueprint, &cluster, &Current::default(), &NoExternalPatches).unwrap();
-        let cp = first.objects.iter().find(|o| o["kind"] == "KubeadmControlPlane").unwrap();
+        let cp = first
+            .objects
+            .iter()
+            .find(|o| o["kind"] == "KubeadmControlPlane")
+            .unwrap();
         let machine_template = &cp["spec"]["machineTemplate"]["infrastructureRef"]["name"];
         assert!(machine_template.as_str().unwrap().starts_with("c1-"));
-        assert_eq!(file(&cp["spec"]["kubeadmConfigSpec"], "/etc/machine-template"), machine_template);
+        assert_eq!(
+            file(&cp["spec"]["kubeadmConfigSpec"], "/etc/machine-template"),
+            machine_template
+        );
         let (bootstrap, infrastructure, _) = worker(&first);
         assert!(infrastructure.as_str().unwrap().starts_with("c1-md-0-"));
         let pool = ("topology.cluster.x-k8s.io/pool-name", "mp-0");
@@ -247,17 +269,25 @@ mod template_names {
             &pool_infrastructure["metadata"]["name"]
         );
 
-        let current = Current { objects: first.objects.clone() };
+        let current = Current {
+            objects: first.objects.clone(),
+        };
         let again = plan(&blueprint, &cluster, &current, &NoExternalPatches).unwrap();
         assert_eq!(again.objects, first.objects, "a steady plan keeps every name");
 
-        cluster.spec.topology.as_mut().unwrap().variables[0].value = Value::String("kindest/node:v1.32.0".into());
+        cluster.spec.topology.as_mut().unwrap().variables[0].value =
+            Value::String("kindest/node:v1.32.0".into());
         let rotated = plan(&blueprint, &cluster, &current, &NoExternalPatches).unwrap();
         let (new_bootstrap, new_infrastructure, image) = worker(&rotated);
         assert_eq!(image, "kindest/node:v1.32.0");
         assert_ne!(new_infrastructure, infrastructure, "the changed template rotates");
-        assert_ne!(new_bootstrap, bootstrap, "the template recording its name rotates with it");
-        let settled = Current { objects: rotated.objects.clone() };
+        assert_ne!(
+            new_bootstrap, bootstrap,
+            "the template recording its name rotates with it"
+        );
+        let settled = Current {
+            objects: rotated.objects.clone(),
+        };
         let after = plan(&blueprint, &cluster, &settled, &NoExternalPatches).unwrap();
         assert_eq!(after.objects, rotated.objects);
     }
@@ -266,10 +296,17 @@ mod template_names {
     fn the_control_plane_machines_keep_the_templates_metadata_under_the_topologys() {
         let (blueprint, cluster) = setup();
         let planned = plan(&blueprint, &cluster, &Current::default(), &NoExternalPatches).unwrap();
-        let cp = planned.objects.iter().find(|o| o["kind"] == "KubeadmControlPlane").unwrap();
+        let cp = planned
+            .objects
+            .iter()
+            .find(|o| o["kind"] == "KubeadmControlPlane")
+            .unwrap();
         let labels = &cp["spec"]["machineTemplate"]["metadata"]["labels"];
         assert_eq!(labels["from-template"], "yes");
-        assert_eq!(labels["cluster.x-k8s.io/cluster-name"], "c1", "the topology's value wins");
+        assert_eq!(
+            labels["cluster.x-k8s.io/cluster-name"], "c1",
+            "the topology's value wins"
+        );
         assert_eq!(labels["topology.cluster.x-k8s.io/owned"], "");
         let bootstrap = object(&planned, "KubeadmConfigTemplate", DEPLOYMENT);
         assert_eq!(bootstrap["metadata"]["labels"]["provider-label"], "kept");

@@ -23,7 +23,8 @@ pub fn reads_generated_names(patch: &ClusterClassPatch) -> bool {
         .flat_map(|definition| &definition.json_patches)
         .filter_map(|json_patch| json_patch.value_from.as_ref())
         .any(|from| {
-            from.variable.as_deref().is_some_and(variable_reads) || from.template.as_deref().is_some_and(template_reads)
+            from.variable.as_deref().is_some_and(variable_reads)
+                || from.template.as_deref().is_some_and(template_reads)
         })
 }
 
@@ -132,7 +133,9 @@ mod tests {
 
     #[test]
     fn variable_paths_read_the_names_they_contain_or_lie_below() {
-        assert!(variable_reads("builtin.machineDeployment.bootstrap.configRef.name"));
+        assert!(variable_reads(
+            "builtin.machineDeployment.bootstrap.configRef.name"
+        ));
         assert!(variable_reads("builtin.controlPlane"));
         assert!(variable_reads("builtin"));
         assert!(!variable_reads("builtin.controlPlane.version"));
@@ -148,7 +151,8 @@ mod tests {
               jsonPatches: [{op: add, path: /spec/a, valueFrom: {variable: builtin.cluster.name}}]}]}",
         );
         assert!(!reads_generated_names(&quiet));
-        let by_enabled_if = patch("{name: p, enabledIf: '{{ toYaml .builtin.controlPlane }}', definitions: []}");
+        let by_enabled_if =
+            patch("{name: p, enabledIf: '{{ toYaml .builtin.controlPlane }}', definitions: []}");
         assert!(reads_generated_names(&by_enabled_if));
         let by_template = patch(
             "{name: p, definitions: [{selector: {apiVersion: v, kind: K, matchResources: {controlPlane: true}},

@@ -8,9 +8,7 @@ use super::blueprint::Blueprint;
 use super::builtins::{self, merge};
 use super::current::Current;
 use super::desired::control_plane::{self, ControlPlaneInput};
-use super::desired::{
-    clone_template, health_checks, metadata_builtin, reference_to,
-};
+use super::desired::{clone_template, health_checks, metadata_builtin, reference_to};
 use super::error::TopologyError;
 use super::names;
 use super::plan_patches::apply_patches;
@@ -134,9 +132,11 @@ pub fn plan(
     });
     let cp_version = upgrade.control_plane_version.as_str();
 
+    // An empty classNamespace means the Cluster's own, as Cluster API reads it.
     let class_namespace = topology
         .class_namespace
         .clone()
+        .filter(|ns| !ns.is_empty())
         .unwrap_or_else(|| namespace.clone());
     let (labels, annotations) = (&cluster.metadata.labels, &cluster.metadata.annotations);
     let metadata = (labels.is_some() || annotations.is_some())
@@ -300,9 +300,8 @@ pub fn plan(
         objects.push(infra);
     }
     let machine = take(cp_machine_item).map(|(template, settled)| {
-        let name = settled.unwrap_or_else(|| {
-            clone_name(current, current_machine_ref, &cluster_name, &template["spec"])
-        });
+        let name = settled
+            .unwrap_or_else(|| clone_name(current, current_machine_ref, &cluster_name, &template["spec"]));
         clone_template(template, &name, &namespace, &cluster_name, false)
     });
     if let Some((template, _)) = take(cp_item) {

@@ -13,9 +13,13 @@ use super::desired::machine_pools::{self, label_pool_object, MachinePoolInput};
 use super::desired::{
     clone_template, health_checks, merged_metadata, metadata_builtin, owned_labels, worker_annotations,
 };
-use super::template_names::{clone_name, NameSlot, NamedScope, DEPLOYMENT_BOOTSTRAP, DEPLOYMENT_INFRASTRUCTURE};
+use super::template_names::{
+    clone_name, NameSlot, NamedScope, DEPLOYMENT_BOOTSTRAP, DEPLOYMENT_INFRASTRUCTURE,
+};
 use super::upgrade::WorkerDecision;
-use super::workers::{pool_object_names, Resolved, ResolvedDeployment, ResolvedPool, WorkerClass, WorkerTopology};
+use super::workers::{
+    pool_object_names, Resolved, ResolvedDeployment, ResolvedPool, WorkerClass, WorkerTopology,
+};
 use crate::api::labels::{TOPOLOGY_DEPLOYMENT_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
 use crate::api::runtime::HolderReference;
 use crate::api::{ClusterVariable, LocalObjectTemplate};
@@ -203,7 +207,12 @@ pub(super) fn deployment_objects(
     let mut clone = |index: Option<usize>, path: &[&str]| {
         take(index).map(|(template, settled)| {
             let name = settled.unwrap_or_else(|| {
-                clone_name(current, machine_reference(md.current, path), &prefix, &template["spec"])
+                clone_name(
+                    current,
+                    machine_reference(md.current, path),
+                    &prefix,
+                    &template["spec"],
+                )
             });
             let mut clone = clone_template(template, &name, namespace, cluster_name, false);
             if let Some(labels) = clone["metadata"]["labels"].as_object_mut() {
@@ -258,7 +267,8 @@ pub(super) fn pool_objects(
     cluster_name: &str,
 ) -> Vec<Value> {
     let mp = &planned.worker;
-    let [bootstrap_name, infrastructure_name] = pool_object_names(mp.current, cluster_name, &mp.topology.name);
+    let [bootstrap_name, infrastructure_name] =
+        pool_object_names(mp.current, cluster_name, &mp.topology.name);
     let mut instantiate = |index: Option<usize>, name: &str| {
         take(index).map(|(template, _)| {
             let mut object = clone_template(template, name, namespace, cluster_name, true);

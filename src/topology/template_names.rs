@@ -24,12 +24,19 @@ use crate::patches::inline::PatchItem;
 pub(super) type BuiltinPath = &'static [&'static str];
 
 /// `builtin.controlPlane.machineTemplate.infrastructureRef.name`.
-pub(super) const CONTROL_PLANE_MACHINE: BuiltinPath =
-    &["builtin", "controlPlane", "machineTemplate", "infrastructureRef", "name"];
+pub(super) const CONTROL_PLANE_MACHINE: BuiltinPath = &[
+    "builtin",
+    "controlPlane",
+    "machineTemplate",
+    "infrastructureRef",
+    "name",
+];
 /// `builtin.machineDeployment.bootstrap.configRef.name`.
-pub(super) const DEPLOYMENT_BOOTSTRAP: BuiltinPath = &["builtin", "machineDeployment", "bootstrap", "configRef", "name"];
+pub(super) const DEPLOYMENT_BOOTSTRAP: BuiltinPath =
+    &["builtin", "machineDeployment", "bootstrap", "configRef", "name"];
 /// `builtin.machineDeployment.infrastructureRef.name`.
-pub(super) const DEPLOYMENT_INFRASTRUCTURE: BuiltinPath = &["builtin", "machineDeployment", "infrastructureRef", "name"];
+pub(super) const DEPLOYMENT_INFRASTRUCTURE: BuiltinPath =
+    &["builtin", "machineDeployment", "infrastructureRef", "name"];
 
 /// One template clone whose name is derived from its content.
 #[derive(Debug, Clone)]
@@ -47,7 +54,13 @@ pub(super) struct NameSlot<'a> {
 impl<'a> NameSlot<'a> {
     /// A slot for the template of `item`, whose current clone is what `reference` (an object
     /// reference of the current holder, or null) points to in `current`.
-    pub(super) fn new(item: usize, path: BuiltinPath, prefix: String, reference: &Value, current: &'a Current) -> Self {
+    pub(super) fn new(
+        item: usize,
+        path: BuiltinPath,
+        prefix: String,
+        reference: &Value,
+        current: &'a Current,
+    ) -> Self {
         NameSlot {
             item,
             path,
@@ -115,8 +128,12 @@ pub(super) fn settle(
         }
         let mut names = names.iter();
         for scope in scopes {
-            let named: Vec<(BuiltinPath, &String)> =
-                scope.slots.iter().map(|slot| slot.path).zip(names.by_ref()).collect();
+            let named: Vec<(BuiltinPath, &String)> = scope
+                .slots
+                .iter()
+                .map(|slot| slot.path)
+                .zip(names.by_ref())
+                .collect();
             set_names(items, &scope.items, &named);
         }
         run(items)
@@ -128,13 +145,21 @@ pub(super) fn settle(
         if seeds.is_none() && kept.contains(&false) {
             let placeholders: Vec<String> = slots.iter().map(|slot| placeholder(&slot.prefix)).collect();
             patch(items, &placeholders)?;
-            seeds = Some(slots.iter().map(|slot| content_suffix(item_spec(items, slot.item))).collect());
+            seeds = Some(
+                slots
+                    .iter()
+                    .map(|slot| content_suffix(item_spec(items, slot.item)))
+                    .collect(),
+            );
         }
         let chosen: Vec<String> = slots
             .iter()
             .enumerate()
             .map(|(i, slot)| {
-                let seed = seeds.as_ref().and_then(|seeds| seeds.get(i)).map_or("", String::as_str);
+                let seed = seeds
+                    .as_ref()
+                    .and_then(|seeds| seeds.get(i))
+                    .map_or("", String::as_str);
                 match slot.current {
                     Some((name, _)) if kept.get(i) == Some(&true) => name.to_owned(),
                     Some((name, _)) => fresh(&slot.prefix, seed, name),
@@ -147,7 +172,11 @@ pub(super) fn settle(
         // clone or ends, so there is at most one round per clone.
         let mut renamed = false;
         for (slot, kept) in slots.iter().zip(kept.iter_mut()) {
-            if *kept && slot.current.is_some_and(|(_, spec)| item_spec(items, slot.item) != spec) {
+            if *kept
+                && slot
+                    .current
+                    .is_some_and(|(_, spec)| item_spec(items, slot.item) != spec)
+            {
                 *kept = false;
                 renamed = true;
             }
@@ -215,7 +244,10 @@ mod tests {
 
     /// A worker's bootstrap (item 0) and infrastructure (item 1) templates sharing variables.
     fn items(infrastructure_size: &str) -> Vec<PatchItem> {
-        let variables = Arc::new(Map::from_iter([("builtin".to_owned(), json!({"cluster": {"name": "c"}}))]));
+        let variables = Arc::new(Map::from_iter([(
+            "builtin".to_owned(),
+            json!({"cluster": {"name": "c"}}),
+        )]));
         let item = |kind: &str, spec: Value| PatchItem {
             role: Role::MachineDeployment { class: "w".into() },
             holder: HolderReference::default(),
@@ -235,7 +267,8 @@ mod tests {
         move |items| {
             calls.set(calls.get() + 1);
             for item in items.iter_mut() {
-                let name = item.variables["builtin"]["machineDeployment"]["infrastructureRef"]["name"].clone();
+                let name =
+                    item.variables["builtin"]["machineDeployment"]["infrastructureRef"]["name"].clone();
                 item.object["spec"]["infrastructureName"] = name;
             }
             Ok(())
@@ -247,21 +280,36 @@ mod tests {
         vec![NamedScope {
             items: vec![0, 1],
             slots: vec![
-                NameSlot::new(0, DEPLOYMENT_BOOTSTRAP, "c-md".into(), &machine["bootstrap"]["configRef"], current),
-                NameSlot::new(1, DEPLOYMENT_INFRASTRUCTURE, "c-md".into(), &machine["infrastructureRef"], current),
+                NameSlot::new(
+                    0,
+                    DEPLOYMENT_BOOTSTRAP,
+                    "c-md".into(),
+                    &machine["bootstrap"]["configRef"],
+                    current,
+                ),
+                NameSlot::new(
+                    1,
+                    DEPLOYMENT_INFRASTRUCTURE,
+                    "c-md".into(),
+                    &machine["infrastructureRef"],
+                    current,
+                ),
             ],
         }]
     }
 
     /// The stored clones of `items` under `names`, and a MachineDeployment referencing them.
     fn stored(items: &[PatchItem], names: &[Option<String>]) -> (Current, Value) {
-        let clone = |i: usize| {
-            json!({"kind": items[i].object["kind"], "metadata": {"name": names[i]}, "spec": items[i].object["spec"]})
-        };
+        let clone = |i: usize| json!({"kind": items[i].object["kind"], "metadata": {"name": names[i]}, "spec": items[i].object["spec"]});
         let md = json!({"spec": {"template": {"spec": {
             "bootstrap": {"configRef": {"kind": "Bootstrap", "name": names[0]}},
             "infrastructureRef": {"kind": "Machine", "name": names[1]}}}}});
-        (Current { objects: vec![clone(0), clone(1)] }, md)
+        (
+            Current {
+                objects: vec![clone(0), clone(1)],
+            },
+            md,
+        )
     }
 
     #[test]
@@ -313,7 +361,10 @@ mod tests {
         // And the next plan keeps those names.
         let (current, md) = stored(&bigger, &renamed);
         let mut again = items("large");
-        assert_eq!(settle(&mut again, &scope(&current, &md), &mut run(&calls)).unwrap(), renamed);
+        assert_eq!(
+            settle(&mut again, &scope(&current, &md), &mut run(&calls)).unwrap(),
+            renamed
+        );
     }
 
     #[test]
@@ -325,7 +376,13 @@ mod tests {
         let reference = json!({"kind": "Machine", "name": "c-md-abcde"});
         assert_eq!(clone_name(&current, &reference, "c-md", &spec), "c-md-abcde");
         let changed = clone_name(&current, &reference, "c-md", &json!({"size": "large"}));
-        assert_eq!(changed, object_name("c-md", &content_suffix(&json!({"size": "large"}))));
-        assert_eq!(fresh("c-md", "seed", &object_name("c-md", "seed")), object_name("c-md", &format!("seed/{}", object_name("c-md", "seed"))));
+        assert_eq!(
+            changed,
+            object_name("c-md", &content_suffix(&json!({"size": "large"})))
+        );
+        assert_eq!(
+            fresh("c-md", "seed", &object_name("c-md", "seed")),
+            object_name("c-md", &format!("seed/{}", object_name("c-md", "seed")))
+        );
     }
 }

@@ -49,7 +49,8 @@ pub trait WorkerTopology {
     /// The names of the bootstrap and infrastructure objects it instantiates from its class's
     /// templates, known before patching; none when it clones templates instead (their names
     /// follow their patched content).
-    fn instantiated_names(current: Option<&Value>, cluster: &str, topology_name: &str) -> Option<[String; 2]>;
+    fn instantiated_names(current: Option<&Value>, cluster: &str, topology_name: &str)
+        -> Option<[String; 2]>;
 }
 
 /// A worker class of either kind.
@@ -125,7 +126,11 @@ impl WorkerTopology for MachinePoolTopology {
             class: class.to_owned(),
         }
     }
-    fn instantiated_names(current: Option<&Value>, cluster: &str, topology_name: &str) -> Option<[String; 2]> {
+    fn instantiated_names(
+        current: Option<&Value>,
+        cluster: &str,
+        topology_name: &str,
+    ) -> Option<[String; 2]> {
         Some(pool_object_names(current, cluster, topology_name))
     }
 }
