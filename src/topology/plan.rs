@@ -8,15 +8,14 @@ use super::blueprint::Blueprint;
 use super::builtins::{self, merge};
 use super::current::Current;
 use super::desired::control_plane::{self, ControlPlaneInput};
-use super::desired::{
-    clone_template, health_checks, merged_metadata, metadata_builtin, owned_labels, reference_to,
-};
+use super::desired::{clone_template, health_checks, metadata_builtin, reference_to};
 use super::error::TopologyError;
-use super::names::{self, object_name};
+use super::names;
 use super::plan_patches::apply_patches;
 use super::plan_workers::{
-    content_seed, deployment_objects, holder, pool_objects, Scope, WorkerScope, HOLDER_API_VERSION,
+    deployment_objects, holder, pool_objects, Patched, Scope, WorkerScope, HOLDER_API_VERSION,
 };
+use super::template_names::{clone_name, settle, NameSlot, NamedScope, CONTROL_PLANE_MACHINE};
 use super::upgrade::{concurrency, Inputs, UpgradePlan};
 use super::workers;
 use crate::api::labels::{MACHINE_CONTROL_PLANE_LABEL, TOPOLOGY_OWNED_LABEL};
@@ -133,9 +132,11 @@ pub fn plan(
     });
     let cp_version = upgrade.control_plane_version.as_str();
 
+    // An empty classNamespace means the Cluster's own, as Cluster API reads it.
     let class_namespace = topology
         .class_namespace
         .clone()
+        .filter(|ns| !ns.is_empty())
         .unwrap_or_else(|| namespace.clone());
     let (labels, annotations) = (&cluster.metadata.labels, &cluster.metadata.annotations);
     let metadata = (labels.is_some() || annotations.is_some())
@@ -200,16 +201,15 @@ pub fn plan(
     if let Some(replicas) = topology.control_plane.replicas {
         cp_builtin["controlPlane"]["replicas"] = json!(replicas);
     }
-    let (cp_labels, cp_annotations) = merged_metadata(
-        &[
-            &class.spec.control_plane.metadata,
-            &topology.control_plane.metadata,
-        ],
-        owned_labels(&cluster_name),
+    let cp_template = blueprint.template(class.spec.control_plane.r#ref.as_ref());
+    let (cp_labels, cp_annotations) = control_plane::object_metadata(
+        cp_template.unwrap_or(&Value::Null),
+        &class.spec.control_plane,
+        &topology.control_plane,
+        &cluster_name,
     );
     cp_builtin["controlPlane"]["metadata"] = metadata_builtin(cp_labels, cp_annotations);
     let cp_variables = scope(merge(&base, cp_builtin), cp_overrides);
-    let cp_template = blueprint.template(class.spec.control_plane.r#ref.as_ref());
     let cp_item = push(
         Role::ControlPlane,
         of_cluster("spec.controlPlaneRef"),
@@ -253,29 +253,61 @@ pub fn plan(
         builtin: &json!({"cluster": base["cluster"]}),
         status: class.status.as_ref(),
     };
-    apply_patches(blueprint, &mut items, &inputs, &namespace, external)?;
+    let current_machine_ref = current_cp.map_or(&Value::Null, |cp| {
+        &cp["spec"]["machineTemplate"]["infrastructureRef"]
+    });
+    // Generated template names are settled with the patching only when some patch reads them.
+    let mut scopes: Vec<NamedScope<'_>> = Vec::new();
+    if blueprint.reads_generated_names {
+        if let Some(machine_item) = cp_machine_item {
+            scopes.push(NamedScope {
+                items: cp_item.into_iter().chain(cp_machine_item).collect(),
+                slots: vec![NameSlot::new(
+                    machine_item,
+                    CONTROL_PLANE_MACHINE,
+                    cluster_name.clone(),
+                    current_machine_ref,
+                    current,
+                )],
+            });
+        }
+        scopes.extend(
+            planned_deployments
+                .iter()
+                .map(|planned| planned.named_scope(current, &cluster_name)),
+        );
+    }
+    let settled = if scopes.is_empty() {
+        apply_patches(blueprint, &mut items, &inputs, &namespace, external)?;
+        Vec::new()
+    } else {
+        settle(&mut items, &scopes, &mut |items| {
+            apply_patches(blueprint, items, &inputs, &namespace, external)
+        })?
+    };
     // The patched templates, each taken (not copied) by the object built from it.
-    let mut patched: Vec<Option<Value>> = items.into_iter().map(|item| Some(item.object)).collect();
+    let mut patched: Vec<Option<Patched>> = items
+        .into_iter()
+        .zip(settled.into_iter().chain(std::iter::repeat(None)))
+        .map(|(item, name)| Some((item.object, name)))
+        .collect();
     let mut take = |index: Option<usize>| index.and_then(|i| patched.get_mut(i)).and_then(Option::take);
     let mut objects = Vec::new();
     let mut cluster_object = serde_json::to_value(cluster).unwrap_or_else(|_| json!({}));
-    if let Some(template) = take(infra_item) {
+    if let Some((template, _)) = take(infra_item) {
         let infra = clone_template(template, &infra_name, &namespace, &cluster_name, true);
         cluster_object["spec"]["infrastructureRef"] = reference_to(&infra);
         objects.push(infra);
     }
-    let machine = take(cp_machine_item).map(|template| {
-        let current_ref = current_cp.map_or(&Value::Null, |cp| {
-            &cp["spec"]["machineTemplate"]["infrastructureRef"]
-        });
-        let name = current
-            .reusable_template(current_ref, &template["spec"])
-            .unwrap_or_else(|| object_name(&cp_name, &content_seed(&template["spec"])));
+    let machine = take(cp_machine_item).map(|(template, settled)| {
+        let name = settled
+            .unwrap_or_else(|| clone_name(current, current_machine_ref, &cluster_name, &template["spec"]));
         clone_template(template, &name, &namespace, &cluster_name, false)
     });
-    if let Some(template) = take(cp_item) {
+    if let Some((template, _)) = take(cp_item) {
         let cp = control_plane::desired(&ControlPlaneInput {
             template: &template,
+            unpatched: cp_template.unwrap_or(&Value::Null),
             name: &cp_name,
             namespace: &namespace,
             cluster: &cluster_name,
