@@ -7,12 +7,13 @@
 
 use crate::api::ClusterClassPatch;
 
-/// True when `patch` may read a generated template name: an external patch (its extension is
-/// sent every builtin), or an inline patch whose `enabledIf`, `valueFrom.variable` or
-/// `valueFrom.template` may reach one.
+/// True when `patch` may read a generated template name: an inline patch whose `enabledIf`,
+/// `valueFrom.variable` or `valueFrom.template` may reach one. An external patch does not count:
+/// its extension is called once per topology (the hook's contract) with the names of the clones
+/// that exist, as Cluster API calls it with the names it has before patching.
 pub fn reads_generated_names(patch: &ClusterClassPatch) -> bool {
     if patch.external.is_some() {
-        return true;
+        return false;
     }
     if patch.enabled_if.as_deref().is_some_and(template_reads) {
         return true;
@@ -145,7 +146,7 @@ mod tests {
     }
 
     #[test]
-    fn patches_read_through_any_of_their_sources_and_external_ones_always() {
+    fn inline_patches_read_through_any_of_their_sources_external_ones_never() {
         let quiet = patch(
             "{name: p, enabledIf: '{{ .flag }}', definitions: [{selector: {apiVersion: v, kind: K, matchResources: {controlPlane: true}},
               jsonPatches: [{op: add, path: /spec/a, valueFrom: {variable: builtin.cluster.name}}]}]}",
@@ -159,7 +160,8 @@ mod tests {
               jsonPatches: [{op: add, path: /spec/a, valueFrom: {template: '{{ .builtin.machineDeployment.infrastructureRef.name }}'}}]}]}",
         );
         assert!(reads_generated_names(&by_template));
+        // Called once per topology with the names of the clones that exist.
         let external = patch("{name: p, external: {generateExtension: gen.ext}}");
-        assert!(reads_generated_names(&external));
+        assert!(!reads_generated_names(&external));
     }
 }

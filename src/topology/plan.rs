@@ -15,7 +15,9 @@ use super::plan_patches::apply_patches;
 use super::plan_workers::{
     deployment_objects, holder, pool_objects, Patched, Planned, Scope, WorkerScope, HOLDER_API_VERSION,
 };
-use super::template_names::{clone_name, settle, NameSlot, NamedScope, CONTROL_PLANE_MACHINE};
+use super::template_names::{
+    clone_name, name_current_clones, settle, NameSlot, NamedScope, CONTROL_PLANE_MACHINE,
+};
 use super::upgrade::{concurrency, Inputs, UpgradePlan};
 use super::workers::{self, ResolvedDeployment, ResolvedPool};
 use crate::api::labels::{MACHINE_CONTROL_PLANE_LABEL, TOPOLOGY_OWNED_LABEL};
@@ -333,7 +335,7 @@ fn current_machine_ref<'v>(facts: &Facts<'v>) -> &'v Value {
 
 /// Applies the class's patches to the items, in place; returns, per item, the name its clone was
 /// given when generated template names had to be settled with the patching (only when some
-/// patch reads them).
+/// inline patch reads them; otherwise the patches see the names of the clones that exist).
 fn patch_items(
     facts: &Facts<'_>,
     blueprint: &Blueprint,
@@ -349,31 +351,30 @@ fn patch_items(
     };
     let namespace = facts.namespace.as_str();
     let mut scopes: Vec<NamedScope<'_>> = Vec::new();
-    if blueprint.reads_generated_names {
-        if let Some(machine_item) = collected.cp_machine_item {
-            scopes.push(NamedScope {
-                items: collected
-                    .cp_item
-                    .into_iter()
-                    .chain(collected.cp_machine_item)
-                    .collect(),
-                slots: vec![NameSlot::new(
-                    machine_item,
-                    CONTROL_PLANE_MACHINE,
-                    facts.cluster_name.clone(),
-                    current_machine_ref(facts),
-                    current,
-                )],
-            });
-        }
-        scopes.extend(
-            collected
-                .deployments
-                .iter()
-                .map(|planned| planned.named_scope(current, &facts.cluster_name)),
-        );
+    if let Some(machine_item) = collected.cp_machine_item {
+        scopes.push(NamedScope {
+            items: collected
+                .cp_item
+                .into_iter()
+                .chain(collected.cp_machine_item)
+                .collect(),
+            slots: vec![NameSlot::new(
+                machine_item,
+                CONTROL_PLANE_MACHINE,
+                facts.cluster_name.clone(),
+                current_machine_ref(facts),
+                current,
+            )],
+        });
     }
-    if scopes.is_empty() {
+    scopes.extend(
+        collected
+            .deployments
+            .iter()
+            .map(|planned| planned.named_scope(current, &facts.cluster_name)),
+    );
+    if !blueprint.reads_generated_names {
+        name_current_clones(&mut collected.items, &scopes);
         apply_patches(blueprint, &mut collected.items, &inputs, namespace, external)?;
         return Ok(Vec::new());
     }

@@ -9,7 +9,8 @@
 //! with a placeholder in place of every generated name, and the final content is patched with the
 //! real names. A clone whose content changes once another clone of its scope is renamed is renamed
 //! too, so what is stored is always what the patches make of the names it is stored under, and the
-//! next plan keeps every name. Classes whose patches do not read the names never come here.
+//! next plan keeps every name. Classes whose patches do not read the names are patched once, with
+//! the names of the clones that exist.
 
 use std::sync::Arc;
 
@@ -193,6 +194,23 @@ pub(super) fn settle(
     }
 }
 
+/// Gives each scope's items the names of the clones that exist (for patches that do not settle
+/// names: an extension sees the names Cluster API would send, those before patching); a clone
+/// not created yet has no name to give.
+pub(super) fn name_current_clones(items: &mut [PatchItem], scopes: &[NamedScope<'_>]) {
+    for scope in scopes {
+        let named: Vec<(BuiltinPath, String)> = scope
+            .slots
+            .iter()
+            .filter_map(|slot| slot.current.map(|(name, _)| (slot.path, name.to_owned())))
+            .collect();
+        if !named.is_empty() {
+            let named: Vec<(BuiltinPath, &String)> = named.iter().map(|(path, name)| (*path, name)).collect();
+            set_names(items, &scope.items, &named);
+        }
+    }
+}
+
 /// The patched spec of item `index` (null when there is none).
 fn item_spec(items: &[PatchItem], index: usize) -> &Value {
     items.get(index).map_or(&Value::Null, |item| &item.object["spec"])
@@ -325,6 +343,31 @@ mod tests {
             assert_eq!(item.object["spec"]["infrastructureName"], json!(infrastructure));
         }
         assert_eq!(calls.get(), 2, "placeholders, then the names");
+    }
+
+    #[test]
+    fn unsettled_scopes_see_the_names_of_the_clones_that_exist() {
+        let names = [Some("c-md-boot1".to_owned()), Some("c-md-mach1".to_owned())];
+        let (current, md) = stored(&items("small"), &names);
+        let mut items = items("small");
+        name_current_clones(&mut items, &scope(&current, &md));
+        for item in &items {
+            let builtin = &item.variables["builtin"]["machineDeployment"];
+            assert_eq!(builtin["bootstrap"]["configRef"]["name"], "c-md-boot1");
+            assert_eq!(builtin["infrastructureRef"]["name"], "c-md-mach1");
+        }
+        assert!(
+            Arc::ptr_eq(&items[0].variables, &items[1].variables),
+            "still shared"
+        );
+
+        let mut new = self::items("small");
+        let none = Current::default();
+        name_current_clones(&mut new, &scope(&none, &Value::Null));
+        assert!(
+            new[0].variables["builtin"].get("machineDeployment").is_none(),
+            "no clone, no name"
+        );
     }
 
     #[test]
