@@ -64,16 +64,26 @@ fn a_settled_topology_plans_again_without_calling_the_extension() {
     let files = &object(&first, "KubeadmControlPlane")["spec"]["kubeadmConfigSpec"]["files"];
     assert_eq!(files[1]["path"], PROXY_DROP_IN, "{files}");
 
-    let current = Current {
+    let created = Current {
         objects: first.objects.clone(),
     };
+    let named = plan(&blueprint, &cluster, &created, &extensions).expect("the first resync");
+    assert_eq!(
+        extension.calls(),
+        5,
+        "the first resync sends the names of the clones just created, as Cluster API sends them"
+    );
+    assert_eq!(named.objects, first.objects);
+    let current = Current {
+        objects: named.objects.clone(),
+    };
     let again = plan(&blueprint, &cluster, &current, &extensions).expect("the resync");
-    assert_eq!(extension.calls(), 3, "a settled resync calls no extension");
+    assert_eq!(extension.calls(), 5, "a settled resync calls no extension");
     assert_eq!(again.objects, first.objects);
 
     let changed = with_repository(&cluster, "mirror.example.com");
     let moved = plan(&blueprint, &changed, &current, &extensions).expect("the changed plan");
-    assert_eq!(extension.calls(), 5, "a changed variable is a new request");
+    assert_eq!(extension.calls(), 7, "a changed variable is a new request");
     assert_eq!(
         object(&moved, "DockerCluster")["spec"]["loadBalancer"]["imageRepository"],
         "mirror.example.com"
@@ -208,18 +218,20 @@ fn calls_and_cache_hits_are_counted_per_handler() {
     );
     let (blueprint, cluster) = fixture();
     let first = plan(&blueprint, &cluster, &Current::default(), &extensions).unwrap();
+    // Once created, every plan sends the same requests (the clones' names included).
     let current = Current {
         objects: first.objects,
     };
-    plan(&blueprint, &cluster, &current, &extensions).unwrap();
-    plan(&blueprint, &cluster, &current, &extensions).unwrap();
+    for _ in 0..3 {
+        plan(&blueprint, &cluster, &current, &extensions).unwrap();
+    }
     let text = encode(&metrics_registry).unwrap();
     for line in [
-        r#"capi_topology_extension_calls_total{handler="generate-patches.ext"} 1"#,
-        r#"capi_topology_extension_calls_total{handler="validate-topology.ext"} 1"#,
+        r#"capi_topology_extension_calls_total{handler="generate-patches.ext"} 2"#,
+        r#"capi_topology_extension_calls_total{handler="validate-topology.ext"} 2"#,
         r#"capi_topology_extension_cache_hits_total{handler="generate-patches.ext"} 2"#,
         r#"capi_topology_extension_cache_hits_total{handler="validate-topology.ext"} 2"#,
-        r#"capi_topology_extension_call_duration_seconds_count{handler="generate-patches.ext"} 1"#,
+        r#"capi_topology_extension_call_duration_seconds_count{handler="generate-patches.ext"} 2"#,
     ] {
         assert!(text.contains(line), "missing {line} in\n{text}");
     }

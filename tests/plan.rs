@@ -105,6 +105,10 @@ mod engine {
     #[test]
     fn every_worker_gets_its_objects_and_patches() {
         let (blueprint, cluster) = setup();
+        assert!(
+            !blueprint.reads_generated_names,
+            "the benchmark's class reads no generated names: it is patched once"
+        );
         let planned = plan(&blueprint, &cluster, &Current::default(), &NoExternalPatches).unwrap();
         assert_eq!(names(&planned, "MachineDeployment").len(), 10);
         assert_eq!(names(&planned, "MachineHealthCheck").len(), 0);
@@ -164,6 +168,148 @@ mod engine {
             names(&first, "MachineDeployment"),
             names(&rotated, "MachineDeployment")
         );
+    }
+}
+
+/// Patches read the generated template names (`builtin.controlPlane.machineTemplate.infrastructureRef.name`,
+/// `builtin.machineDeployment.{bootstrap.configRef,infrastructureRef}.name`, `builtin.machinePool.infrastructureRef.name`):
+/// each is the name the clone or object really gets, the next plan keeps them all, and a changed
+/// template renames both the clone and the clones that record its name.
+mod template_names {
+    use capi_topology::api::Cluster;
+    use capi_topology::patches::external::NoExternalPatches;
+    use capi_topology::store::{MemoryStore, ObjectSource};
+    use capi_topology::topology::{plan, Blueprint, Current, Plan};
+    use serde_json::Value;
+
+    const FIXTURE: &str = include_str!("fixtures/plan/template-names.yaml");
+
+    fn setup() -> (Blueprint, Cluster) {
+        let store = MemoryStore::from_yaml(FIXTURE).unwrap();
+        let class = store.cluster_class("default", "names").unwrap().class.clone();
+        let cluster = store.get("cluster.x-k8s.io", "Cluster", "default", "c1").unwrap();
+        (
+            Blueprint::new(class, &store).unwrap(),
+            serde_json::from_value((*cluster).clone()).unwrap(),
+        )
+    }
+
+    fn object<'p>(plan: &'p Plan, kind: &str, label: (&str, &str)) -> &'p Value {
+        plan.objects
+            .iter()
+            .find(|o| o["kind"] == kind && o["metadata"]["labels"][label.0] == label.1)
+            .unwrap_or_else(|| panic!("no {kind} with {label:?}"))
+    }
+
+    fn file<'v>(spec: &'v Value, path: &str) -> &'v Value {
+        let files = spec["files"].as_array().expect("files");
+        &files.iter().find(|f| f["path"] == path).expect("file")["content"]
+    }
+
+    const DEPLOYMENT: (&str, &str) = ("topology.cluster.x-k8s.io/deployment-name", "md-0");
+
+    /// The names a worker's MachineDeployment references, and what its templates recorded.
+    fn worker(plan: &Plan) -> (Value, Value, Value) {
+        let md = object(plan, "MachineDeployment", DEPLOYMENT);
+        let machine = &md["spec"]["template"]["spec"];
+        let bootstrap = object(plan, "KubeadmConfigTemplate", DEPLOYMENT);
+        let infrastructure = object(plan, "DockerMachineTemplate", DEPLOYMENT);
+        assert_eq!(
+            bootstrap["metadata"]["name"],
+            machine["bootstrap"]["configRef"]["name"]
+        );
+        assert_eq!(
+            infrastructure["metadata"]["name"],
+            machine["infrastructureRef"]["name"]
+        );
+        let spec = &bootstrap["spec"]["template"]["spec"];
+        assert_eq!(
+            file(spec, "/etc/bootstrap-template"),
+            &bootstrap["metadata"]["name"]
+        );
+        assert_eq!(
+            file(spec, "/etc/machine-template"),
+            &infrastructure["metadata"]["name"]
+        );
+        let own = &infrastructure["spec"]["template"]["spec"]["extraMounts"][0]["containerPath"];
+        assert_eq!(
+            own.as_str().unwrap(),
+            format!("/{}", infrastructure["metadata"]["name"].as_str().unwrap())
+        );
+        (
+            bootstrap["metadata"]["name"].clone(),
+            infrastructure["metadata"]["name"].clone(),
+            infrastructure["spec"]["template"]["spec"]["customImage"].clone(),
+        )
+    }
+
+    #[test]
+    fn patches_see_the_names_the_clones_get_and_the_next_plan_keeps_them() {
+        let (blueprint, mut cluster) = setup();
+        assert!(blueprint.reads_generated_names);
+        let first = plan(&blueprint, &cluster, &Current::default(), &NoExternalPatches).unwrap();
+        let cp = first
+            .objects
+            .iter()
+            .find(|o| o["kind"] == "KubeadmControlPlane")
+            .unwrap();
+        let machine_template = &cp["spec"]["machineTemplate"]["infrastructureRef"]["name"];
+        assert!(machine_template.as_str().unwrap().starts_with("c1-"));
+        assert_eq!(
+            file(&cp["spec"]["kubeadmConfigSpec"], "/etc/machine-template"),
+            machine_template
+        );
+        let (bootstrap, infrastructure, _) = worker(&first);
+        assert!(infrastructure.as_str().unwrap().starts_with("c1-md-0-"));
+        let pool = ("topology.cluster.x-k8s.io/pool-name", "mp-0");
+        let pool_config = object(&first, "KubeadmConfig", pool);
+        let pool_infrastructure = object(&first, "DockerMachinePool", pool);
+        assert_eq!(
+            file(&pool_config["spec"], "/etc/machine-pool"),
+            &pool_infrastructure["metadata"]["name"]
+        );
+
+        let current = Current {
+            objects: first.objects.clone(),
+        };
+        let again = plan(&blueprint, &cluster, &current, &NoExternalPatches).unwrap();
+        assert_eq!(again.objects, first.objects, "a steady plan keeps every name");
+
+        cluster.spec.topology.as_mut().unwrap().variables[0].value =
+            Value::String("kindest/node:v1.32.0".into());
+        let rotated = plan(&blueprint, &cluster, &current, &NoExternalPatches).unwrap();
+        let (new_bootstrap, new_infrastructure, image) = worker(&rotated);
+        assert_eq!(image, "kindest/node:v1.32.0");
+        assert_ne!(new_infrastructure, infrastructure, "the changed template rotates");
+        assert_ne!(
+            new_bootstrap, bootstrap,
+            "the template recording its name rotates with it"
+        );
+        let settled = Current {
+            objects: rotated.objects.clone(),
+        };
+        let after = plan(&blueprint, &cluster, &settled, &NoExternalPatches).unwrap();
+        assert_eq!(after.objects, rotated.objects);
+    }
+
+    #[test]
+    fn the_control_plane_machines_keep_the_templates_metadata_under_the_topologys() {
+        let (blueprint, cluster) = setup();
+        let planned = plan(&blueprint, &cluster, &Current::default(), &NoExternalPatches).unwrap();
+        let cp = planned
+            .objects
+            .iter()
+            .find(|o| o["kind"] == "KubeadmControlPlane")
+            .unwrap();
+        let labels = &cp["spec"]["machineTemplate"]["metadata"]["labels"];
+        assert_eq!(labels["from-template"], "yes");
+        assert_eq!(
+            labels["cluster.x-k8s.io/cluster-name"], "c1",
+            "the topology's value wins"
+        );
+        assert_eq!(labels["topology.cluster.x-k8s.io/owned"], "");
+        let bootstrap = object(&planned, "KubeadmConfigTemplate", DEPLOYMENT);
+        assert_eq!(bootstrap["metadata"]["labels"]["provider-label"], "kept");
     }
 }
 

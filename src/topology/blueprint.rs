@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::error::TopologyError;
 use crate::api::{ClusterClass, ObjectReference};
+use crate::patches::builtin_reads::reads_generated_names;
 use crate::patches::inline::CompiledPatch;
 use crate::store::{group_of, ObjectSource};
 
@@ -18,6 +19,9 @@ pub struct Blueprint {
     templates: BTreeMap<String, Value>,
     /// The class's inline patches, compiled, in order (external patches are skipped here).
     pub patches: Vec<CompiledPatch>,
+    /// Whether some patch may read the generated template names among the builtins (then a plan
+    /// settles those names before the final patching; see `template_names`).
+    pub reads_generated_names: bool,
 }
 
 impl Blueprint {
@@ -63,10 +67,12 @@ impl Blueprint {
             .filter(|patch| patch.external.is_none())
             .map(CompiledPatch::compile)
             .collect::<Result<Vec<_>, _>>()?;
+        let reads_generated_names = class.spec.patches.iter().any(reads_generated_names);
         Ok(Blueprint {
             class,
             templates,
             patches,
+            reads_generated_names,
         })
     }
 

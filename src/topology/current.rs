@@ -79,15 +79,6 @@ impl Current {
             .iter()
             .filter(|o| o["kind"].as_str() == Some("Machine"))
     }
-
-    /// The name of the template `reference` points to when that template's spec equals `spec`
-    /// (so an unchanged template keeps its name; a changed one is rotated).
-    pub fn reusable_template(&self, reference: &Value, spec: &Value) -> Option<String> {
-        let kind = reference["kind"].as_str()?;
-        let name = reference["name"].as_str()?;
-        let template = self.find(kind, name)?;
-        (template.get("spec") == Some(spec)).then(|| name.to_owned())
-    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub mod plan;
 mod plan_patches;
 mod plan_workers;
 pub mod reconcile;
+mod template_names;
 pub mod upgrade;
 pub mod upgrade_report;
 pub mod workers;

@@ -68,6 +68,13 @@ pub fn object_name(prefix: &str, seed: &str) -> String {
     format!("{}-{}", prefix.trim_end_matches('-'), suffix(seed))
 }
 
+/// A stand-in for a generated name not known yet, `{prefix}-00000`: shaped like [`object_name`]
+/// but never one of its names (`0` is not in the suffix alphabet).
+pub fn placeholder(prefix: &str) -> String {
+    let prefix: String = prefix.chars().take(57).collect();
+    format!("{}-00000", prefix.trim_end_matches('-'))
+}
+
 /// The name from `strategy`'s template rendered with `data` plus `random` (a stable suffix from
 /// `seed`), or [`object_name`]`(prefix, seed)` without a strategy. Names over 63 characters are
 /// shortened to a hashed form.
@@ -114,6 +121,8 @@ mod tests {
         let name = object_name(&long, "x");
         assert_eq!(name.len(), 63);
         assert!(name.starts_with(&"a".repeat(57)));
+        assert_eq!(placeholder(&long).len(), 63);
+        assert_ne!(placeholder("c1"), object_name("c1", "x"));
     }
 
     #[test]

@@ -8,20 +8,21 @@ use super::blueprint::Blueprint;
 use super::builtins::{self, merge};
 use super::current::Current;
 use super::desired::control_plane::{self, ControlPlaneInput};
-use super::desired::{
-    clone_template, health_checks, merged_metadata, metadata_builtin, owned_labels, reference_to,
-};
+use super::desired::{clone_template, health_checks, metadata_builtin, reference_to};
 use super::error::TopologyError;
-use super::names::{self, object_name};
+use super::names;
 use super::plan_patches::apply_patches;
 use super::plan_workers::{
-    content_seed, deployment_objects, holder, pool_objects, Scope, WorkerScope, HOLDER_API_VERSION,
+    deployment_objects, holder, pool_objects, Patched, Planned, Scope, WorkerScope, HOLDER_API_VERSION,
+};
+use super::template_names::{
+    clone_name, name_current_clones, settle, NameSlot, NamedScope, CONTROL_PLANE_MACHINE,
 };
 use super::upgrade::{concurrency, Inputs, UpgradePlan};
-use super::workers;
+use super::workers::{self, ResolvedDeployment, ResolvedPool};
 use crate::api::labels::{MACHINE_CONTROL_PLANE_LABEL, TOPOLOGY_OWNED_LABEL};
 use crate::api::runtime::HolderReference;
-use crate::api::{Cluster, ClusterVariable};
+use crate::api::{Cluster, ClusterVariable, ObjectReference, Topology};
 use crate::patches::external::ExternalPatches;
 use crate::patches::hook_requests::HookInputs;
 use crate::patches::inline::PatchItem;
@@ -43,83 +44,131 @@ pub struct Plan {
 
 /// Computes the desired objects of `cluster` (already defaulted and validated) from `blueprint`,
 /// reading `current` for names to keep, templates to reuse and version sequencing. Pure.
+///
+/// In steps: what the Cluster says ([`Facts`]), its workers and the upgrade's sequencing, the
+/// builtin variables, the patch items (one per template, with its scope's variables), the
+/// patching (settling generated template names when patches read them), then the objects.
 pub fn plan(
     blueprint: &Blueprint,
     cluster: &Cluster,
     current: &Current,
     external: &dyn ExternalPatches,
 ) -> Result<Plan, TopologyError> {
-    let cluster_name = cluster.metadata.name.clone().unwrap_or_default();
-    let namespace = cluster
-        .metadata
-        .namespace
-        .clone()
-        .unwrap_or_else(|| "default".to_owned());
-    let topology = cluster
-        .spec
-        .topology
-        .as_ref()
-        .ok_or_else(|| TopologyError::NoTopology(cluster_name.clone()))?;
+    let facts = Facts::read(blueprint, cluster, current)?;
+    let workers_topology = facts.topology.workers.as_ref();
     let class = &blueprint.class;
-    let version = topology.version.as_str();
-
-    let name_data = json!({"cluster": {"name": cluster_name}});
-    let infra_name = match cluster
-        .spec
-        .infrastructure_ref
-        .as_ref()
-        .and_then(|r| r.name.clone())
-    {
-        Some(name) => name,
-        None => names::from_strategy(
-            class.spec.infrastructure_naming_strategy.as_ref(),
-            name_data.clone(),
-            &cluster_name,
-            "infrastructure",
-        )?,
-    };
-    let cp_name = match cluster
-        .spec
-        .control_plane_ref
-        .as_ref()
-        .and_then(|r| r.name.clone())
-    {
-        Some(name) => name,
-        None => names::from_strategy(
-            class.spec.control_plane.naming_strategy.as_ref(),
-            name_data.clone(),
-            &cluster_name,
-            "control-plane",
-        )?,
-    };
-    let cp_kind = blueprint
-        .template(class.spec.control_plane.r#ref.as_ref())
-        .and_then(|t| t["kind"].as_str())
-        .map(|k| k.trim_end_matches("Template").to_owned())
-        .unwrap_or_default();
-    let current_cp = current.find(&cp_kind, &cp_name);
-    let workers_topology = topology.workers.as_ref();
     let deployments = workers::resolve(
         class,
         workers_topology.map_or(&[], |w| w.machine_deployments.as_slice()),
         current,
-        &cluster_name,
+        &facts.cluster_name,
     )?;
     let pools = workers::resolve(
         class,
         workers_topology.map_or(&[], |w| w.machine_pools.as_slice()),
         current,
-        &cluster_name,
+        &facts.cluster_name,
     )?;
-    let rollout_after = topology
-        .rollout_after
-        .as_ref()
-        .and_then(|t| serde_json::to_value(t).ok())
-        .and_then(|t| t.as_str().map(str::to_owned));
-    let upgrade = UpgradePlan::decide(&Inputs {
-        target: version,
-        rollout_after: rollout_after.as_deref(),
-        control_plane: current_cp,
+    let upgrade = sequence(&facts, cluster, current, &deployments, &pools);
+    let base = cluster_builtin(&facts, cluster);
+    let mut collected = collect_items(&facts, blueprint, &base, &upgrade, deployments, pools);
+    let settled = patch_items(&facts, blueprint, current, &base, &mut collected, external)?;
+    let (cluster_object, objects) =
+        assemble(&facts, blueprint, cluster, current, &upgrade, collected, settled);
+    Ok(Plan {
+        cluster: cluster_object,
+        objects,
+        upgrade,
+    })
+}
+
+/// What the plan reads from the Cluster and its current control plane.
+struct Facts<'c> {
+    cluster_name: String,
+    namespace: String,
+    topology: &'c Topology,
+    /// The infrastructure cluster's name: the Cluster's reference, else from the naming strategy.
+    infra_name: String,
+    /// The control plane's name, likewise.
+    cp_name: String,
+    /// The control plane's kind (its template's without `Template`).
+    cp_kind: String,
+    /// The control plane as it is, if it exists.
+    current_cp: Option<&'c Value>,
+    rollout_after: Option<String>,
+}
+
+impl<'c> Facts<'c> {
+    fn read(
+        blueprint: &Blueprint,
+        cluster: &'c Cluster,
+        current: &'c Current,
+    ) -> Result<Self, TopologyError> {
+        let cluster_name = cluster.metadata.name.clone().unwrap_or_default();
+        let namespace = cluster
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".to_owned());
+        let topology = cluster
+            .spec
+            .topology
+            .as_ref()
+            .ok_or_else(|| TopologyError::NoTopology(cluster_name.clone()))?;
+        let class = &blueprint.class;
+        let name_data = json!({"cluster": {"name": cluster_name}});
+        let named = |reference: Option<&ObjectReference>, strategy, suffix| match reference
+            .and_then(|r| r.name.clone())
+        {
+            Some(name) => Ok(name),
+            None => names::from_strategy(strategy, name_data.clone(), &cluster_name, suffix),
+        };
+        let infra_name = named(
+            cluster.spec.infrastructure_ref.as_ref(),
+            class.spec.infrastructure_naming_strategy.as_ref(),
+            "infrastructure",
+        )?;
+        let cp_name = named(
+            cluster.spec.control_plane_ref.as_ref(),
+            class.spec.control_plane.naming_strategy.as_ref(),
+            "control-plane",
+        )?;
+        let cp_kind = blueprint
+            .template(class.spec.control_plane.r#ref.as_ref())
+            .and_then(|t| t["kind"].as_str())
+            .map(|k| k.trim_end_matches("Template").to_owned())
+            .unwrap_or_default();
+        let current_cp = current.find(&cp_kind, &cp_name);
+        let rollout_after = topology
+            .rollout_after
+            .as_ref()
+            .and_then(|t| serde_json::to_value(t).ok())
+            .and_then(|t| t.as_str().map(str::to_owned));
+        Ok(Facts {
+            cluster_name,
+            namespace,
+            topology,
+            infra_name,
+            cp_name,
+            cp_kind,
+            current_cp,
+            rollout_after,
+        })
+    }
+}
+
+/// How versions and rollouts are sequenced between the control plane and the workers.
+fn sequence(
+    facts: &Facts<'_>,
+    cluster: &Cluster,
+    current: &Current,
+    deployments: &[ResolvedDeployment<'_>],
+    pools: &[ResolvedPool<'_>],
+) -> UpgradePlan {
+    UpgradePlan::decide(&Inputs {
+        target: facts.topology.version.as_str(),
+        rollout_after: facts.rollout_after.as_deref(),
+        control_plane: facts.current_cp,
         control_plane_machines: &current.control_plane_machines(),
         machine_deployments: &deployments
             .iter()
@@ -127,16 +176,21 @@ pub fn plan(
             .collect::<Vec<_>>(),
         machine_pools: &pools
             .iter()
-            .map(|mp| workers::pool_worker(mp, current, &cluster_name))
+            .map(|mp| workers::pool_worker(mp, current, &facts.cluster_name))
             .collect::<Vec<_>>(),
         concurrency: concurrency(cluster.metadata.annotations.as_ref()),
-    });
-    let cp_version = upgrade.control_plane_version.as_str();
+    })
+}
 
-    let class_namespace = topology
+/// `builtin.cluster`: what every patch sees of the Cluster.
+fn cluster_builtin(facts: &Facts<'_>, cluster: &Cluster) -> Value {
+    // An empty classNamespace means the Cluster's own, as Cluster API reads it.
+    let class_namespace = facts
+        .topology
         .class_namespace
         .clone()
-        .unwrap_or_else(|| namespace.clone());
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or_else(|| facts.namespace.clone());
     let (labels, annotations) = (&cluster.metadata.labels, &cluster.metadata.annotations);
     let metadata = (labels.is_some() || annotations.is_some())
         .then(|| json!({"labels": labels, "annotations": annotations}))
@@ -146,19 +200,43 @@ pub fn plan(
             }
             m
         });
-    let base = builtins::cluster(&builtins::ClusterFacts {
-        name: &cluster_name,
-        namespace: &namespace,
+    builtins::cluster(&builtins::ClusterFacts {
+        name: &facts.cluster_name,
+        namespace: &facts.namespace,
         uid: cluster.metadata.uid.as_deref().unwrap_or_default(),
         metadata,
-        class: &topology.class,
+        class: &facts.topology.class,
         class_namespace: &class_namespace,
-        version,
+        version: facts.topology.version.as_str(),
         network: cluster.spec.cluster_network.as_ref(),
-    });
+    })
+}
+
+/// The patch items of every template, and which item each object is built from.
+struct Collected<'a> {
+    items: Vec<PatchItem>,
+    infra_item: Option<usize>,
+    cp_item: Option<usize>,
+    cp_machine_item: Option<usize>,
+    deployments: Vec<Planned<ResolvedDeployment<'a>>>,
+    pools: Vec<Planned<ResolvedPool<'a>>>,
+}
+
+/// One patch item per template (the infrastructure cluster's, the control plane's and its
+/// machines', two per worker to create or update), each with its scope's variables.
+fn collect_items<'a>(
+    facts: &Facts<'_>,
+    blueprint: &Blueprint,
+    base: &Value,
+    upgrade: &UpgradePlan,
+    deployments: Vec<ResolvedDeployment<'a>>,
+    pools: Vec<ResolvedPool<'a>>,
+) -> Collected<'a> {
+    let class = &blueprint.class;
+    let topology = facts.topology;
+    let (cluster_name, namespace) = (&facts.cluster_name, &facts.namespace);
     let values = &topology.variables;
     let no_overrides = Vec::new();
-
     let mut items = Vec::new();
     let scope = |builtin: Value, overrides: &[ClusterVariable]| Scope {
         variables: Arc::new(builtins::variables(values, overrides, builtin)),
@@ -176,15 +254,7 @@ pub fn plan(
             items.len() - 1
         })
     };
-    let of_cluster = |field_path| {
-        holder(
-            HOLDER_API_VERSION,
-            "Cluster",
-            &namespace,
-            &cluster_name,
-            field_path,
-        )
-    };
+    let of_cluster = |field_path| holder(HOLDER_API_VERSION, "Cluster", namespace, cluster_name, field_path);
     let infra_item = push(
         Role::InfrastructureCluster,
         of_cluster("spec.infrastructureRef"),
@@ -196,20 +266,20 @@ pub fn plan(
         .variables
         .as_ref()
         .map_or(&no_overrides, |v| &v.overrides);
-    let mut cp_builtin = json!({"controlPlane": {"version": cp_version, "name": cp_name}});
+    let mut cp_builtin =
+        json!({"controlPlane": {"version": upgrade.control_plane_version, "name": facts.cp_name}});
     if let Some(replicas) = topology.control_plane.replicas {
         cp_builtin["controlPlane"]["replicas"] = json!(replicas);
     }
-    let (cp_labels, cp_annotations) = merged_metadata(
-        &[
-            &class.spec.control_plane.metadata,
-            &topology.control_plane.metadata,
-        ],
-        owned_labels(&cluster_name),
+    let cp_template = blueprint.template(class.spec.control_plane.r#ref.as_ref());
+    let (cp_labels, cp_annotations) = control_plane::object_metadata(
+        cp_template.unwrap_or(&Value::Null),
+        &class.spec.control_plane,
+        &topology.control_plane,
+        cluster_name,
     );
     cp_builtin["controlPlane"]["metadata"] = metadata_builtin(cp_labels, cp_annotations);
-    let cp_variables = scope(merge(&base, cp_builtin), cp_overrides);
-    let cp_template = blueprint.template(class.spec.control_plane.r#ref.as_ref());
+    let cp_variables = scope(merge(base, cp_builtin), cp_overrides);
     let cp_item = push(
         Role::ControlPlane,
         of_cluster("spec.controlPlaneRef"),
@@ -229,58 +299,135 @@ pub fn plan(
         Role::ControlPlaneMachineInfrastructure,
         holder(
             cp_api_version,
-            &cp_kind,
-            &namespace,
-            &cp_name,
+            &facts.cp_kind,
+            namespace,
+            &facts.cp_name,
             "spec.machineTemplate.infrastructureRef",
         ),
         cp_machine,
         &cp_variables,
     );
-
     let workers = WorkerScope {
         blueprint,
-        base: &base,
-        cluster_name: &cluster_name,
-        namespace: &namespace,
+        base,
+        cluster_name,
+        namespace,
         scope: &scope,
     };
-    let planned_deployments = workers.items(deployments, &upgrade.machine_deployments, &mut push);
-    let planned_pools = workers.items(pools, &upgrade.machine_pools, &mut push);
+    let deployments = workers.items(deployments, &upgrade.machine_deployments, &mut push);
+    let pools = workers.items(pools, &upgrade.machine_pools, &mut push);
+    Collected {
+        items,
+        infra_item,
+        cp_item,
+        cp_machine_item,
+        deployments,
+        pools,
+    }
+}
 
+/// The control plane's current machine template reference, or null.
+fn current_machine_ref<'v>(facts: &Facts<'v>) -> &'v Value {
+    facts.current_cp.map_or(&Value::Null, |cp| {
+        &cp["spec"]["machineTemplate"]["infrastructureRef"]
+    })
+}
+
+/// Applies the class's patches to the items, in place; returns, per item, the name its clone was
+/// given when generated template names had to be settled with the patching (only when some
+/// inline patch reads them; otherwise the patches see the names of the clones that exist).
+fn patch_items(
+    facts: &Facts<'_>,
+    blueprint: &Blueprint,
+    current: &Current,
+    base: &Value,
+    collected: &mut Collected<'_>,
+    external: &dyn ExternalPatches,
+) -> Result<Vec<Option<String>>, TopologyError> {
     let inputs = HookInputs {
-        values,
+        values: &facts.topology.variables,
         builtin: &json!({"cluster": base["cluster"]}),
-        status: class.status.as_ref(),
+        status: blueprint.class.status.as_ref(),
     };
-    apply_patches(blueprint, &mut items, &inputs, &namespace, external)?;
-    // The patched templates, each taken (not copied) by the object built from it.
-    let mut patched: Vec<Option<Value>> = items.into_iter().map(|item| Some(item.object)).collect();
+    let namespace = facts.namespace.as_str();
+    let mut scopes: Vec<NamedScope<'_>> = Vec::new();
+    if let Some(machine_item) = collected.cp_machine_item {
+        scopes.push(NamedScope {
+            items: collected
+                .cp_item
+                .into_iter()
+                .chain(collected.cp_machine_item)
+                .collect(),
+            slots: vec![NameSlot::new(
+                machine_item,
+                CONTROL_PLANE_MACHINE,
+                facts.cluster_name.clone(),
+                current_machine_ref(facts),
+                current,
+            )],
+        });
+    }
+    scopes.extend(
+        collected
+            .deployments
+            .iter()
+            .map(|planned| planned.named_scope(current, &facts.cluster_name)),
+    );
+    if !blueprint.reads_generated_names {
+        name_current_clones(&mut collected.items, &scopes);
+        apply_patches(blueprint, &mut collected.items, &inputs, namespace, external)?;
+        return Ok(Vec::new());
+    }
+    settle(&mut collected.items, &scopes, &mut |items| {
+        apply_patches(blueprint, items, &inputs, namespace, external)
+    })
+}
+
+/// The Cluster with its references set, and the desired objects built from the patched
+/// templates (each taken, not copied, by the object built from it).
+fn assemble(
+    facts: &Facts<'_>,
+    blueprint: &Blueprint,
+    cluster: &Cluster,
+    current: &Current,
+    upgrade: &UpgradePlan,
+    collected: Collected<'_>,
+    settled: Vec<Option<String>>,
+) -> (Value, Vec<Value>) {
+    let class = &blueprint.class;
+    let topology = facts.topology;
+    let (cluster_name, namespace) = (&facts.cluster_name, &facts.namespace);
+    let mut patched: Vec<Option<Patched>> = collected
+        .items
+        .into_iter()
+        .zip(settled.into_iter().chain(std::iter::repeat(None)))
+        .map(|(item, name)| Some((item.object, name)))
+        .collect();
     let mut take = |index: Option<usize>| index.and_then(|i| patched.get_mut(i)).and_then(Option::take);
     let mut objects = Vec::new();
     let mut cluster_object = serde_json::to_value(cluster).unwrap_or_else(|_| json!({}));
-    if let Some(template) = take(infra_item) {
-        let infra = clone_template(template, &infra_name, &namespace, &cluster_name, true);
+    if let Some((template, _)) = take(collected.infra_item) {
+        let infra = clone_template(template, &facts.infra_name, namespace, cluster_name, true);
         cluster_object["spec"]["infrastructureRef"] = reference_to(&infra);
         objects.push(infra);
     }
-    let machine = take(cp_machine_item).map(|template| {
-        let current_ref = current_cp.map_or(&Value::Null, |cp| {
-            &cp["spec"]["machineTemplate"]["infrastructureRef"]
-        });
-        let name = current
-            .reusable_template(current_ref, &template["spec"])
-            .unwrap_or_else(|| object_name(&cp_name, &content_seed(&template["spec"])));
-        clone_template(template, &name, &namespace, &cluster_name, false)
+    let current_machine_ref = current_machine_ref(facts);
+    let machine = take(collected.cp_machine_item).map(|(template, settled)| {
+        let name = settled
+            .unwrap_or_else(|| clone_name(current, current_machine_ref, cluster_name, &template["spec"]));
+        clone_template(template, &name, namespace, cluster_name, false)
     });
-    if let Some(template) = take(cp_item) {
+    if let Some((template, _)) = take(collected.cp_item) {
         let cp = control_plane::desired(&ControlPlaneInput {
             template: &template,
-            name: &cp_name,
-            namespace: &namespace,
-            cluster: &cluster_name,
-            version: cp_version,
-            rollout_after: rollout_after.as_deref(),
+            unpatched: blueprint
+                .template(class.spec.control_plane.r#ref.as_ref())
+                .unwrap_or(&Value::Null),
+            name: &facts.cp_name,
+            namespace,
+            cluster: cluster_name,
+            version: upgrade.control_plane_version.as_str(),
+            rollout_after: facts.rollout_after.as_deref(),
             class: &class.spec.control_plane,
             topology: &topology.control_plane,
             machine_infrastructure: machine.as_ref(),
@@ -298,29 +445,25 @@ pub fn plan(
                 (TOPOLOGY_OWNED_LABEL.to_owned(), json!("")),
             ]);
             objects.push(health_checks::desired(
-                &cp_name,
-                &namespace,
-                &cluster_name,
+                &facts.cp_name,
+                namespace,
+                cluster_name,
                 selector,
                 check,
             ));
         }
     }
-    for planned in &planned_deployments {
+    for planned in &collected.deployments {
         objects.extend(deployment_objects(
             planned,
             &mut take,
             current,
-            &namespace,
-            &cluster_name,
+            namespace,
+            cluster_name,
         ));
     }
-    for planned in &planned_pools {
-        objects.extend(pool_objects(planned, &mut take, &namespace, &cluster_name));
+    for planned in &collected.pools {
+        objects.extend(pool_objects(planned, &mut take, namespace, cluster_name));
     }
-    Ok(Plan {
-        cluster: cluster_object,
-        objects,
-        upgrade,
-    })
+    (cluster_object, objects)
 }

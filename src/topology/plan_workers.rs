@@ -13,9 +13,13 @@ use super::desired::machine_pools::{self, label_pool_object, MachinePoolInput};
 use super::desired::{
     clone_template, health_checks, merged_metadata, metadata_builtin, owned_labels, worker_annotations,
 };
-use super::names::{self, object_name};
+use super::template_names::{
+    clone_name, NameSlot, NamedScope, DEPLOYMENT_BOOTSTRAP, DEPLOYMENT_INFRASTRUCTURE,
+};
 use super::upgrade::WorkerDecision;
-use super::workers::{Resolved, ResolvedDeployment, ResolvedPool, WorkerClass, WorkerTopology};
+use super::workers::{
+    pool_object_names, Resolved, ResolvedDeployment, ResolvedPool, WorkerClass, WorkerTopology,
+};
 use crate::api::labels::{TOPOLOGY_DEPLOYMENT_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
 use crate::api::runtime::HolderReference;
 use crate::api::{ClusterVariable, LocalObjectTemplate};
@@ -101,6 +105,12 @@ impl WorkerScope<'_> {
             let (labels, annotations) =
                 merged_metadata(&[&worker.class.template().metadata, topology.metadata()], fixed);
             scope["metadata"] = metadata_builtin(labels, worker_annotations(annotations));
+            if let Some([bootstrap, infrastructure]) =
+                T::instantiated_names(worker.current, self.cluster_name, topology.name())
+            {
+                scope["bootstrap"] = json!({"configRef": {"name": bootstrap}});
+                scope["infrastructureRef"] = json!({"name": infrastructure});
+            }
             let variables = (self.scope)(merge(self.base, json!({ T::SCOPE: scope })), topology.overrides());
             let templates = worker.class.template();
             let role = T::role(topology.class());
@@ -137,31 +147,83 @@ impl WorkerScope<'_> {
     }
 }
 
+/// A patched template, taken (not copied) by the object built from it, with the name its clone
+/// was given while patching (see `template_names`), if any.
+pub(super) type Patched = (Value, Option<String>);
+
+/// Takes the patched template of a patch item.
+pub(super) type TakePatched<'t> = dyn FnMut(Option<usize>) -> Option<Patched> + 't;
+
+/// The object reference at `path` below the machine template spec of `worker`, or null.
+fn machine_reference<'v>(worker: Option<&'v Value>, path: &[&str]) -> &'v Value {
+    worker.map_or(&Value::Null, |object| {
+        path.iter()
+            .fold(&object["spec"]["template"]["spec"], |v, k| &v[*k])
+    })
+}
+
+/// The start of the names of a MachineDeployment's template clones, as Cluster API's:
+/// `{cluster}-{topology}`.
+fn template_prefix(cluster_name: &str, topology_name: &str) -> String {
+    format!("{cluster_name}-{topology_name}")
+}
+
+const BOOTSTRAP_REF: &[&str] = &["bootstrap", "configRef"];
+const INFRASTRUCTURE_REF: &[&str] = &["infrastructureRef"];
+
+impl Planned<ResolvedDeployment<'_>> {
+    /// The generated names of this MachineDeployment's template clones, for patches that read them.
+    pub(super) fn named_scope<'c>(&self, current: &'c Current, cluster_name: &str) -> NamedScope<'c> {
+        let md = &self.worker;
+        let prefix = template_prefix(cluster_name, &md.topology.name);
+        let mut slots = Vec::new();
+        for (item, path, reference) in [
+            (self.bootstrap, DEPLOYMENT_BOOTSTRAP, BOOTSTRAP_REF),
+            (self.infrastructure, DEPLOYMENT_INFRASTRUCTURE, INFRASTRUCTURE_REF),
+        ] {
+            if let Some(item) = item {
+                let reference = machine_reference(md.current, reference);
+                slots.push(NameSlot::new(item, path, prefix.clone(), reference, current));
+            }
+        }
+        NamedScope {
+            items: self.bootstrap.into_iter().chain(self.infrastructure).collect(),
+            slots,
+        }
+    }
+}
+
 /// A MachineDeployment's objects: its bootstrap and infrastructure template clones (reused while
 /// unchanged, renamed when their content changes), itself and its health check.
 pub(super) fn deployment_objects(
     planned: &Planned<ResolvedDeployment<'_>>,
-    take: &mut dyn FnMut(Option<usize>) -> Option<Value>,
+    take: &mut TakePatched<'_>,
     current: &Current,
     namespace: &str,
     cluster_name: &str,
 ) -> Vec<Value> {
     let md = &planned.worker;
+    let prefix = template_prefix(cluster_name, &md.topology.name);
     let mut clone = |index: Option<usize>, path: &[&str]| {
-        take(index).map(|template| {
-            let current_ref = md.current.map_or(&Value::Null, |object| {
-                path.iter()
-                    .fold(&object["spec"]["template"]["spec"], |v, k| &v[*k])
+        take(index).map(|(template, settled)| {
+            let name = settled.unwrap_or_else(|| {
+                clone_name(
+                    current,
+                    machine_reference(md.current, path),
+                    &prefix,
+                    &template["spec"],
+                )
             });
-            let name = current
-                .reusable_template(current_ref, &template["spec"])
-                .unwrap_or_else(|| object_name(&md.name, &content_seed(&template["spec"])));
-            clone_template(template, &name, namespace, cluster_name, false)
+            let mut clone = clone_template(template, &name, namespace, cluster_name, false);
+            if let Some(labels) = clone["metadata"]["labels"].as_object_mut() {
+                labels.insert(TOPOLOGY_DEPLOYMENT_NAME_LABEL.to_owned(), json!(md.topology.name));
+            }
+            clone
         })
     };
     let (Some(bootstrap), Some(infrastructure)) = (
-        clone(planned.bootstrap, &["bootstrap", "configRef"]),
-        clone(planned.infrastructure, &["infrastructureRef"]),
+        clone(planned.bootstrap, BOOTSTRAP_REF),
+        clone(planned.infrastructure, INFRASTRUCTURE_REF),
     ) else {
         return Vec::new();
     };
@@ -200,30 +262,23 @@ pub(super) fn deployment_objects(
 /// from the class's templates and kept under their current names (updated in place), then itself.
 pub(super) fn pool_objects(
     planned: &Planned<ResolvedPool<'_>>,
-    take: &mut dyn FnMut(Option<usize>) -> Option<Value>,
+    take: &mut TakePatched<'_>,
     namespace: &str,
     cluster_name: &str,
 ) -> Vec<Value> {
     let mp = &planned.worker;
-    let mut instantiate = |index: Option<usize>, path: &[&str], role: &str| {
-        take(index).map(|template| {
-            let current_name = mp.current.and_then(|object| {
-                path.iter()
-                    .fold(&object["spec"]["template"]["spec"], |v, k| &v[*k])["name"]
-                    .as_str()
-            });
-            let name = current_name.map_or_else(
-                || object_name(&format!("{cluster_name}-{}", mp.topology.name), role),
-                str::to_owned,
-            );
-            let mut object = clone_template(template, &name, namespace, cluster_name, true);
+    let [bootstrap_name, infrastructure_name] =
+        pool_object_names(mp.current, cluster_name, &mp.topology.name);
+    let mut instantiate = |index: Option<usize>, name: &str| {
+        take(index).map(|(template, _)| {
+            let mut object = clone_template(template, name, namespace, cluster_name, true);
             label_pool_object(&mut object, &mp.topology.name);
             object
         })
     };
     let (Some(bootstrap), Some(infrastructure)) = (
-        instantiate(planned.bootstrap, &["bootstrap", "configRef"], "bootstrap"),
-        instantiate(planned.infrastructure, &["infrastructureRef"], "infrastructure"),
+        instantiate(planned.bootstrap, &bootstrap_name),
+        instantiate(planned.infrastructure, &infrastructure_name),
     ) else {
         return Vec::new();
     };
@@ -238,9 +293,4 @@ pub(super) fn pool_objects(
         infrastructure: &infrastructure,
     });
     vec![bootstrap, infrastructure, object]
-}
-
-/// A stable digest of a template's content, so a changed template gets a new name.
-pub(super) fn content_seed(spec: &Value) -> String {
-    names::content_suffix(spec)
 }

@@ -46,6 +46,11 @@ pub trait WorkerTopology {
     fn current<'a>(current: &'a Current, topology_name: &str) -> Option<&'a Value>;
     /// The patch selector role of its templates.
     fn role(class: &str) -> Role;
+    /// The names of the bootstrap and infrastructure objects it instantiates from its class's
+    /// templates, known before patching; none when it clones templates instead (their names
+    /// follow their patched content).
+    fn instantiated_names(current: Option<&Value>, cluster: &str, topology_name: &str)
+        -> Option<[String; 2]>;
 }
 
 /// A worker class of either kind.
@@ -99,6 +104,9 @@ impl WorkerTopology for MachineDeploymentTopology {
             class: class.to_owned(),
         }
     }
+    fn instantiated_names(_: Option<&Value>, _: &str, _: &str) -> Option<[String; 2]> {
+        None
+    }
 }
 
 impl WorkerTopology for MachinePoolTopology {
@@ -118,6 +126,29 @@ impl WorkerTopology for MachinePoolTopology {
             class: class.to_owned(),
         }
     }
+    fn instantiated_names(
+        current: Option<&Value>,
+        cluster: &str,
+        topology_name: &str,
+    ) -> Option<[String; 2]> {
+        Some(pool_object_names(current, cluster, topology_name))
+    }
+}
+
+/// The names of a MachinePool's bootstrap config and infrastructure machine pool: those its
+/// current object references, else `{cluster}-{topology}-{suffix}` (kept for the pool's life).
+pub fn pool_object_names(current: Option<&Value>, cluster: &str, topology_name: &str) -> [String; 2] {
+    let machine = current.map_or(&Value::Null, |object| &object["spec"]["template"]["spec"]);
+    let prefix = format!("{cluster}-{topology_name}");
+    let name = |reference: &Value, role: &str| {
+        reference["name"]
+            .as_str()
+            .map_or_else(|| names::object_name(&prefix, role), str::to_owned)
+    };
+    [
+        name(&machine["bootstrap"]["configRef"], "bootstrap"),
+        name(&machine["infrastructureRef"], "infrastructure"),
+    ]
 }
 
 /// Both worker class types implement [`WorkerClass`] the same way (their fields share names).

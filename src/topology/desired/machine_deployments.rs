@@ -40,6 +40,7 @@ pub fn desired(input: &MachineDeploymentInput<'_>) -> Value {
     let mut selector = Map::new();
     for key in [
         crate::api::labels::CLUSTER_NAME_LABEL,
+        crate::api::labels::TOPOLOGY_OWNED_LABEL,
         TOPOLOGY_DEPLOYMENT_NAME_LABEL,
     ] {
         if let Some(value) = labels.get(key) {

@@ -66,9 +66,13 @@ pub fn worker_annotations(mut annotations: Map<String, Value>) -> Map<String, Va
     annotations
 }
 
-/// The clone of a template as stored: same apiVersion and kind (`template_kind_suffix` false) or the
-/// kind without `Template` and the template's `spec.template.spec` (true); labels of the Cluster;
-/// `cloned-from` annotations.
+/// The annotation `kubectl apply` leaves, never copied to a clone.
+const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// The clone of a template as stored: same apiVersion and kind (`instantiate` false) or the kind
+/// without `Template` and the template's `spec.template.spec` (true). Its labels and annotations
+/// are the template's own (`metadata`, or `spec.template.metadata` when instantiating) with the
+/// Cluster's labels and the `cloned-from` annotations on top, as Cluster API clones templates.
 pub fn clone_template(
     mut template: Value,
     name: &str,
@@ -76,17 +80,16 @@ pub fn clone_template(
     cluster: &str,
     instantiate: bool,
 ) -> Value {
-    let spec = if instantiate {
-        template["spec"]["template"]["spec"].take()
+    let (spec, metadata) = if instantiate {
+        let inner = &mut template["spec"]["template"];
+        (inner["spec"].take(), inner["metadata"].take())
     } else {
-        template["spec"].take()
+        (template["spec"].take(), template["metadata"].clone())
     };
-    let mut labels = Map::new();
-    if instantiate {
-        if let Value::Object(extra) = template["spec"]["template"]["metadata"]["labels"].take() {
-            labels.extend(extra);
-        }
-    }
+    let map_of = |value: &Value| value.as_object().cloned().unwrap_or_default();
+    let mut labels = map_of(&metadata["labels"]);
+    let mut annotations = map_of(&metadata["annotations"]);
+    annotations.remove(LAST_APPLIED_ANNOTATION);
     let api_version = template["apiVersion"].as_str().unwrap_or_default();
     let kind = template["kind"].as_str().unwrap_or_default();
     let out_kind = if instantiate {
@@ -97,6 +100,7 @@ pub fn clone_template(
     for (k, v) in owned_labels(cluster) {
         labels.insert(k, Value::String(v));
     }
+    annotations.extend(cloned_from(&template));
     let mut object = json!({
         "apiVersion": api_version,
         "kind": out_kind,
@@ -104,16 +108,35 @@ pub fn clone_template(
             "name": name,
             "namespace": namespace,
             "labels": Value::Object(labels),
-            "annotations": {
-                TEMPLATE_CLONED_FROM_GROUP_KIND_ANNOTATION: format!("{kind}.{}", group_of(api_version)),
-                TEMPLATE_CLONED_FROM_NAME_ANNOTATION: template["metadata"]["name"].as_str().unwrap_or_default(),
-            },
+            "annotations": Value::Object(annotations),
         },
     });
     if !spec.is_null() {
         object["spec"] = spec;
     }
     object
+}
+
+/// The `cloned-from` annotations of an object made from `template`: its group and kind, its name.
+pub fn cloned_from(template: &Value) -> [(String, Value); 2] {
+    let api_version = template["apiVersion"].as_str().unwrap_or_default();
+    let kind = template["kind"].as_str().unwrap_or_default();
+    let group = group_of(api_version);
+    let group_kind = if group.is_empty() {
+        kind.to_owned()
+    } else {
+        format!("{kind}.{group}")
+    };
+    [
+        (
+            TEMPLATE_CLONED_FROM_GROUP_KIND_ANNOTATION.to_owned(),
+            Value::String(group_kind),
+        ),
+        (
+            TEMPLATE_CLONED_FROM_NAME_ANNOTATION.to_owned(),
+            template["metadata"]["name"].clone(),
+        ),
+    ]
 }
 
 /// An object reference (`apiVersion`, `kind`, `name`, `namespace`) to `object`.
@@ -174,5 +197,25 @@ mod tests {
                     "cluster.x-k8s.io/cloned-from-name": "t"}},
             "spec": {"a": 1}})
         );
+    }
+
+    #[test]
+    fn clones_keep_the_templates_own_metadata_under_the_clusters() {
+        let template = json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerMachineTemplate",
+            "metadata": {"name": "t", "labels": {"team": "a", CLUSTER_NAME_LABEL: "other"},
+                "annotations": {"note": "x", LAST_APPLIED_ANNOTATION: "{}"}},
+            "spec": {"template": {"metadata": {"labels": {"inner": "y"}}, "spec": {}}}});
+        let clone = clone_template(template.clone(), "c-x", "ns", "c", false);
+        let metadata = &clone["metadata"];
+        assert_eq!(metadata["labels"]["team"], "a");
+        assert_eq!(metadata["labels"][CLUSTER_NAME_LABEL], "c");
+        assert_eq!(metadata["annotations"]["note"], "x");
+        assert_eq!(metadata["annotations"].get(LAST_APPLIED_ANNOTATION), None);
+        assert_eq!(clone["spec"]["template"]["metadata"]["labels"]["inner"], "y");
+        let object = clone_template(template, "c-y", "ns", "c", true);
+        assert_eq!(object["metadata"]["labels"]["inner"], "y");
+        assert_eq!(object["metadata"]["labels"].get("team"), None);
+        let core = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "m"}});
+        assert_eq!(cloned_from(&core)[0].1, "ConfigMap");
     }
 }
