@@ -556,21 +556,17 @@ impl Validator {
             return;
         }
 
-        // capi-topology patch: a node without rules needs no CEL value (converting the whole
-        // subtree at every node made one evaluation quadratic in the value's depth).
-        if !compiled.validations.is_empty() {
-            let cel_value = json_to_cel_with_compiled(value, compiled);
-            let cel_old = old_value.map(|o| json_to_cel_with_compiled(o, compiled));
-            self.evaluate_compiled_results(
-                &compiled.validations,
-                &cel_value,
-                cel_old.as_ref(),
-                &path,
-                errors,
-                base_ctx,
-                root_ctx,
-            );
-        }
+        let cel_value = json_to_cel_with_compiled(value, compiled);
+        let cel_old = old_value.map(|o| json_to_cel_with_compiled(o, compiled));
+        self.evaluate_compiled_results(
+            &compiled.validations,
+            &cel_value,
+            cel_old.as_ref(),
+            &path,
+            errors,
+            base_ctx,
+            root_ctx,
+        );
 
         if let Some(obj) = value.as_object() {
             for (prop_name, child_compiled) in &compiled.properties {
