@@ -1,20 +1,9 @@
 //! `capi-topology plan` end to end: golden outputs on the quickstart and its upgrade.
 
-use std::process::Command;
+#[path = "common/plan_cli.rs"]
+mod plan_cli;
 
-fn plan(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_capi-topology"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .arg("plan")
-        .args(args)
-        .output()
-        .expect("run capi-topology");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use plan_cli::plan;
 
 fn golden(name: &str) -> String {
     std::fs::read_to_string(format!(

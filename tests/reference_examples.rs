@@ -4,26 +4,15 @@
 //! `exp/topology/desiredstate` and `patches/variables`). Names v1.10.10 draws at random are
 //! compared by shape; ours are stable, so the whole plan is also kept as a golden file.
 
-use std::process::Command;
+#[path = "common/plan_cli.rs"]
+mod plan_cli;
+
+use plan_cli::plan;
 
 use serde_json::{json, Value};
 
 const CLASS: &str = "tests/fixtures/reference/clusterclass-quick-start.yaml";
 const CLUSTER: &str = "tests/fixtures/reference/cluster-with-topology.yaml";
-
-fn plan(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_capi-topology"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .arg("plan")
-        .args(args)
-        .output()
-        .expect("run capi-topology");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// The planned objects of the reference Cluster, its class given `extra_patches`.
 fn planned_objects(extra_patches: &[Value]) -> Vec<Value> {

@@ -91,7 +91,13 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
     let fixtures = fixtures();
     kubectl.accepts(&render(&quickstart_templates()))?;
     kubectl.accepts(&render(&[fixtures[0].clone()]))?;
-    let class = wait_variables_reconciled(kubectl, "proxy-class", "True")?;
+    let class = wait_condition(
+        kubectl,
+        "clusterclass",
+        "VariablesReconciled",
+        "proxy-class",
+        "True",
+    )?;
     let variables = &class["status"]["variables"];
     let proxy = variables
         .as_array()
@@ -160,8 +166,14 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
         json!("discover-variables.missing"),
     );
     kubectl.accepts(&render(&[orphan]))?;
-    let class = wait_variables_reconciled(kubectl, "orphan-class", "False")?;
-    let condition = variables_reconciled(&class);
+    let class = wait_condition(
+        kubectl,
+        "clusterclass",
+        "VariablesReconciled",
+        "orphan-class",
+        "False",
+    )?;
+    let condition = condition_of(&class, "VariablesReconciled");
     let message = condition["message"].as_str().unwrap_or_default();
     expect(
         condition["reason"] == "VariableDiscoveryFailed"
@@ -184,8 +196,14 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
     // A deleted ExtensionConfig's handlers are forgotten: its classes' variables are no longer
     // reconciled (they keep the variables listed).
     kubectl.ok(&["delete", "extensionconfig", CONFIG])?;
-    let class = wait_variables_reconciled(kubectl, "proxy-class", "False")?;
-    let condition = variables_reconciled(&class);
+    let class = wait_condition(
+        kubectl,
+        "clusterclass",
+        "VariablesReconciled",
+        "proxy-class",
+        "False",
+    )?;
+    let condition = condition_of(&class, "VariablesReconciled");
     expect(
         condition["message"]
             .as_str()
@@ -247,31 +265,6 @@ fn wait_discovered(kubectl: &Kubectl, name: &str) -> Result<Value, String> {
     )
 }
 
-/// The class's `VariablesReconciled` condition.
-fn variables_reconciled(class: &Value) -> Value {
-    class["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["type"] == "VariablesReconciled")
-        .cloned()
-        .unwrap_or(Value::Null)
-}
-
-/// Waits until ClusterClass `name` has `VariablesReconciled` `status`.
-fn wait_variables_reconciled(kubectl: &Kubectl, name: &str, status: &str) -> Result<Value, String> {
-    poll(
-        &format!("ClusterClass {name}'s VariablesReconciled {status}"),
-        CONVERGED,
-        || {
-            let class = kubectl.get_json("clusterclass", "default", name)?;
-            (variables_reconciled(&class)["status"] == status)
-                .then(|| class.clone())
-                .ok_or_else(|| format!("status {}", class["status"]))
-        },
-    )
-}
-
 /// `Ok` when `holds`, else the failure `what` describes.
 fn expect(holds: bool, what: String) -> Result<(), String> {
     if holds {
@@ -296,7 +289,7 @@ fn patched_then_isolated(env: &mut Env, extension: Extension) -> Result<(), Stri
     let url = format!("https://{}", extension.addr);
     let ca_bundle = base64::engine::general_purpose::STANDARD.encode(&extension.ca_pem);
     kubectl.accepts(&extension_config(CONFIG, &url, Some(&ca_bundle), None).to_string())?;
-    let cluster = wait_topology(kubectl, "proxy-dev", "True")?;
+    let cluster = wait_condition(kubectl, "cluster", "TopologyReconciled", "proxy-dev", "True")?;
     let infrastructure = kubectl.get_json(
         "dockercluster",
         "default",
@@ -334,7 +327,7 @@ fn patched_then_isolated(env: &mut Env, extension: Extension) -> Result<(), Stri
     )]))?;
     crate::class_status::wait_reconciled(kubectl, "default", "quick-start")?;
     kubectl.accepts(&render(&[quickstart_object("10-cluster-dev.yaml", "Cluster")]))?;
-    wait_topology(kubectl, "dev", "True")?;
+    wait_condition(kubectl, "cluster", "TopologyReconciled", "dev", "True")?;
 
     // The extension goes away; proxy-dev's topology must change (a new image repository).
     drop(extension);
@@ -355,7 +348,13 @@ fn patched_then_isolated(env: &mut Env, extension: Extension) -> Result<(), Stri
         "-p",
         &change,
     ])?;
-    let blocked = condition(&wait_topology(kubectl, "proxy-dev", "False")?);
+    let blocked = condition(&wait_condition(
+        kubectl,
+        "cluster",
+        "TopologyReconciled",
+        "proxy-dev",
+        "False",
+    )?);
     let message = blocked["message"].as_str().unwrap_or_default().to_owned();
     expect(
         blocked["reason"] == "ExternalPatchFailed" && message.contains(&format!("generate-patches.{CONFIG}")),
@@ -432,16 +431,33 @@ fn patched_then_isolated(env: &mut Env, extension: Extension) -> Result<(), Stri
     recovered
 }
 
-/// Waits until Cluster `name`'s `TopologyReconciled` is `status`.
-fn wait_topology(kubectl: &Kubectl, name: &str, status: &str) -> Result<Value, String> {
+/// The condition `type_` of `object`'s status, or null.
+fn condition_of(object: &Value, type_: &str) -> Value {
+    object["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == type_)
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// Waits until the `resource` `name` in `default` has condition `type_` at `status`.
+fn wait_condition(
+    kubectl: &Kubectl,
+    resource: &str,
+    type_: &str,
+    name: &str,
+    status: &str,
+) -> Result<Value, String> {
     poll(
-        &format!("Cluster {name}'s TopologyReconciled {status}"),
+        &format!("{resource} {name}'s {type_} {status}"),
         TOPOLOGY_CONVERGED,
         || {
-            let cluster = kubectl.get_json("cluster", "default", name)?;
-            (condition(&cluster)["status"] == status)
-                .then(|| cluster.clone())
-                .ok_or_else(|| format!("TopologyReconciled {}", condition(&cluster)))
+            let object = kubectl.get_json(resource, "default", name)?;
+            (condition_of(&object, type_)["status"] == status)
+                .then(|| object.clone())
+                .ok_or_else(|| format!("{type_} {}", condition_of(&object, type_)))
         },
     )
 }
