@@ -162,6 +162,75 @@ async fn the_answers_have_the_runtime_sdk_shape() {
         .starts_with("error unmarshalling request"));
 }
 
+/// Seed 003's example offline: the quick-start templates, the class with `http-proxy` defined
+/// inline and by the extension, the Cluster setting one value per definition, and an
+/// ExtensionConfig pointing at the Runtime SDK extension: `plan` discovers the variables, admits
+/// the Cluster and patches its topology as the controllers do on a real API server
+/// (`tests/e2e/runtime_extensions.rs`).
+#[test]
+fn seed_003_example_plans_offline_against_the_extension() {
+    let extension = Extension::start();
+    let dir = std::env::temp_dir().join(format!("capi-topology-seed-003-plan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::copy(
+        root.join("examples/quickstart/00-clusterclass.yaml"),
+        dir.join("00-templates.yaml"),
+    )
+    .unwrap();
+    std::fs::copy(
+        root.join("tests/e2e/fixtures/runtime-extensions.yaml"),
+        dir.join("10-seed-003.yaml"),
+    )
+    .unwrap();
+    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(&extension.ca_pem);
+    let config = format!(
+        "apiVersion: runtime.cluster.x-k8s.io/v1alpha1\nkind: ExtensionConfig\nmetadata: {{name: k8s-upgrade-with-runtimesdk}}\n\
+         spec:\n  clientConfig:\n    url: https://{}\n    caBundle: {ca_bundle}\n",
+        extension.addr
+    );
+    std::fs::write(dir.join("05-extension.yaml"), config).unwrap();
+    let planned = Command::new(env!("CARGO_BIN_EXE_capi-topology"))
+        .args(["plan", "-o", "json", "-f"])
+        .arg(&dir)
+        .output()
+        .expect("capi-topology plan runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    let stderr = String::from_utf8_lossy(&planned.stderr);
+    assert!(planned.status.success(), "{stderr}");
+    let list: Value = serde_json::from_slice(&planned.stdout).unwrap();
+    let items = list["items"].as_array().unwrap();
+    let of_kind = |kind: &str| {
+        items
+            .iter()
+            .find(|o| o["kind"] == kind)
+            .unwrap_or_else(|| panic!("no {kind}"))
+    };
+    let variables = &of_kind("Cluster")["spec"]["topology"]["variables"];
+    assert!(
+        variables
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v["name"] == "lbImageRepository" && v["value"] == "kindest"),
+        "the discovered variable is defaulted: {variables}"
+    );
+    assert_eq!(
+        of_kind("DockerCluster")["spec"]["loadBalancer"]["imageRepository"],
+        "kindest"
+    );
+    let files = &of_kind("KubeadmControlPlane")["spec"]["kubeadmConfigSpec"]["files"];
+    assert!(
+        files
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|f| f["path"] == PROXY_DROP_IN
+                && f["content"] == "[Service]\nEnvironment=\"HTTP_PROXY=http://proxy.example2.com:1234\"\n"),
+        "the extension's drop-in from the object-valued http-proxy: {files}"
+    );
+}
+
 /// `plan` discovers the files' ExtensionConfig and calls its handlers as the controller would:
 /// the class's variables come from its DiscoverVariables hook, and the DockerCluster gets the
 /// image repository the extension sets from a Cluster variable; with the extension gone, the
