@@ -87,9 +87,10 @@ pub fn validate_request(
     }
 }
 
-/// Applies the patches of `response`, in order, to the items of the request it answers. A patch
-/// is applied to the whole template but only its `spec` is kept, as Cluster API keeps it; a patch
-/// that leaves no `spec` or no `spec.template.spec` is an error.
+/// Applies the patches of `response`, in order, to the items of the request it answers. Only
+/// `spec.template.spec` may change (Cluster API keeps nothing else of a patched template, so a
+/// change elsewhere would be lost without a word): a patch that changes another field, or leaves
+/// no `spec` or no `spec.template.spec`, is an error naming the template and the field.
 pub fn apply_response(items: &mut [PatchItem], response: &GeneratePatchesResponse) -> Result<(), String> {
     for patch in &response.items {
         let item = (0..items.len())
@@ -118,7 +119,7 @@ pub fn apply_response(items: &mut [PatchItem], response: &GeneratePatchesRespons
                 json_patch::merge(&mut patched, &document);
             }
         }
-        let missing = |field: &str| {
+        let template = {
             let text = |pointer: &str| {
                 item.object
                     .pointer(pointer)
@@ -126,18 +127,25 @@ pub fn apply_response(items: &mut [PatchItem], response: &GeneratePatchesRespons
                     .unwrap_or_default()
             };
             format!(
-                "failed to apply patch to template: missing field {field:?} in {} {}/{}",
+                "{} {}/{}",
                 text("/kind"),
                 text("/metadata/namespace"),
                 text("/metadata/name")
             )
         };
+        let missing =
+            |field: &str| format!("failed to apply patch to template: missing field {field:?} in {template}");
         let spec = patched.get_mut("spec").map(Value::take);
         let spec = match spec {
             Some(spec) if spec.pointer("/template/spec").is_some() => spec,
             Some(_) => return Err(missing("spec.template.spec")),
             None => return Err(missing("spec")),
         };
+        if let Some(field) = change_outside_template_spec(&item.object, &patched, &spec) {
+            return Err(format!(
+                "failed to apply patch to template: only spec.template.spec may change, not {field:?}, in {template}"
+            ));
+        }
         let message = missing("spec");
         item.object
             .as_object_mut()
@@ -145,6 +153,33 @@ pub fn apply_response(items: &mut [PatchItem], response: &GeneratePatchesRespons
             .insert("spec".to_owned(), spec);
     }
     Ok(())
+}
+
+/// The first field of `before` that a patch changed outside `spec.template.spec` (`patched` is
+/// the patched template without its `spec`, which is `spec`), as a dotted path; `None` when there
+/// is none.
+fn change_outside_template_spec(before: &Value, patched: &Value, spec: &Value) -> Option<String> {
+    let differs = |prefix: &str, old: &Value, new: &Value, skip: &str| {
+        let (old, new) = (old.as_object(), new.as_object());
+        let keys = old
+            .into_iter()
+            .chain(new)
+            .flat_map(|map| map.keys())
+            .filter(|key| key.as_str() != skip);
+        keys.into_iter()
+            .find(|key| old.and_then(|m| m.get(*key)) != new.and_then(|m| m.get(*key)))
+            .map(|key| format!("{prefix}{key}"))
+    };
+    differs("", before, patched, "spec")
+        .or_else(|| differs("spec.", &before["spec"], spec, "template"))
+        .or_else(|| {
+            differs(
+                "spec.template.",
+                &before["spec"]["template"],
+                &spec["template"],
+                "spec",
+            )
+        })
 }
 
 /// The uid of the request item at `index`: stable, so that a plan does not depend on chance.
@@ -286,10 +321,9 @@ mod tests {
     }
 
     #[test]
-    fn answers_change_the_spec_only() {
+    fn answers_change_the_template_spec_only() {
         let mut items = items();
-        let patch = json!([{"op": "add", "path": "/spec/template/spec/image", "value": "x"},
-                           {"op": "add", "path": "/metadata/labels", "value": {"a": "b"}}]);
+        let patch = json!([{"op": "add", "path": "/spec/template/spec/image", "value": "x"}]);
         apply_response(&mut items, &response(PatchType::JsonPatch, patch)).unwrap();
         let merge = json!({"spec": {"template": {"spec": {"size": 2}}}});
         apply_response(&mut items, &response(PatchType::JsonMergePatch, merge)).unwrap();
@@ -297,11 +331,39 @@ mod tests {
             items[1].object["spec"]["template"]["spec"],
             json!({"image": "x", "size": 2})
         );
-        assert!(
-            items[1].object["metadata"].get("labels").is_none(),
-            "only the spec is kept"
-        );
         assert_eq!(items[0].object["spec"]["template"]["spec"], json!({}));
+        let before = items.clone();
+        for (patch, field) in [
+            (
+                json!([{"op": "add", "path": "/metadata/labels", "value": {"a": "b"}}]),
+                "metadata",
+            ),
+            (
+                json!([{"op": "add", "path": "/spec/replicas", "value": 3}]),
+                "spec.replicas",
+            ),
+            (
+                json!({"spec": {"template": {"metadata": {"labels": {"a": "b"}}}}}),
+                "spec.template.metadata",
+            ),
+        ] {
+            let patch_type = if patch.is_array() {
+                PatchType::JsonPatch
+            } else {
+                PatchType::JsonMergePatch
+            };
+            let err = apply_response(&mut items, &response(patch_type, patch)).unwrap_err();
+            assert_eq!(
+                err,
+                format!(
+                    "failed to apply patch to template: only spec.template.spec may change, not {field:?}, in ControlPlaneTemplate ns/t"
+                )
+            );
+            assert_eq!(
+                items[1].object, before[1].object,
+                "a refused answer changes nothing"
+            );
+        }
     }
 
     #[test]
