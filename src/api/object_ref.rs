@@ -1,9 +1,27 @@
 //! Reading `corev1.ObjectReference`s: the API group and version inside `apiVersion`, and the
-//! group/kind pair Cluster API compares references by.
+//! group/kind pair Cluster API compares references by; how messages name an object.
 
 use std::fmt;
 
+use serde_json::Value;
+
 use super::common::ObjectReference;
+
+/// `Kind namespace/name` of an object, as messages and events name it (empty parts stay empty).
+pub fn describe(object: &Value) -> String {
+    let text = |pointer: &str| {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    format!(
+        "{} {}/{}",
+        text("/kind"),
+        text("/metadata/namespace"),
+        text("/metadata/name")
+    )
+}
 
 /// The API group of an `apiVersion`: `cluster.x-k8s.io/v1beta1` -> `cluster.x-k8s.io`, and the
 /// core group `""` for `v1`.

@@ -19,6 +19,7 @@ use tokio::sync::broadcast;
 
 use super::backoff::Backoff;
 use super::sync::{Outcome, Syncer};
+use crate::api::describe;
 use crate::api::labels::PAUSED_ANNOTATION;
 use crate::clock::now_rfc3339;
 use crate::contract::cluster_status::{reconcile_cluster_status, ClusterUpdate, Observed};
@@ -423,21 +424,6 @@ fn with_finalizer(object: &Value) -> Vec<Value> {
         .unwrap_or_default();
     list.push(json!(CLUSTER_FINALIZER));
     list
-}
-
-fn describe(object: &Value) -> String {
-    let text = |pointer: &str| {
-        object
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    };
-    format!(
-        "{} {}/{}",
-        text("/kind"),
-        text("/metadata/namespace"),
-        text("/metadata/name")
-    )
 }
 
 async fn publish(ctx: &Context, cluster: &DynamicObject, type_: EventType, reason: &str, note: &str) {

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::backoff::Backoff;
 use super::sync::{Outcome, Syncer};
+use crate::api::describe;
 use crate::api::labels::PAUSED_ANNOTATION;
 use crate::api::Cluster;
 use crate::clock::now_rfc3339;
@@ -289,14 +290,6 @@ fn verb(exists: bool) -> &'static str {
     } else {
         "Created"
     }
-}
-
-fn describe(object: &Value) -> String {
-    format!(
-        "{} {}",
-        object["kind"].as_str().unwrap_or_default(),
-        name_of(object)
-    )
 }
 
 fn name_of(object: &Value) -> String {

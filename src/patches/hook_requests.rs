@@ -12,7 +12,7 @@ use crate::api::runtime::{
     GeneratePatchesRequest, GeneratePatchesRequestItem, GeneratePatchesResponse, PatchType,
     ValidateTopologyRequest, ValidateTopologyRequestItem, Variable,
 };
-use crate::api::{ClusterClassStatus, ClusterVariable};
+use crate::api::{describe, ClusterClassStatus, ClusterVariable};
 
 /// The name of the builtin variable, which no Cluster value may shadow.
 const BUILTIN: &str = "builtin";
@@ -119,20 +119,7 @@ pub fn apply_response(items: &mut [PatchItem], response: &GeneratePatchesRespons
                 json_patch::merge(&mut patched, &document);
             }
         }
-        let template = {
-            let text = |pointer: &str| {
-                item.object
-                    .pointer(pointer)
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-            };
-            format!(
-                "{} {}/{}",
-                text("/kind"),
-                text("/metadata/namespace"),
-                text("/metadata/name")
-            )
-        };
+        let template = describe(&item.object);
         let missing =
             |field: &str| format!("failed to apply patch to template: missing field {field:?} in {template}");
         let spec = patched.get_mut("spec").map(Value::take);

@@ -2,6 +2,8 @@
 
 use serde_json::Value;
 
+use crate::api::describe;
+
 /// One field that differs: its path, the current and the desired value (null when absent).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldChange {
@@ -26,16 +28,6 @@ pub enum Change {
 
 /// Most nesting levels compared; deeper differences are reported whole.
 const MAX_DEPTH: usize = 64;
-
-/// `Kind namespace/name` of an object.
-pub fn describe(object: &Value) -> String {
-    format!(
-        "{} {}/{}",
-        object["kind"].as_str().unwrap_or_default(),
-        object["metadata"]["namespace"].as_str().unwrap_or_default(),
-        object["metadata"]["name"].as_str().unwrap_or_default()
-    )
-}
 
 /// Compares `desired` with `current` by kind and name; only the fields the topology owns
 /// (labels, annotations, spec) are compared. Unchanged objects are left out.
