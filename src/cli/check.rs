@@ -54,9 +54,13 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     let objects = read.objects;
     // Classes take the variables their external patches' extensions declare, as the ClusterClass
     // controller would list them, when the files register those extensions.
-    let all: Vec<_> = objects.iter().map(|o| o.object.clone()).collect();
-    let discovers = all.iter().any(|o| o["kind"] == "ExtensionConfig");
-    let extensions = runtime_extensions(&all);
+    let registering: Vec<_> = objects
+        .iter()
+        .filter(|o| matches!(o.object["kind"].as_str(), Some("ExtensionConfig" | "Namespace")))
+        .map(|o| o.object.clone())
+        .collect();
+    let discovers = registering.iter().any(|o| o["kind"] == "ExtensionConfig");
+    let extensions = runtime_extensions(&registering);
     let mut store = MemoryStore::default();
     let now = now_rfc3339();
     let mut results = Vec::with_capacity(objects.len());
