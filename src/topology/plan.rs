@@ -350,6 +350,13 @@ fn patch_items(
         status: blueprint.class.status.as_ref(),
     };
     let namespace = facts.namespace.as_str();
+    // Only external patches see the names of existing clones without settling them; a class
+    // with neither kind of reader is patched once, its variables left as they are.
+    let external_patches = blueprint.class.spec.patches.iter().any(|p| p.external.is_some());
+    if !blueprint.reads_generated_names && !external_patches {
+        apply_patches(blueprint, &mut collected.items, &inputs, namespace, external)?;
+        return Ok(Vec::new());
+    }
     let mut scopes: Vec<NamedScope<'_>> = Vec::new();
     if let Some(machine_item) = collected.cp_machine_item {
         scopes.push(NamedScope {
