@@ -7,4 +7,7 @@
 // Objects are read from an in-memory reader that hands out deep copies, as controller-runtime's
 // informer cache does (the fake client would add a JSON round trip per read that the real
 // webhook does not pay).
+//
+// cmd/serve serves the same handlers over HTTPS, reading ClusterClasses and Clusters from a
+// directory of manifests (LoadObjects, shared with the tests), for benches/compare-tls.sh.
 package reference

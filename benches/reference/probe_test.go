@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -43,15 +42,10 @@ func TestProbe(t *testing.T) {
 	for _, from := range fx.From {
 		raw, err := os.ReadFile(filepath.Join(filepath.Dir(path), from))
 		must(t, err)
-		for _, doc := range strings.Split(string(raw), "\n---") {
-			if strings.TrimSpace(doc) == "" {
-				continue
-			}
-			object, err := yaml.YAMLToJSON([]byte(doc))
-			must(t, err)
-			if string(object) != "null" {
-				fx.Objects = append(fx.Objects, object)
-			}
+		documents, err := Documents(raw)
+		must(t, err)
+		for _, object := range documents {
+			fx.Objects = append(fx.Objects, object)
 		}
 	}
 	var classes []*clusterv1.ClusterClass
