@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Runs the admission benchmarks of capi-topology (criterion, benches/admission.rs) and the same
 # workloads through Cluster API v1.10.10's webhook handlers (Go, benches/reference/), one after
-# the other, and prints both medians and their ratio. Run by hand, never by CI: it builds the
-# reference (Go 1.23 or later; modules from the Go module proxy, cached with the e2e build cache).
+# the other, and prints both medians and their ratio; then both servers over TLS under wrk
+# (benches/compare-tls.sh). Run by hand, never by CI: it builds the reference (Go 1.23 or later;
+# modules from the Go module proxy, cached with the e2e build cache).
 #   usage: bash benches/compare.sh [seconds of measurement per benchmark, default 8]
+#                                  [seconds per wrk run over TLS, default 5; 0 skips those runs]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-8}"
+tls_seconds="${2:-5}"
 cache="${CAPI_TOPOLOGY_E2E_CACHE:-$HOME/.cache/capi-topology-e2e}"
 export GOFLAGS=-trimpath GOCACHE="$cache/gocache" GOMODCACHE="$cache/gomodcache" GOTOOLCHAIN=local
 command -v go >/dev/null || { echo "go is required for the reference benchmark" >&2; exit 1; }
@@ -35,3 +38,9 @@ done <<'PAIRS'
 cluster_create_mutate_validate_20_vars_5_mds BenchmarkClusterCreateMutateValidate20Vars5MDs
 clusterclass_update_1000_clusters BenchmarkClusterClassUpdate1000Clusters
 PAIRS
+
+if [[ "$tls_seconds" != 0 ]]; then
+  echo
+  echo "Over TLS (benches/compare-tls.sh $tls_seconds):"
+  bash benches/compare-tls.sh "$tls_seconds"
+fi
