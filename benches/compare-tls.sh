@@ -102,7 +102,7 @@ measure() {
     /^non-200 answers/ { status = $3 }
     /Socket errors/ { gsub(/,/, ""); socket = $4 + $6 + $8 + $10 }
     END { if (rps == "") { print "wrk printed no figures" > "/dev/stderr"; exit 1 }
-          printf "%s %s %s %.1f %d/%d\n", rps, p50, p99, rss / 1024, status, socket }' "$work/wrk.txt" > "$work/result"
+          printf "%.0f %s %s %.1f %d/%d\n", rps, p50, p99, rss / 1024, status, socket }' "$work/wrk.txt" > "$work/result"
 }
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -118,7 +118,7 @@ for mode in keep-alive fresh; do
     printf '| %s | %d | %s | %s | %s | %s MiB | %s | %s | %s | %s | %s MiB | %s | %sx |\n' \
       "$mode" "$connections" "$a_rps" "$a_p50" "$a_p99" "$a_rss" "$a_err" \
       "$b_rps" "$b_p50" "$b_p99" "$b_rss" "$b_err" \
-      "$(awk -v a="$a_rps" -v b="$b_rps" 'BEGIN { printf "%.1f", b > 0 ? a / b : 0 }')"
+      "$(awk -v a="$a_rps" -v b="$b_rps" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }')"
   done
 done
 echo
