@@ -41,11 +41,12 @@ start() {
     ours) "$ours_bin" serve --objects examples/quickstart/ --cert-dir "$work/certs" \
             --bind-address "127.0.0.1:$port" --metrics-addr "127.0.0.1:$metrics" --log-level warn & ;;
     reference) "$work/reference-serve" --objects examples/quickstart/ --cert-dir "$work/certs" \
-                 --host 127.0.0.1 --port "$port" 2>/dev/null & ;;
+                 --host 127.0.0.1 --port "$port" 2>"$work/reference.log" & ;;
   esac
   server_pid=$!
   for _ in $(seq 100); do
-    kill -0 "$server_pid" 2>/dev/null || { echo "the $1 server exited at start-up" >&2; exit 1; }
+    kill -0 "$server_pid" 2>/dev/null ||
+      { echo "the $1 server exited at start-up" >&2; [[ $1 == reference ]] && cat "$work/reference.log" >&2; exit 1; }
     [[ $(curl -s --max-time 2 -o /dev/null -w '%{http_code}' --cacert "$work/certs/ca.crt" "https://localhost:$port/") != 000 ]] && return
     sleep 0.1
   done
