@@ -11,6 +11,7 @@ use crate::patches::hook_requests::{
     apply_response, defined_by, generate_request, validate_request, HookInputs,
 };
 use crate::patches::inline::{ItemCache, PatchItem};
+use crate::patches::kept::Unpatched;
 use crate::patches::template::ExecOptions;
 
 /// Applies the class's patches to `items` (templates of a Cluster in `namespace`), then validates
@@ -27,6 +28,13 @@ pub(super) fn apply_patches(
     // What each inline patch reads of an item (kinds, converted variables), computed once: an
     // external patch changes only templates' specs, never their kinds or variables.
     let caches = ItemCache::of_items(items);
+    // What Cluster API keeps of a patched template: `spec` after each patch, and in the end
+    // only `spec.template.spec` (external answers changing more are refused when applied).
+    let unpatched: Vec<Unpatched> = if class.spec.patches.is_empty() {
+        Vec::new()
+    } else {
+        items.iter().map(|item| Unpatched::of(&item.object)).collect()
+    };
     for patch in &class.spec.patches {
         let error = |reason: String| TopologyError::External {
             patch: patch.name.clone(),
@@ -44,7 +52,13 @@ pub(super) fn apply_patches(
             apply_response(items, &response).map_err(error)?;
         } else if let Some(compiled) = blueprint.patches.iter().find(|p| p.name() == patch.name) {
             compiled.apply_cached(items, &caches, &options)?;
+            for (item, unpatched) in items.iter_mut().zip(&unpatched) {
+                unpatched.keep_spec(&mut item.object);
+            }
         }
+    }
+    for (item, unpatched) in items.iter_mut().zip(&unpatched) {
+        unpatched.keep_template_spec(&mut item.object);
     }
     // The validation request carries the variables as the last patch was given them: Cluster
     // API builds it from the GeneratePatches request it filled patch by patch.
