@@ -31,7 +31,7 @@ func (r registrar) GetConfig() *rest.Config          { return &rest.Config{} }
 func (r registrar) GetWebhookServer() webhook.Server { return r.server }
 
 // NewServer returns the reference's webhook server with the Cluster and ClusterClass webhooks
-// registered as its main.go registers them (ClusterTopology enabled), reading `classes` and
+// registered as its main.go registers them (ClusterTopology and RuntimeSDK enabled), reading `classes` and
 // `clusters` from memory. The server is not started: its mux serves requests in process, and
 // Start serves them over TLS.
 func NewServer(options webhook.Options, classes []*clusterv1.ClusterClass, clusters []*clusterv1.Cluster) (webhook.Server, error) {
@@ -42,7 +42,8 @@ func NewServer(options webhook.Options, classes []*clusterv1.ClusterClass, clust
 // ClusterResourceSet and ClusterResourceSetBinding webhooks registered as well.
 func NewServerReading(options webhook.Options, reader client.Reader) (webhook.Server, error) {
 	ctrllog.SetLogger(logr.Discard())
-	if err := feature.MutableGates.Set("ClusterTopology=true"); err != nil {
+	// RuntimeSDK as capi-topology, which always serves external patches.
+	if err := feature.MutableGates.Set("ClusterTopology=true,RuntimeSDK=true"); err != nil {
 		return nil, err
 	}
 	scheme, err := Scheme()
