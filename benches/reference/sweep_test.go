@@ -30,7 +30,7 @@ const (
 // beside the fixture's `expect`, and ends with a summary line. Fixtures listed in README.md's
 // "Not applicable" table are run and printed but counted apart, with their reason. Skipped
 // unless SWEEP is set; SWEEP=1 runs every fixture, any other value only the fixtures whose path
-// contains it:
+// contains it; SWEEP_FIXTURES names another fixture directory (an older tree's, to compare):
 //
 //	SWEEP=1 go test -run TestSweep -v .
 func TestSweep(t *testing.T) {
@@ -40,8 +40,12 @@ func TestSweep(t *testing.T) {
 	}
 	exempt, err := notApplicableTable("README.md")
 	must(t, err)
+	root := os.Getenv("SWEEP_FIXTURES")
+	if root == "" {
+		root = admissionFixtures
+	}
 	var paths []string
-	must(t, filepath.WalkDir(admissionFixtures, func(path string, entry os.DirEntry, err error) error {
+	must(t, filepath.WalkDir(root, func(path string, entry os.DirEntry, err error) error {
 		if err == nil && !entry.IsDir() && strings.HasSuffix(path, ".yaml") {
 			paths = append(paths, path)
 		}
@@ -50,7 +54,7 @@ func TestSweep(t *testing.T) {
 	sort.Strings(paths)
 	counts := map[string]int{}
 	for _, path := range paths {
-		name, _ := filepath.Rel(admissionFixtures, path)
+		name, _ := filepath.Rel(root, path)
 		if filter != "1" && !strings.Contains(name, filter) {
 			continue
 		}
