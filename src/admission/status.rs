@@ -38,11 +38,7 @@ pub fn invalid(kind: Kind, name: &str, errors: &FieldErrors) -> Status {
 /// names the kind where the API server would name the resource).
 pub fn forbidden(kind: Kind, name: &str, reason: &str) -> Status {
     let name = &shown_name(name);
-    let message = format!(
-        "{}.{} {name:?} is forbidden: {reason}",
-        kind.name(),
-        kind.group()
-    );
+    let message = format!("{}.{} {name:?} is forbidden: {reason}", kind.name(), kind.group());
     Status::failure(&message, "Forbidden")
         .with_code(403)
         .with_details(StatusDetails {

@@ -19,7 +19,9 @@ impl Unpatched {
         };
         for (key, value) in fields {
             let copy = if key == "spec" {
-                without(value, "template", |template| Some(without(template, "spec", |_| None)))
+                without(value, "template", |template| {
+                    Some(without(template, "spec", |_| None))
+                })
             } else {
                 value.clone()
             };

@@ -82,7 +82,12 @@ impl CompiledVariables {
     fn unusable_error(&self, path: &FieldPath) -> Option<FieldErrors> {
         self.unusable.as_ref().map(|(shown, reason)| {
             let detail = format!("variable definitions in the ClusterClass not valid: {reason}");
-            let error = FieldError::new(ErrorType::TypeInvalid, path, Some(Value::from(shown.as_str())), detail);
+            let error = FieldError::new(
+                ErrorType::TypeInvalid,
+                path,
+                Some(Value::from(shown.as_str())),
+                detail,
+            );
             FieldErrors::from(error)
         })
     }
@@ -498,13 +503,21 @@ mod tests {
             messages(compiled.validate_cluster_variables(&values("[]"), None, &path())),
             [expected]
         );
-        let overrides = FieldPath::new("spec").children(&["topology", "controlPlane", "variables", "overrides"]);
+        let overrides =
+            FieldPath::new("spec").children(&["topology", "controlPlane", "variables", "overrides"]);
         let errors = compiled.validate_override_variables(&values("[{name: c, value: x}]"), None, &overrides);
-        assert_eq!(errors.iter().next().map(|e| e.kind.cause_type()), Some("FieldValueTypeInvalid"));
-        let one = CompiledVariables::compile(&serde_yaml_ng::from_str::<Vec<_>>("[{name: a, definitions: []}]").unwrap());
+        assert_eq!(
+            errors.iter().next().map(|e| e.kind.cause_type()),
+            Some("FieldValueTypeInvalid")
+        );
+        let one = CompiledVariables::compile(
+            &serde_yaml_ng::from_str::<Vec<_>>("[{name: a, definitions: []}]").unwrap(),
+        );
         assert_eq!(
             messages(one.validate_cluster_variables(&[], None, &path())),
-            [r#"spec.topology.variables: Invalid value: "[Name: a]": variable definitions in the ClusterClass not valid: variable "a" has no definitions"#]
+            [
+                r#"spec.topology.variables: Invalid value: "[Name: a]": variable definitions in the ClusterClass not valid: variable "a" has no definitions"#
+            ]
         );
     }
 
