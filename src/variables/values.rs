@@ -159,6 +159,16 @@ impl CompiledVariables {
         if let Some(unusable) = self.unusable_error(path) {
             return Err(unusable);
         }
+        // A list setting a variable twice is not defaulted, as Cluster API's defaulting refuses it.
+        let mut seen: HashSet<(&str, &str)> = HashSet::with_capacity(values.len());
+        let repeated: FieldErrors = values
+            .iter()
+            .filter(|value| !seen.insert((value.name.as_str(), value.definition_from.as_str())))
+            .map(|value| repeated_error(value, path))
+            .collect();
+        if !repeated.is_empty() {
+            return Err(repeated);
+        }
         for value in &mut values {
             if let Some(Ok((schema, _))) = self.definition_for(value).map(|d| &d.compiled) {
                 apply_defaults(schema, &mut value.value);
@@ -245,15 +255,7 @@ impl CompiledVariables {
                 *with_from = true;
             }
             if repeated {
-                let detail = if value.definition_from.is_empty() {
-                    format!("variable {:?} is set more than once", value.name)
-                } else {
-                    format!(
-                        "variable {:?} from {:?} is set more than once",
-                        value.name, value.definition_from
-                    )
-                };
-                errors.push(FieldError::invalid(&value_path, raw(), detail));
+                errors.push(repeated_error(value, path));
                 continue;
             }
             if mixed {
@@ -377,6 +379,19 @@ impl<'a> Presence<'a> {
             Some(from) => self.sources.contains(&(name, from)),
         }
     }
+}
+
+/// The error for a value set again (same name and `definitionFrom`) in one list.
+fn repeated_error(value: &ClusterVariable, path: &FieldPath) -> FieldError {
+    let detail = if value.definition_from.is_empty() {
+        format!("variable {:?} is set more than once", value.name)
+    } else {
+        format!(
+            "variable {:?} from {:?} is set more than once",
+            value.name, value.definition_from
+        )
+    };
+    FieldError::invalid(&path.key(&value.name), to_go_json(&value.value), detail)
 }
 
 /// Why a class's status variables cannot be used, if some variable has no definitions: every
@@ -580,6 +595,19 @@ mod tests {
                 r#"spec.topology.variables[size]: Invalid value: "2": variable "size" is set more than once"#,
                 r#"spec.topology.variables[proxy]: Invalid value: "{}": variable "proxy" from "lb" is set more than once"#,
                 r#"spec.topology.variables[region].definitionFrom: Invalid value: "inline": variable "region" is set both with and without definitionFrom"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn a_list_setting_a_variable_twice_is_not_defaulted() {
+        let twice = values("[{name: size, value: 1}, {name: size, value: 2}, {name: size, value: 3}]");
+        let errors = compiled().default_cluster_variables(twice, &path()).unwrap_err();
+        assert_eq!(
+            messages(errors),
+            [
+                r#"spec.topology.variables[size]: Invalid value: "2": variable "size" is set more than once"#,
+                r#"spec.topology.variables[size]: Invalid value: "3": variable "size" is set more than once"#,
             ]
         );
     }
