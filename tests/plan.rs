@@ -462,6 +462,8 @@ mod patch_outside_template_spec {
         assert_eq!(infra["metadata"]["labels"]["class"], json!("c"));
         assert_eq!(infra["metadata"]["labels"].get("patched"), None);
         let machines = object("DockerMachineTemplate");
+        assert_eq!(machines["metadata"]["labels"]["template"], json!("w"));
+        assert_eq!(machines["metadata"]["labels"].get("patched"), None);
         assert_eq!(machines["spec"]["template"]["spec"], json!({"kept": "kept"}));
         assert_eq!(
             machines["spec"]["template"]["metadata"],
