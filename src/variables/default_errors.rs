@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::field::{ErrorType, FieldError, FieldErrors, FieldPath};
+use crate::field::{ErrorType, FieldErrors, FieldPath};
 
 use super::limits::MAX_DEPTH;
 
@@ -125,6 +125,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::field::FieldError;
 
     fn path() -> FieldPath {
         FieldPath::new("spec").children(&["variables", "openAPIV3Schema", "default"])
