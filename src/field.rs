@@ -161,6 +161,9 @@ pub struct FieldError {
     pub path: FieldPath,
     /// The offending value, for the kinds that show it.
     pub value: Option<Value>,
+    /// The offending value already printed as Go prints the reference's typed value
+    /// (`v1.LabelSelector{...}`): shown as it is, instead of `value`.
+    pub shown: Option<String>,
     /// Why, in words.
     pub detail: String,
 }
@@ -172,6 +175,7 @@ impl FieldError {
             kind,
             path: path.clone(),
             value,
+            shown: None,
             detail: detail.into(),
         }
     }
@@ -184,6 +188,14 @@ impl FieldError {
     /// A value is malformed or fails a rule.
     pub fn invalid(path: &FieldPath, value: impl Into<Value>, detail: impl Into<String>) -> Self {
         Self::new(ErrorType::Invalid, path, Some(value.into()), detail)
+    }
+
+    /// A value is malformed, shown as it is printed already (Go's `%#v` of a typed value, which
+    /// the API server prints unquoted).
+    pub fn invalid_shown(path: &FieldPath, shown: impl Into<String>, detail: impl Into<String>) -> Self {
+        let mut error = Self::new(ErrorType::Invalid, path, None, detail);
+        error.shown = Some(shown.into());
+        error
     }
 
     /// A value is not allowed here.
@@ -242,7 +254,10 @@ impl FieldError {
     pub fn body(&self) -> String {
         let mut out = self.kind.phrase().to_owned();
         if self.kind.shows_value() {
-            if let Some(value) = &self.value {
+            if let Some(shown) = &self.shown {
+                out.push_str(": ");
+                out.push_str(&truncate(shown.clone(), MAX_RENDERED_VALUE));
+            } else if let Some(value) = &self.value {
                 out.push_str(": ");
                 out.push_str(&render_value(value));
             }

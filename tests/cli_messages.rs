@@ -169,8 +169,10 @@ fn admit_as_applied_gives_the_verdict_check_gives() {
         .as_str()
         .unwrap()
         .contains("hasn't been successfully reconciled"));
+    // Cluster API checks a Cluster's variables in its defaulting webhook, and so do we.
     let mut applied_args = args.to_vec();
     applied_args.insert(1, "--as-applied");
+    applied_args[5] = "/mutate-cluster-x-k8s-io-v1beta1-cluster";
     let as_applied = capi_topology(&applied_args, &[], Some(review));
     let answer: serde_json::Value = serde_json::from_slice(&as_applied.stdout).unwrap();
     assert_eq!(answer["response"]["allowed"], false);

@@ -428,3 +428,46 @@ Cluster default/c2 ClusterResourceSets:
         "comments only: {yaml}"
     );
 }
+
+/// Inline patches writing outside `spec.template.spec` (the template's metadata, the spec around
+/// the template): Cluster API v1.10.10 keeps only `spec.template.spec` of a patched template, so
+/// the desired objects carry none of those effects; the spec around the template still carries
+/// from one patch to the next.
+mod patch_outside_template_spec {
+    use capi_topology::api::Cluster;
+    use capi_topology::patches::external::NoExternalPatches;
+    use capi_topology::store::{MemoryStore, ObjectSource};
+    use capi_topology::topology::{plan, Blueprint, Current};
+    use serde_json::{json, Value};
+
+    const FIXTURE: &str = include_str!("fixtures/plan/patch-outside-template-spec.yaml");
+
+    #[test]
+    fn has_no_effect_on_the_desired_objects() {
+        let store = MemoryStore::from_yaml(FIXTURE).unwrap();
+        let class = store.cluster_class("default", "c").unwrap().class.clone();
+        let cluster = store.get("cluster.x-k8s.io", "Cluster", "default", "c1").unwrap();
+        let cluster: Cluster = serde_json::from_value((*cluster).clone()).unwrap();
+        let blueprint = Blueprint::new(class, &store).unwrap();
+        let planned = plan(&blueprint, &cluster, &Current::default(), &NoExternalPatches).unwrap();
+        let object = |kind: &str| -> &Value {
+            planned
+                .objects
+                .iter()
+                .find(|o| o["kind"] == kind)
+                .unwrap_or_else(|| panic!("no {kind}"))
+        };
+        let infra = object("DockerCluster");
+        assert_eq!(infra["spec"], json!({"kept": "kept"}));
+        assert_eq!(infra["metadata"]["labels"]["class"], json!("c"));
+        assert_eq!(infra["metadata"]["labels"].get("patched"), None);
+        let machines = object("DockerMachineTemplate");
+        assert_eq!(machines["metadata"]["labels"]["template"], json!("w"));
+        assert_eq!(machines["metadata"]["labels"].get("patched"), None);
+        assert_eq!(machines["spec"]["template"]["spec"], json!({"kept": "kept"}));
+        assert_eq!(
+            machines["spec"]["template"]["metadata"],
+            json!({"labels": {"class": "w"}})
+        );
+    }
+}

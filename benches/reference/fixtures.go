@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/v1beta1"
@@ -39,26 +40,44 @@ func Decode[T any](raw []byte) (*T, error) {
 }
 
 // Review is the AdmissionReview the API server sends for `operation` on `object` (`old` for an
-// UPDATE): the same fields as benches/admission.rs sends (admission::request::review_json).
+// UPDATE or a DELETE): the same fields as benches/admission.rs sends
+// (admission::request::review_json). The name, namespace, group and version are the object's
+// (the old object's when there is no object).
 func Review(kind, resource, operation string, object, old []byte) ([]byte, error) {
 	var meta struct {
-		Metadata struct {
+		APIVersion string `json:"apiVersion"`
+		Metadata   struct {
 			Name      string `json:"name"`
 			Namespace string `json:"namespace"`
 		} `json:"metadata"`
 	}
-	if err := json.Unmarshal(object, &meta); err != nil {
+	described := object
+	if described == nil {
+		described = old
+	}
+	if err := json.Unmarshal(described, &meta); err != nil {
 		return nil, err
 	}
 	namespace := meta.Metadata.Namespace
 	if namespace == "" {
 		namespace = "default"
 	}
+	group, version := clusterv1.GroupVersion.Group, "v1beta1"
+	if meta.APIVersion != "" {
+		gv, err := schema.ParseGroupVersion(meta.APIVersion)
+		if err != nil {
+			return nil, err
+		}
+		group, version = gv.Group, gv.Version
+	}
+	if object == nil {
+		object = []byte("null")
+	}
 	if old == nil {
 		old = []byte("null")
 	}
-	gvk := map[string]string{"group": clusterv1.GroupVersion.Group, "version": "v1beta1", "kind": kind}
-	gvr := map[string]string{"group": clusterv1.GroupVersion.Group, "version": "v1beta1", "resource": resource}
+	gvk := map[string]string{"group": group, "version": version, "kind": kind}
+	gvr := map[string]string{"group": group, "version": version, "resource": resource}
 	return json.Marshal(map[string]any{
 		"apiVersion": "admission.k8s.io/v1",
 		"kind":       "AdmissionReview",

@@ -1,6 +1,7 @@
 //! The Cluster webhooks: defaulting (ref namespaces, the `v` of the version, variables from the
-//! class's `status.variables`) and validation (refs, networks, topology, version changes,
-//! workers, health checks, autoscaler, class changes).
+//! class's `status.variables`, which it also validates, as Cluster API does) and validation
+//! (refs, networks, topology, version changes, workers, health checks, autoscaler, class
+//! changes; not variables).
 
 pub(crate) mod metadata;
 mod topology;

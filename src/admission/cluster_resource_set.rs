@@ -1,12 +1,10 @@
 //! The ClusterResourceSet webhooks: defaulting (`spec.strategy` to `ApplyOnce`) and validation
 //! (a cluster selector that parses and is not empty, `strategy` and `clusterSelector` immutable,
-//! Secret or ConfigMap resources listed once each). The checks the CRD schema makes (enums,
-//! lengths) are made here too, so an offline `check` refuses what the API server would.
+//! Secret or ConfigMap resources). The checks the CRD schema makes (enums, lengths) are made here
+//! too, so an offline `check` refuses what the API server would. A resource listed twice is
+//! admitted, as Cluster API admits it (it is applied and recorded once).
 
-use std::collections::HashSet;
-
-use serde_json::json;
-
+use super::go_printed::label_selector;
 use super::Outcome;
 use crate::addons::selector::Selector;
 use crate::api::{
@@ -26,15 +24,16 @@ pub fn default(set: &mut ClusterResourceSet) {
 pub fn validate(new: &ClusterResourceSet, old: Option<&ClusterResourceSet>) -> Outcome {
     let spec = FieldPath::new("spec");
     let selector_path = spec.child("clusterSelector");
-    let selector_value = || serde_json::to_value(&new.spec.cluster_selector).unwrap_or_default();
+    // Cluster API shows the selector as Go prints the typed value.
+    let selector_value = || label_selector(&new.spec.cluster_selector);
     let mut errors = FieldErrors::new();
     match Selector::parse(&new.spec.cluster_selector) {
-        Err(err) => errors.push(FieldError::invalid(
+        Err(err) => errors.push(FieldError::invalid_shown(
             &selector_path,
             selector_value(),
             err.to_string(),
         )),
-        Ok(selector) if selector.is_empty() => errors.push(FieldError::invalid(
+        Ok(selector) if selector.is_empty() => errors.push(FieldError::invalid_shown(
             &selector_path,
             selector_value(),
             "selector must not be empty",
@@ -59,7 +58,7 @@ pub fn validate(new: &ClusterResourceSet, old: Option<&ClusterResourceSet>) -> O
             ));
         }
         if old.spec.cluster_selector != new.spec.cluster_selector {
-            errors.push(FieldError::invalid(
+            errors.push(FieldError::invalid_shown(
                 &selector_path,
                 selector_value(),
                 "field is immutable",
@@ -69,22 +68,14 @@ pub fn validate(new: &ClusterResourceSet, old: Option<&ClusterResourceSet>) -> O
     Outcome::from_errors(errors)
 }
 
-/// The resource list: at most [`MAX_RESOURCES`], each a valid reference, none listed twice.
+/// The resource list: at most [`MAX_RESOURCES`], each a valid reference.
 fn validate_resources(resources: &[ResourceRef], path: &FieldPath) -> FieldErrors {
     let mut errors = FieldErrors::new();
     if resources.len() > MAX_RESOURCES {
         errors.push(FieldError::too_many(path, resources.len(), MAX_RESOURCES));
     }
-    let mut seen = HashSet::new();
     for (i, resource) in resources.iter().enumerate() {
-        let item = path.index(i);
-        errors.extend(validate_resource_ref(resource, &item));
-        if !seen.insert(resource) {
-            errors.push(FieldError::duplicate(
-                &item,
-                json!({"name": resource.name, "kind": resource.kind}),
-            ));
-        }
+        errors.extend(validate_resource_ref(resource, &path.index(i)));
     }
     errors
 }
@@ -139,12 +130,12 @@ mod tests {
         assert!(validate(&good, None).errors.is_empty());
         assert_eq!(
             errors(validate(&set("{clusterSelector: {}}"), None)),
-            ["spec.clusterSelector: Invalid value: {}: selector must not be empty"]
+            ["spec.clusterSelector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: selector must not be empty"]
         );
     }
 
     #[test]
-    fn resources_must_be_secrets_or_config_maps_named_once() {
+    fn resources_must_be_secrets_or_config_maps_and_may_repeat() {
         let bad = set(
             "{clusterSelector: {matchLabels: {a: b}}, strategy: Sometimes, resources: [{name: x, kind: Secret}, {name: '', kind: Pod}, {name: x, kind: Secret}]}",
         );
@@ -154,7 +145,6 @@ mod tests {
                 r#"spec.strategy: Unsupported value: "Sometimes": supported values: "ApplyOnce", "Reconcile""#,
                 "spec.resources[1].name: Required value",
                 r#"spec.resources[1].kind: Unsupported value: "Pod": supported values: "Secret", "ConfigMap""#,
-                r#"spec.resources[2]: Duplicate value: {"name":"x","kind":"Secret"}"#,
             ]
         );
     }
@@ -167,7 +157,7 @@ mod tests {
             errors(validate(&new, Some(&old))),
             [
                 r#"spec.strategy: Invalid value: "Reconcile": field is immutable"#,
-                r#"spec.clusterSelector: Invalid value: {"matchLabels":{"a":"c"}}: field is immutable"#,
+                r#"spec.clusterSelector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"a":"c"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"#,
             ]
         );
         let unset = set("{clusterSelector: {matchLabels: {a: b}}}");

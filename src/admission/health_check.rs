@@ -14,9 +14,10 @@ pub fn validate(check: &MachineHealthCheckClass, namespace: &str, path: &FieldPa
     if let Some(timeout) = &check.node_startup_timeout {
         match parse_duration_seconds(timeout) {
             Some(seconds) if seconds == 0.0 || seconds >= MIN_NODE_STARTUP_SECONDS => {}
-            Some(_) => errors.push(FieldError::invalid(
+            // Cluster API shows the *metav1.Duration as Go prints it.
+            Some(seconds) => errors.push(FieldError::invalid(
                 &path.child("nodeStartupTimeout"),
-                timeout.as_str(),
+                format!("&Duration{{Duration:{},}}", go_duration(seconds)),
                 "must be at least 30s",
             )),
             None => errors.push(FieldError::invalid(
@@ -83,6 +84,45 @@ pub fn parse_duration_seconds(text: &str) -> Option<f64> {
     Some(if text.starts_with('-') { -total } else { total })
 }
 
+/// A duration of `seconds` as Go's `time.Duration.String` prints it (`10s`, `1m30s`, `1h0m0s`,
+/// `1.5s`, `500ms`), rounded to whole nanoseconds.
+fn go_duration(seconds: f64) -> String {
+    let nanos = (seconds * 1e9).round();
+    let sign = if nanos < 0.0 { "-" } else { "" };
+    // At most about 292 years fit in Go's int64 nanoseconds; the cast saturates beyond.
+    let total = nanos.abs() as u64;
+    if total == 0 {
+        return "0s".to_owned();
+    }
+    if total < 1_000_000_000 {
+        let (scale, unit) = match total {
+            0..1_000 => (1, "ns"),
+            1_000..1_000_000 => (1_000, "µs"),
+            _ => (1_000_000, "ms"),
+        };
+        return format!("{sign}{}{unit}", decimal(total, scale));
+    }
+    let (hours, rest) = (total / 3_600_000_000_000, total % 3_600_000_000_000);
+    let (minutes, rest) = (rest / 60_000_000_000, rest % 60_000_000_000);
+    let seconds = decimal(rest, 1_000_000_000);
+    match (hours, minutes) {
+        (0, 0) => format!("{sign}{seconds}s"),
+        (0, m) => format!("{sign}{m}m{seconds}s"),
+        (h, m) => format!("{sign}{h}h{m}m{seconds}s"),
+    }
+}
+
+/// `value / scale` with its fraction, trailing zeros dropped (`1500, 1000` is `1.5`).
+fn decimal(value: u64, scale: u64) -> String {
+    let (whole, fraction) = (value / scale, value % scale);
+    if fraction == 0 {
+        return whole.to_string();
+    }
+    let width = scale.ilog10() as usize;
+    let digits = format!("{fraction:0width$}");
+    format!("{whole}.{}", digits.trim_end_matches('0'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,6 +134,25 @@ mod tests {
         assert_eq!(parse_duration_seconds("0"), Some(0.0));
         assert_eq!(parse_duration_seconds("10"), None);
         assert_eq!(parse_duration_seconds("soon"), None);
+    }
+
+    #[test]
+    fn durations_print_like_go() {
+        let cases = [
+            (10.0, "10s"),
+            (90.0, "1m30s"),
+            (3600.0, "1h0m0s"),
+            (5400.5, "1h30m0.5s"),
+            (1.5, "1.5s"),
+            (0.5, "500ms"),
+            (0.0015, "1.5ms"),
+            (0.000_002, "2µs"),
+            (-20.0, "-20s"),
+            (0.0, "0s"),
+        ];
+        for (seconds, printed) in cases {
+            assert_eq!(go_duration(seconds), printed, "{seconds}");
+        }
     }
 
     #[test]
@@ -109,7 +168,7 @@ mod tests {
         assert_eq!(errors.len(), 3);
         assert_eq!(
             errors[0],
-            r#"mhc.nodeStartupTimeout: Invalid value: "10s": must be at least 30s"#
+            r#"mhc.nodeStartupTimeout: Invalid value: "&Duration{Duration:10s,}": must be at least 30s"#
         );
         assert!(errors[1].starts_with(
             r#"mhc.maxUnhealthy: Invalid value: "lots": must be either an int or a percentage"#

@@ -6,6 +6,7 @@ pub mod cluster_resource_set;
 pub mod cluster_resource_set_binding;
 mod diff;
 pub mod extension_config;
+mod go_printed;
 pub mod health_check;
 pub mod request;
 mod review;

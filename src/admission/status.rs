@@ -34,20 +34,17 @@ pub fn invalid(kind: Kind, name: &str, errors: &FieldErrors) -> Status {
 }
 
 /// The `Status` for a forbidden operation on a `kind`, e.g. deleting a ClusterClass in use:
-/// `clusterclasses.cluster.x-k8s.io "quick-start" is forbidden: <reason>`, code 403.
+/// `ClusterClass.cluster.x-k8s.io "quick-start" is forbidden: <reason>`, code 403 (Cluster API
+/// names the kind where the API server would name the resource).
 pub fn forbidden(kind: Kind, name: &str, reason: &str) -> Status {
     let name = &shown_name(name);
-    let message = format!(
-        "{}.{} {name:?} is forbidden: {reason}",
-        kind.resource(),
-        kind.group()
-    );
+    let message = format!("{}.{} {name:?} is forbidden: {reason}", kind.name(), kind.group());
     Status::failure(&message, "Forbidden")
         .with_code(403)
         .with_details(StatusDetails {
             name: name.to_owned(),
             group: kind.group().to_owned(),
-            kind: kind.resource().to_owned(),
+            kind: kind.name().to_owned(),
             uid: String::new(),
             causes: Vec::new(),
             retry_after_seconds: 0,

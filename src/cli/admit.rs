@@ -22,8 +22,8 @@ pub struct AdmitArgs {
     /// Apply the --objects through the webhooks first, as `check`, `plan` and `serve --objects`
     /// do: defaulted, and each ClusterClass given the status its reconciler would write. Without
     /// it, a ClusterClass with no status is not reconciled yet, and a Cluster's variables are
-    /// admitted with a warning instead of checked (what the API server answers in the seconds
-    /// before the ClusterClass controller has run).
+    /// admitted unchecked, with a warning from the validating webhook (what the API server
+    /// answers in the seconds before the ClusterClass controller has run).
     #[arg(long)]
     pub as_applied: bool,
     /// The webhook path the review was sent to, e.g. /validate-cluster-x-k8s-io-v1beta1-cluster.

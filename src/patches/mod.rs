@@ -4,6 +4,7 @@ pub mod builtin_reads;
 pub mod external;
 pub mod hook_requests;
 pub mod inline;
+pub mod kept;
 pub mod pointer_ops;
 pub mod selector;
 pub mod template;

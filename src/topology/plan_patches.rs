@@ -6,11 +6,13 @@
 use super::blueprint::Blueprint;
 use super::error::TopologyError;
 use crate::api::labels::VARIABLE_DEFINITION_FROM_INLINE;
+use crate::api::ClusterClassPatch;
 use crate::patches::external::ExternalPatches;
 use crate::patches::hook_requests::{
     apply_response, defined_by, generate_request, validate_request, HookInputs,
 };
 use crate::patches::inline::{ItemCache, PatchItem};
+use crate::patches::kept::Unpatched;
 use crate::patches::template::ExecOptions;
 
 /// Applies the class's patches to `items` (templates of a Cluster in `namespace`), then validates
@@ -27,6 +29,19 @@ pub(super) fn apply_patches(
     // What each inline patch reads of an item (kinds, converted variables), computed once: an
     // external patch changes only templates' specs, never their kinds or variables.
     let caches = ItemCache::of_items(items);
+    // What Cluster API keeps of a patched template: `spec` after each patch, and in the end
+    // only `spec.template.spec` (external answers changing more are refused when applied). Only
+    // an inline patch writing elsewhere needs the templates as they were.
+    let unpatched: Vec<Unpatched> = if class
+        .spec
+        .patches
+        .iter()
+        .any(|patch| writes_outside(patch, "/spec/template/spec/"))
+    {
+        items.iter().map(|item| Unpatched::of(&item.object)).collect()
+    } else {
+        Vec::new()
+    };
     for patch in &class.spec.patches {
         let error = |reason: String| TopologyError::External {
             patch: patch.name.clone(),
@@ -44,7 +59,15 @@ pub(super) fn apply_patches(
             apply_response(items, &response).map_err(error)?;
         } else if let Some(compiled) = blueprint.patches.iter().find(|p| p.name() == patch.name) {
             compiled.apply_cached(items, &caches, &options)?;
+            if writes_outside(patch, "/spec/") {
+                for (item, unpatched) in items.iter_mut().zip(&unpatched) {
+                    unpatched.keep_spec(&mut item.object);
+                }
+            }
         }
+    }
+    for (item, unpatched) in items.iter_mut().zip(&unpatched) {
+        unpatched.keep_template_spec(&mut item.object);
     }
     // The validation request carries the variables as the last patch was given them: Cluster
     // API builds it from the GeneratePatches request it filled patch by patch.
@@ -76,4 +99,14 @@ pub(super) fn apply_patches(
             })?;
     }
     Ok(())
+}
+
+/// Whether an inline patch has an operation whose path is not below `prefix`.
+fn writes_outside(patch: &ClusterClassPatch, prefix: &str) -> bool {
+    patch.external.is_none()
+        && patch
+            .definitions
+            .iter()
+            .flat_map(|definition| &definition.json_patches)
+            .any(|op| !op.path.starts_with(prefix))
 }

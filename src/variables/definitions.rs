@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::cel::{CelRules, Shown};
+use super::default_errors;
 use super::limits::{schema_limit_errors, variable_count_error, MAX_DEPTH};
 use super::schema::Schema;
 use super::structural::{shape_errors, structural_errors};
@@ -110,9 +111,11 @@ fn check_defaults(schema: &Schema, path: &FieldPath, depth: usize, errors: &mut 
                 "must not have unknown fields",
             ));
         }
-        let before = errors.len();
-        schema.validate(default, &default_path, default, errors);
-        if errors.len() == before {
+        let mut schema_errors = FieldErrors::new();
+        schema.validate(default, &default_path, default, &mut schema_errors);
+        let passed = schema_errors.is_empty();
+        errors.extend(default_errors::reword(schema_errors, default, &default_path));
+        if passed {
             if depth == 0 && schema.props.type_ == "array" {
                 untyped_rule_errors(&schema.props, default, &default_path, 0, errors);
             } else {
@@ -278,8 +281,8 @@ mod tests {
         assert_eq!(
             errors(&class(9)),
             [
-                r#"spec.variables[v].schema.openAPIV3Schema.default: Invalid value: "9": should be less than or equal to 5"#,
-                r#"spec.variables[v].schema.openAPIV3Schema.default: Unsupported value: "9": supported values: "1", "7""#,
+                r#"spec.variables[v].schema.openAPIV3Schema.default: Invalid value: 9:  in body should be less than or equal to 5"#,
+                r#"spec.variables[v].schema.openAPIV3Schema.default: Unsupported value: 9: supported values: "1", "7""#,
             ]
         );
         assert_eq!(

@@ -2,6 +2,7 @@
 //! and validated (OpenAPI keywords, formats, CEL rules), and the reconciled `status.variables`.
 
 pub mod cel;
+mod default_errors;
 mod defaulting;
 mod definitions;
 mod formats;

@@ -3,12 +3,14 @@
 
 use std::collections::{HashMap, HashSet};
 
+use serde_json::Value;
+
 use super::cel::{CelRules, Shown};
 use super::defaulting::apply_defaults;
 use super::go_json::to_go_json;
 use super::schema::Schema;
 use crate::api::{ClusterClassStatusVariable, ClusterVariable};
-use crate::field::{FieldError, FieldErrors, FieldPath};
+use crate::field::{ErrorType, FieldError, FieldErrors, FieldPath};
 
 /// One definition, compiled.
 #[derive(Debug, Clone)]
@@ -33,6 +35,9 @@ pub struct CompiledVariables {
     variables: Vec<Variable>,
     /// Position of each variable in `variables`, by name (the first, should a name repeat).
     by_name: HashMap<String, usize>,
+    /// Why the definitions cannot be used at all (a variable without definitions), as the value
+    /// and detail of the error every use reports.
+    unusable: Option<(String, String)>,
 }
 
 impl CompiledVariables {
@@ -64,7 +69,27 @@ impl CompiledVariables {
         for (i, variable) in variables.iter().enumerate() {
             by_name.entry(variable.name.clone()).or_insert(i);
         }
-        CompiledVariables { variables, by_name }
+        CompiledVariables {
+            variables,
+            by_name,
+            unusable: unusable_definitions(definitions),
+        }
+    }
+
+    /// The error every defaulting and validation of values reports when the definitions cannot
+    /// be used: one `Invalid value` at the list's path naming every variable, as Cluster API
+    /// reports it.
+    fn unusable_error(&self, path: &FieldPath) -> Option<FieldErrors> {
+        self.unusable.as_ref().map(|(shown, reason)| {
+            let detail = format!("variable definitions in the ClusterClass not valid: {reason}");
+            let error = FieldError::new(
+                ErrorType::TypeInvalid,
+                path,
+                Some(Value::from(shown.as_str())),
+                detail,
+            );
+            FieldErrors::from(error)
+        })
     }
 
     /// The variable named `name`.
@@ -97,10 +122,12 @@ impl CompiledVariables {
                 } else {
                     ""
                 };
+                // A value without definitionFrom for conflicting definitions is refused by
+                // validation; it is not defaulted around.
                 let is_set = present.has(
                     &variable.name,
                     variable.conflict.then_some(definition.from.as_str()),
-                );
+                ) || (variable.conflict && present.has(&variable.name, Some("")));
                 let Ok((schema, _)) = &definition.compiled else {
                     continue;
                 };
@@ -127,8 +154,21 @@ impl CompiledVariables {
     pub fn default_override_variables(
         &self,
         mut values: Vec<ClusterVariable>,
-        _path: &FieldPath,
+        path: &FieldPath,
     ) -> Result<Vec<ClusterVariable>, FieldErrors> {
+        if let Some(unusable) = self.unusable_error(path) {
+            return Err(unusable);
+        }
+        // A list setting a variable twice is not defaulted, as Cluster API's defaulting refuses it.
+        let mut seen: HashSet<(&str, &str)> = HashSet::with_capacity(values.len());
+        let repeated: FieldErrors = values
+            .iter()
+            .filter(|value| !seen.insert((value.name.as_str(), value.definition_from.as_str())))
+            .map(|value| repeated_error(value, path))
+            .collect();
+        if !repeated.is_empty() {
+            return Err(repeated);
+        }
         for value in &mut values {
             if let Some(Ok((schema, _))) = self.definition_for(value).map(|d| &d.compiled) {
                 apply_defaults(schema, &mut value.value);
@@ -145,6 +185,9 @@ impl CompiledVariables {
         old: Option<&[ClusterVariable]>,
         path: &FieldPath,
     ) -> FieldErrors {
+        if let Some(unusable) = self.unusable_error(path) {
+            return unusable;
+        }
         let mut errors = FieldErrors::new();
         let present = Presence::of(values);
         for variable in &self.variables {
@@ -182,6 +225,9 @@ impl CompiledVariables {
         old: Option<&[ClusterVariable]>,
         path: &FieldPath,
     ) -> FieldErrors {
+        if let Some(unusable) = self.unusable_error(path) {
+            return unusable;
+        }
         let mut errors = FieldErrors::new();
         // Per name seen so far: the definitionFroms it was set with, and whether with or without one.
         let mut earlier_sources: HashSet<(&str, &str)> = HashSet::with_capacity(values.len());
@@ -209,15 +255,7 @@ impl CompiledVariables {
                 *with_from = true;
             }
             if repeated {
-                let detail = if value.definition_from.is_empty() {
-                    format!("variable {:?} is set more than once", value.name)
-                } else {
-                    format!(
-                        "variable {:?} from {:?} is set more than once",
-                        value.name, value.definition_from
-                    )
-                };
-                errors.push(FieldError::invalid(&value_path, raw(), detail));
+                errors.push(repeated_error(value, path));
                 continue;
             }
             if mixed {
@@ -343,6 +381,38 @@ impl<'a> Presence<'a> {
     }
 }
 
+/// The error for a value set again (same name and `definitionFrom`) in one list.
+fn repeated_error(value: &ClusterVariable, path: &FieldPath) -> FieldError {
+    let detail = if value.definition_from.is_empty() {
+        format!("variable {:?} is set more than once", value.name)
+    } else {
+        format!(
+            "variable {:?} from {:?} is set more than once",
+            value.name, value.definition_from
+        )
+    };
+    FieldError::invalid(&path.key(&value.name), to_go_json(&value.value), detail)
+}
+
+/// Why a class's status variables cannot be used, if some variable has no definitions: every
+/// variable's name as Cluster API shows the list (`[Name: a,Name: b]`), and the reasons
+/// (one alone, several in brackets). Conflicting definitions are usable: values pick one with
+/// `definitionFrom` (seed 003).
+fn unusable_definitions(definitions: &[ClusterClassStatusVariable]) -> Option<(String, String)> {
+    let reasons: Vec<String> = definitions
+        .iter()
+        .filter(|variable| variable.definitions.is_empty())
+        .map(|variable| format!("variable {:?} has no definitions", variable.name))
+        .collect();
+    let reason = match reasons.as_slice() {
+        [] => return None,
+        [one] => one.clone(),
+        many => format!("[{}]", many.join(", ")),
+    };
+    let names: Vec<String> = definitions.iter().map(|d| format!("Name: {}", d.name)).collect();
+    Some((format!("[{}]", names.join(",")), reason))
+}
+
 /// The error for a value whose `definitionFrom` is missing (definitions conflict) or names no definition.
 fn definition_from_error(variable: &Variable, value: &ClusterVariable, path: &FieldPath) -> FieldError {
     let sources: Vec<String> = variable
@@ -437,6 +507,36 @@ mod tests {
     }
 
     #[test]
+    fn variables_without_definitions_make_every_list_invalid() {
+        let status = "[{name: a, definitions: []}, {name: b, definitions: []},
+                       {name: c, definitions: [{from: inline, required: false, schema: {openAPIV3Schema: {type: string}}}]}]";
+        let compiled = CompiledVariables::compile(&serde_yaml_ng::from_str::<Vec<_>>(status).unwrap());
+        let expected = r#"spec.topology.variables: Invalid value: "[Name: a,Name: b,Name: c]": variable definitions in the ClusterClass not valid: [variable "a" has no definitions, variable "b" has no definitions]"#;
+        let defaulted = compiled.default_cluster_variables(values("[{name: c, value: x}]"), &path());
+        assert_eq!(messages(defaulted.unwrap_err()), [expected]);
+        assert_eq!(
+            messages(compiled.validate_cluster_variables(&values("[]"), None, &path())),
+            [expected]
+        );
+        let overrides =
+            FieldPath::new("spec").children(&["topology", "controlPlane", "variables", "overrides"]);
+        let errors = compiled.validate_override_variables(&values("[{name: c, value: x}]"), None, &overrides);
+        assert_eq!(
+            errors.iter().next().map(|e| e.kind.cause_type()),
+            Some("FieldValueTypeInvalid")
+        );
+        let one = CompiledVariables::compile(
+            &serde_yaml_ng::from_str::<Vec<_>>("[{name: a, definitions: []}]").unwrap(),
+        );
+        assert_eq!(
+            messages(one.validate_cluster_variables(&[], None, &path())),
+            [
+                r#"spec.topology.variables: Invalid value: "[Name: a]": variable definitions in the ClusterClass not valid: variable "a" has no definitions"#
+            ]
+        );
+    }
+
+    #[test]
     fn overrides_get_nested_defaults_but_no_new_entries() {
         let defaulted = compiled()
             .default_override_variables(values("[{name: etcd, value: {}}]"), &path())
@@ -495,6 +595,19 @@ mod tests {
                 r#"spec.topology.variables[size]: Invalid value: "2": variable "size" is set more than once"#,
                 r#"spec.topology.variables[proxy]: Invalid value: "{}": variable "proxy" from "lb" is set more than once"#,
                 r#"spec.topology.variables[region].definitionFrom: Invalid value: "inline": variable "region" is set both with and without definitionFrom"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn a_list_setting_a_variable_twice_is_not_defaulted() {
+        let twice = values("[{name: size, value: 1}, {name: size, value: 2}, {name: size, value: 3}]");
+        let errors = compiled().default_cluster_variables(twice, &path()).unwrap_err();
+        assert_eq!(
+            messages(errors),
+            [
+                r#"spec.topology.variables[size]: Invalid value: "2": variable "size" is set more than once"#,
+                r#"spec.topology.variables[size]: Invalid value: "3": variable "size" is set more than once"#,
             ]
         );
     }

@@ -94,7 +94,7 @@ fn bad_changes_are_refused() {
         .kubectl
         .run(&["delete", "clusterclass", "quick-start", "--wait=false"], None);
     let deleted = deleted.unwrap_or_else(|e| panic!("{e}"));
-    let in_use = r#"clusterclasses.cluster.x-k8s.io "quick-start" is forbidden: ClusterClass cannot be deleted because it is used by Cluster(s): default/dev, default/prod"#;
+    let in_use = r#"ClusterClass.cluster.x-k8s.io "quick-start" is forbidden: ClusterClass cannot be deleted because it is used by Cluster(s): default/dev, default/prod"#;
     if deleted.success || !deleted.stderr.contains(in_use) {
         failures.push(format!(
             "deleting a class in use: {}{}",

@@ -335,7 +335,7 @@ fn cluster_cases() -> Vec<Build> {
     vec![
         lazy!(Case {
             name: "cluster_with_30000_undefined_variables",
-            path: VALIDATE_CLUSTER,
+            path: MUTATE_CLUSTER,
             body: create(
                 Kind::Cluster,
                 &cluster_with_variables(undefined_variables(30_000))
@@ -355,7 +355,7 @@ fn cluster_cases() -> Vec<Build> {
         }),
         lazy!(Case {
             name: "cluster_with_999_copies_of_one_variable",
-            path: VALIDATE_CLUSTER,
+            path: MUTATE_CLUSTER,
             body: create(
                 Kind::Cluster,
                 &cluster_with_variables(json!(vec![json!({"name": "imageRepository", "value": "r"}); 999])),
@@ -365,7 +365,7 @@ fn cluster_cases() -> Vec<Build> {
         }),
         lazy!(Case {
             name: "cel_rule_expensive_at_runtime",
-            path: VALIDATE_CLUSTER,
+            path: MUTATE_CLUSTER,
             body: {
                 let mut bomb = cluster_with_variables(
                     json!([{"name": "v", "value": {"l": (0..500).collect::<Vec<_>>()}}]),

@@ -82,7 +82,9 @@ pub fn validate(cluster: &Cluster, old: Option<&Cluster>, source: &dyn ObjectSou
         Ok(entry) => {
             errors.extend(validate_workers(cluster, &entry.class));
             errors.extend(validate_health_checks(cluster, &entry.class));
-            errors.extend(super::variables::validate(cluster, old, entry.variables()));
+            // Variables are defaulted and validated by the defaulting webhook only, as Cluster
+            // API does: both steps read the class once, so a class changing between the two
+            // webhooks cannot deny what was defaulted.
         }
         Err(ClassProblem::Missing) => outcome.warnings.push(format!(
             "Cluster refers to ClusterClass {class_namespace}/{class_name}, but this ClusterClass does not exist. Cluster topology has not been fully validated. The ClusterClass must be created to reconcile the Cluster"
