@@ -346,7 +346,7 @@ fn patch_items(
 ) -> Result<Vec<Option<String>>, TopologyError> {
     let inputs = HookInputs {
         values: &facts.topology.variables,
-        builtin: &json!({"cluster": base["cluster"]}),
+        builtin: &Value::Object(Map::from_iter([("cluster".to_owned(), base["cluster"].clone())])),
         status: blueprint.class.status.as_ref(),
     };
     let namespace = facts.namespace.as_str();
