@@ -235,11 +235,11 @@ fn collect_items<'a>(
     let class = &blueprint.class;
     let topology = facts.topology;
     let (cluster_name, namespace) = (&facts.cluster_name, &facts.namespace);
-    let values = &topology.variables;
+    let values = builtins::inline_values(&topology.variables);
     let no_overrides = Vec::new();
     let mut items = Vec::new();
     let scope = |builtin: Value, overrides: &[ClusterVariable]| Scope {
-        variables: Arc::new(builtins::variables(values, overrides, builtin)),
+        variables: Arc::new(builtins::variables(&values, overrides, builtin)),
         overrides: Arc::from(overrides),
     };
     let mut push = |role: Role, holder: HolderReference, template: Option<&Value>, scope: &Scope| {

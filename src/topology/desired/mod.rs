@@ -100,9 +100,9 @@ pub fn clone_template(
         )
     };
     annotations.remove(LAST_APPLIED_ANNOTATION);
-    for (k, v) in owned_labels(cluster) {
-        labels.insert(k, Value::String(v));
-    }
+    // The labels of `owned_labels`, in its order, without building its map.
+    labels.insert(CLUSTER_NAME_LABEL.to_owned(), Value::String(cluster.to_owned()));
+    labels.insert(TOPOLOGY_OWNED_LABEL.to_owned(), Value::String(String::new()));
     annotations.extend(cloned_from(&template));
     let kind = template["kind"].as_str().unwrap_or_default();
     let out_kind = if instantiate {
