@@ -53,30 +53,42 @@ fn chain_reads(segments: &[&str]) -> bool {
 
 /// A Go template source in which some mention of `builtin` may reach a generated name: every
 /// mention must be a field chain (`.builtin.cluster.name`) away from them to count as no read.
+/// One pass over the source: each mention is found once and its chain read in place.
 fn template_reads(source: &str) -> bool {
     const WORD: &str = "builtin";
     let bytes = source.as_bytes();
-    let mut from = 0;
-    while let Some(found) = source.get(from..).and_then(|rest| rest.find(WORD)) {
-        let start = from + found;
-        let end = start + WORD.len();
+    let mut chain_end = 0;
+    for (start, _) in source.match_indices(WORD) {
+        if start < chain_end {
+            // Inside the chain just read (`.builtin.x.builtin`): part of that chain.
+            continue;
+        }
         if start == 0 || bytes.get(start - 1) != Some(&b'.') {
             // `index . "builtin"`, `$builtin`, a longer word: not a plain field chain.
             return true;
         }
-        let chain_end = end
-            + source
-                .get(end..)
-                .unwrap_or_default()
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-                .unwrap_or(source.len() - end);
+        let end = start + WORD.len();
+        chain_end = bytes
+            .get(end..)
+            .unwrap_or_default()
+            .iter()
+            .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c == b'.'))
+            .map_or(source.len(), |offset| end + offset);
         let chain = source.get(start..chain_end).unwrap_or_default();
-        let segments: Vec<&str> = chain.split('.').collect();
-        let malformed = segments.iter().skip(1).any(|segment| segment.is_empty());
-        if malformed || (chain_reads(&segments) && !sole_if_condition(source, start - 1, chain_end)) {
+        let mut segments = [""; 4];
+        let mut count = 0;
+        let mut malformed = false;
+        for (i, segment) in chain.split('.').enumerate() {
+            malformed |= i > 0 && segment.is_empty();
+            if let Some(slot) = segments.get_mut(i) {
+                *slot = segment;
+                count = i + 1;
+            }
+        }
+        let prefix = segments.get(..count).unwrap_or_default();
+        if malformed || (chain_reads(prefix) && !sole_if_condition(source, start - 1, chain_end)) {
             return true;
         }
-        from = chain_end;
     }
     false
 }
@@ -109,6 +121,7 @@ mod tests {
             "{{ $.builtin.machinePool.infrastructureRef.name }}",
             "{{ if .builtin.machineDeployment\n  }}{{ .builtin.machineDeployment.topologyName }}{{ end }}",
             "{{- else if .builtin.controlPlane -}}",
+            "{{ .builtin.cluster.builtinName }}{{ .builtin.cluster.metadata.builtin }}",
             "no variables at all",
         ] {
             assert!(!template_reads(source), "{source}");
@@ -127,6 +140,8 @@ mod tests {
             "{{ .builtin..x }}",
             "{{ if .builtin.machineDeployment.infrastructureRef.name | len }}",
             "{{ notif .builtin.machineDeployment }}",
+            "{{ .builtin.cluster.name }}-{{ .builtin.machineDeployment.bootstrap.configRef.name }}",
+            "{{ .builtin.cluster.name }}{{ builtin }}",
         ] {
             assert!(template_reads(source), "{source}");
         }

@@ -1,6 +1,7 @@
 //! A ClusterClass compiled once: the class, its resolved templates and its compiled patches.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -15,8 +16,9 @@ use crate::store::{group_of, ObjectSource};
 pub struct Blueprint {
     /// The class.
     pub class: ClusterClass,
-    /// Templates by `kind/name` as referenced by the class.
-    templates: BTreeMap<String, Value>,
+    /// Templates by kind, then name, as referenced by the class (shared with the source they
+    /// were read from; a plan copies each into its patch items).
+    templates: BTreeMap<String, BTreeMap<String, Arc<Value>>>,
     /// The class's inline patches, compiled, in order (external patches are skipped here).
     pub patches: Vec<CompiledPatch>,
     /// Whether some patch may read the generated template names among the builtins (then a plan
@@ -43,7 +45,7 @@ impl Blueprint {
             refs.push(("bootstrap", mp.template.bootstrap.r#ref.as_ref()));
             refs.push(("infrastructure", mp.template.infrastructure.r#ref.as_ref()));
         }
-        let mut templates = BTreeMap::new();
+        let mut templates: BTreeMap<String, BTreeMap<String, Arc<Value>>> = BTreeMap::new();
         for (what, template) in refs {
             let (api_version, kind, name) =
                 reference(template).ok_or_else(|| TopologyError::IncompleteReference {
@@ -58,7 +60,10 @@ impl Blueprint {
                     namespace: namespace.clone(),
                     name: name.to_owned(),
                 })?;
-            templates.insert(format!("{kind}/{name}"), (*object).clone());
+            templates
+                .entry(kind.to_owned())
+                .or_default()
+                .insert(name.to_owned(), object);
         }
         let patches = class
             .spec
@@ -79,7 +84,7 @@ impl Blueprint {
     /// The resolved template a class reference points to.
     pub fn template(&self, template: Option<&ObjectReference>) -> Option<&Value> {
         let (_, kind, name) = reference(template)?;
-        self.templates.get(&format!("{kind}/{name}"))
+        self.templates.get(kind)?.get(name).map(|object| &**object)
     }
 }
 

@@ -5,21 +5,35 @@ use serde_json::{json, Map, Value};
 use crate::api::labels::VARIABLE_DEFINITION_FROM_INLINE;
 use crate::api::{ClusterNetwork, ClusterVariable};
 
-/// Variables by name from the Cluster's values, then `overrides` on top; only values meant for
-/// inline patches (`definitionFrom` empty or `inline`) are kept.
+/// The Cluster's values by name, only those meant for inline patches (`definitionFrom` empty or
+/// `inline`): built once per plan, the base of every scope's variables.
+pub fn inline_values(values: &[ClusterVariable]) -> Map<String, Value> {
+    let mut out = Map::new();
+    insert_inline(&mut out, values);
+    out
+}
+
+/// One scope's variables: `base` (see [`inline_values`]), then its `overrides` meant for inline
+/// patches on top, then `builtin`.
 pub fn variables(
-    values: &[ClusterVariable],
+    base: &Map<String, Value>,
     overrides: &[ClusterVariable],
     builtin: Value,
 ) -> Map<String, Value> {
-    let mut out = Map::new();
-    for value in values.iter().chain(overrides) {
+    // A copy of the map keeps its hashes: cheaper than inserting every value again.
+    let mut out = base.clone();
+    insert_inline(&mut out, overrides);
+    out.insert("builtin".to_owned(), builtin);
+    out
+}
+
+/// Inserts the values of `values` meant for inline patches into `out`, later ones winning.
+fn insert_inline(out: &mut Map<String, Value>, values: &[ClusterVariable]) {
+    for value in values {
         if value.definition_from.is_empty() || value.definition_from == VARIABLE_DEFINITION_FROM_INLINE {
             out.insert(value.name.clone(), value.value.clone());
         }
     }
-    out.insert("builtin".to_owned(), builtin);
-    out
 }
 
 /// Merges `extra` object keys into `base` recursively (used to add scope-specific builtins).
@@ -210,7 +224,7 @@ mod tests {
         )
         .unwrap();
         let overrides: Vec<ClusterVariable> = serde_yaml_ng::from_str("[{name: a, value: 9}]").unwrap();
-        let vars = variables(&values, &overrides, json!({}));
+        let vars = variables(&inline_values(&values), &overrides, json!({}));
         assert_eq!(Value::Object(vars), json!({"a": 9, "c": 3, "builtin": {}}));
     }
 

@@ -235,11 +235,11 @@ fn collect_items<'a>(
     let class = &blueprint.class;
     let topology = facts.topology;
     let (cluster_name, namespace) = (&facts.cluster_name, &facts.namespace);
-    let values = &topology.variables;
+    let values = builtins::inline_values(&topology.variables);
     let no_overrides = Vec::new();
     let mut items = Vec::new();
     let scope = |builtin: Value, overrides: &[ClusterVariable]| Scope {
-        variables: Arc::new(builtins::variables(values, overrides, builtin)),
+        variables: Arc::new(builtins::variables(&values, overrides, builtin)),
         overrides: Arc::from(overrides),
     };
     let mut push = |role: Role, holder: HolderReference, template: Option<&Value>, scope: &Scope| {
@@ -346,7 +346,7 @@ fn patch_items(
 ) -> Result<Vec<Option<String>>, TopologyError> {
     let inputs = HookInputs {
         values: &facts.topology.variables,
-        builtin: &json!({"cluster": base["cluster"]}),
+        builtin: &Value::Object(Map::from_iter([("cluster".to_owned(), base["cluster"].clone())])),
         status: blueprint.class.status.as_ref(),
     };
     let namespace = facts.namespace.as_str();

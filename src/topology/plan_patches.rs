@@ -42,6 +42,8 @@ pub(super) fn apply_patches(
     } else {
         Vec::new()
     };
+    // The compiled inline patches are the class's inline patches in order: walked alongside.
+    let mut compiled_patches = blueprint.patches.iter().peekable();
     for patch in &class.spec.patches {
         let error = |reason: String| TopologyError::External {
             patch: patch.name.clone(),
@@ -57,7 +59,7 @@ pub(super) fn apply_patches(
             let request = generate_request(items, inputs, &defined, &definition.settings);
             let response = external.generate(extension, namespace, &request).map_err(error)?;
             apply_response(items, &response).map_err(error)?;
-        } else if let Some(compiled) = blueprint.patches.iter().find(|p| p.name() == patch.name) {
+        } else if let Some(compiled) = compiled_patches.next_if(|p| p.name() == patch.name) {
             compiled.apply_cached(items, &caches, &options)?;
             if writes_outside(patch, "/spec/") {
                 for (item, unpatched) in items.iter_mut().zip(&unpatched) {

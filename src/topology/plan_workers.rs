@@ -111,7 +111,9 @@ impl WorkerScope<'_> {
                 scope["bootstrap"] = json!({"configRef": {"name": bootstrap}});
                 scope["infrastructureRef"] = json!({"name": infrastructure});
             }
-            let variables = (self.scope)(merge(self.base, json!({ T::SCOPE: scope })), topology.overrides());
+            // The scope moved in (`json!` would copy it through serialization).
+            let builtin = Value::Object(Map::from_iter([(T::SCOPE.to_owned(), scope)]));
+            let variables = (self.scope)(merge(self.base, builtin), topology.overrides());
             let templates = worker.class.template();
             let role = T::role(topology.class());
             let template = |local: &LocalObjectTemplate| self.blueprint.template(local.r#ref.as_ref());

@@ -80,41 +80,61 @@ pub fn clone_template(
     cluster: &str,
     instantiate: bool,
 ) -> Value {
-    let (spec, metadata) = if instantiate {
+    // The template is owned: its spec and metadata maps are moved into the clone, not copied.
+    let (spec, mut labels, mut annotations) = if instantiate {
         let inner = &mut template["spec"]["template"];
-        (inner["spec"].take(), inner["metadata"].take())
+        let spec = inner["spec"].take();
+        let metadata = &mut inner["metadata"];
+        (
+            spec,
+            take_map(metadata, "labels"),
+            take_map(metadata, "annotations"),
+        )
     } else {
-        (template["spec"].take(), template["metadata"].clone())
+        let spec = template["spec"].take();
+        let metadata = &mut template["metadata"];
+        (
+            spec,
+            take_map(metadata, "labels"),
+            take_map(metadata, "annotations"),
+        )
     };
-    let map_of = |value: &Value| value.as_object().cloned().unwrap_or_default();
-    let mut labels = map_of(&metadata["labels"]);
-    let mut annotations = map_of(&metadata["annotations"]);
     annotations.remove(LAST_APPLIED_ANNOTATION);
-    let api_version = template["apiVersion"].as_str().unwrap_or_default();
+    // The labels of `owned_labels`, in its order, without building its map.
+    labels.insert(CLUSTER_NAME_LABEL.to_owned(), Value::String(cluster.to_owned()));
+    labels.insert(TOPOLOGY_OWNED_LABEL.to_owned(), Value::String(String::new()));
+    annotations.extend(cloned_from(&template));
     let kind = template["kind"].as_str().unwrap_or_default();
     let out_kind = if instantiate {
         kind.strip_suffix("Template").unwrap_or(kind)
     } else {
         kind
     };
-    for (k, v) in owned_labels(cluster) {
-        labels.insert(k, Value::String(v));
-    }
-    annotations.extend(cloned_from(&template));
-    let mut object = json!({
-        "apiVersion": api_version,
-        "kind": out_kind,
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": Value::Object(labels),
-            "annotations": Value::Object(annotations),
-        },
-    });
+    let out_kind = Value::String(out_kind.to_owned());
+    let metadata = object_of([
+        ("name", Value::String(name.to_owned())),
+        ("namespace", Value::String(namespace.to_owned())),
+        ("labels", Value::Object(labels)),
+        ("annotations", Value::Object(annotations)),
+    ]);
+    let api_version = template["apiVersion"].as_str().unwrap_or_default().to_owned();
+    let mut object = object_of([
+        ("apiVersion", Value::String(api_version)),
+        ("kind", out_kind),
+        ("metadata", metadata),
+    ]);
     if !spec.is_null() {
         object["spec"] = spec;
     }
     object
+}
+
+/// The map at `key` of `metadata`, moved out (empty when absent or not a map).
+fn take_map(metadata: &mut Value, key: &str) -> Map<String, Value> {
+    match metadata.get_mut(key).map(Value::take) {
+        Some(Value::Object(map)) => map,
+        _ => Map::new(),
+    }
 }
 
 /// The `cloned-from` annotations of an object made from `template`: its group and kind, its name.
