@@ -1,6 +1,7 @@
 //! AdmissionReview in, AdmissionReview out: decode the request, run the kind's rules, and answer
 //! with a minimal JSONPatch, a 422 `Status`, or a 400 for a request we cannot read.
 
+use json_patch::Patch;
 use kube::core::admission::{AdmissionResponse, AdmissionReview, Operation};
 use kube::core::response::Status;
 use kube::core::{DynamicObject, GroupVersionKind};
@@ -28,7 +29,8 @@ trait Admitted: Serialize + DeserializeOwned + Clone {
     const KIND: Kind;
     fn name(&self) -> &str;
     fn type_meta(&self) -> (&str, &str);
-    fn default(&mut self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome;
+    /// Defaults the object and gives the JSONPatch of what changed.
+    fn default(&mut self, old: Option<&Self>, source: &dyn ObjectSource) -> Result<(Outcome, Patch), String>;
     fn validate(&self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome;
     fn validate_delete(old: &Self, source: &dyn ObjectSource) -> Outcome;
 }
@@ -41,8 +43,8 @@ impl Admitted for Cluster {
     fn type_meta(&self) -> (&str, &str) {
         (&self.api_version, &self.kind)
     }
-    fn default(&mut self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome {
-        cluster::default(self, old, source)
+    fn default(&mut self, old: Option<&Self>, source: &dyn ObjectSource) -> Result<(Outcome, Patch), String> {
+        Ok(cluster::default(self, old, source))
     }
     fn validate(&self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome {
         cluster::validate(self, old, source)
@@ -60,9 +62,12 @@ impl Admitted for ClusterClass {
     fn type_meta(&self) -> (&str, &str) {
         (&self.api_version, &self.kind)
     }
-    fn default(&mut self, _old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
-        cluster_class::default(self);
-        Outcome::default()
+    fn default(
+        &mut self,
+        _old: Option<&Self>,
+        _source: &dyn ObjectSource,
+    ) -> Result<(Outcome, Patch), String> {
+        diffed(self, cluster_class::default)
     }
     fn validate(&self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome {
         cluster_class::validate(self, old, source)
@@ -80,9 +85,12 @@ impl Admitted for ClusterResourceSet {
     fn type_meta(&self) -> (&str, &str) {
         (&self.api_version, &self.kind)
     }
-    fn default(&mut self, _old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
-        cluster_resource_set::default(self);
-        Outcome::default()
+    fn default(
+        &mut self,
+        _old: Option<&Self>,
+        _source: &dyn ObjectSource,
+    ) -> Result<(Outcome, Patch), String> {
+        diffed(self, cluster_resource_set::default)
     }
     fn validate(&self, old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
         cluster_resource_set::validate(self, old)
@@ -100,9 +108,13 @@ impl Admitted for ClusterResourceSetBinding {
     fn type_meta(&self) -> (&str, &str) {
         (&self.api_version, &self.kind)
     }
-    /// Never called: a binding has no mutating webhook.
-    fn default(&mut self, _old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
-        Outcome::default()
+    /// A binding has no mutating webhook: nothing is defaulted.
+    fn default(
+        &mut self,
+        _old: Option<&Self>,
+        _source: &dyn ObjectSource,
+    ) -> Result<(Outcome, Patch), String> {
+        Ok((Outcome::default(), Patch(Vec::new())))
     }
     fn validate(&self, old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
         cluster_resource_set_binding::validate(self, old)
@@ -120,9 +132,12 @@ impl Admitted for ExtensionConfig {
     fn type_meta(&self) -> (&str, &str) {
         (&self.api_version, &self.kind)
     }
-    fn default(&mut self, _old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
-        extension_config::default(self);
-        Outcome::default()
+    fn default(
+        &mut self,
+        _old: Option<&Self>,
+        _source: &dyn ObjectSource,
+    ) -> Result<(Outcome, Patch), String> {
+        diffed(self, extension_config::default)
     }
     fn validate(&self, _old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
         extension_config::validate(self)
@@ -261,24 +276,28 @@ fn admit_kind<T: Admitted>(
     }
 }
 
-/// Defaults `object` and answers with the JSONPatch from its typed form before to after, so
-/// fields our types do not know never appear in the patch.
+/// Defaults `object` and answers with the JSONPatch of what the defaulting changed.
 fn mutate<T: Admitted>(
     response: AdmissionResponse,
-    object: T,
+    mut object: T,
     old: Option<&T>,
     source: &dyn ObjectSource,
 ) -> AdmissionResponse {
-    let before = serde_json::to_value(&object);
-    let mut defaulted = object;
-    let outcome = defaulted.default(old, source);
-    let patch = match (before, serde_json::to_value(&defaulted)) {
-        (Ok(before), Ok(after)) => super::diff::diff(&before, &after),
-        (Err(err), _) | (_, Err(err)) => {
-            return deny_bad_request(response, &format!("cannot encode {}: {err}", T::KIND.name()))
-        }
+    match object.default(old, source) {
+        Ok((outcome, patch)) => answer(response, T::KIND, object.name(), outcome, Some(patch)),
+        Err(message) => deny_bad_request(response, &message),
+    }
+}
+
+/// Runs `default` on `object` and gives the JSONPatch from its typed serialisation before to
+/// after, so fields our types do not know never appear in the patch.
+fn diffed<T: Admitted>(object: &mut T, default: impl FnOnce(&mut T)) -> Result<(Outcome, Patch), String> {
+    let encode = |object: &T| {
+        serde_json::to_value(object).map_err(|err| format!("cannot encode {}: {err}", T::KIND.name()))
     };
-    answer(response, T::KIND, defaulted.name(), outcome, Some(patch))
+    let before = encode(object)?;
+    default(object);
+    Ok((Outcome::default(), super::diff::diff(&before, &encode(object)?)))
 }
 
 fn answer(
@@ -286,7 +305,7 @@ fn answer(
     kind: Kind,
     name: &str,
     outcome: Outcome,
-    patch: Option<json_patch::Patch>,
+    patch: Option<Patch>,
 ) -> AdmissionResponse {
     if !outcome.warnings.is_empty() {
         response.warnings = Some(outcome.warnings);

@@ -3,8 +3,10 @@
 
 use std::collections::{HashMap, HashSet};
 
+use serde_json::{Map, Value};
+
 use super::cel::{CelRules, Shown};
-use super::defaulting::apply_defaults;
+use super::defaulting::{apply_defaults, DefaultsPatch};
 use super::go_json::to_go_json;
 use super::schema::Schema;
 use crate::api::{ClusterClassStatusVariable, ClusterVariable};
@@ -80,13 +82,15 @@ impl CompiledVariables {
     /// Cluster-level defaulting: existing entries keep their order and get nested defaults; then
     /// every absent variable with a top-level default is appended in the order of the class's
     /// status, which is by name as Cluster API writes it (one entry per definition, with
-    /// `definitionFrom`, when the definitions conflict). Defaults `values` in place.
+    /// `definitionFrom`, when the definitions conflict). Defaults `values` in place; `patch`, with
+    /// its pointer at the list, records what changed (appended entries as adds at their index).
     pub fn default_cluster_variables(
         &self,
         values: Vec<ClusterVariable>,
         path: &FieldPath,
+        mut patch: Option<&mut DefaultsPatch>,
     ) -> Result<Vec<ClusterVariable>, FieldErrors> {
-        let mut defaulted = self.default_override_variables(values, path)?;
+        let mut defaulted = self.default_override_variables(values, path, patch.as_deref_mut())?;
         let mut appended = Vec::new();
         // Nested defaulting adds no entry: what `values` sets is what `defaulted` sets.
         let mut present = Presence::of(&defaulted);
@@ -106,13 +110,19 @@ impl CompiledVariables {
                 };
                 if let (false, Some(default)) = (is_set, &schema.props.default) {
                     let mut value = default.clone();
-                    apply_defaults(schema, &mut value);
+                    apply_defaults(schema, &mut value, None);
                     present.add(&variable.name, from);
-                    appended.push(ClusterVariable {
+                    let entry = ClusterVariable {
                         name: variable.name.clone(),
                         definition_from: from.to_owned(),
                         value,
-                    });
+                    };
+                    if let Some(patch) = patch.as_deref_mut() {
+                        patch.pointer.push_back(defaulted.len() + appended.len());
+                        patch.add(entry_json(&entry));
+                        patch.pointer.pop_back();
+                    }
+                    appended.push(entry);
                 }
                 if !variable.conflict {
                     break;
@@ -123,15 +133,26 @@ impl CompiledVariables {
         Ok(defaulted)
     }
 
-    /// Override lists: nested defaults of the entries given, in place; never new entries.
+    /// Override lists: nested defaults of the entries given, in place; never new entries. `patch`,
+    /// with its pointer at the list, records what changed.
     pub fn default_override_variables(
         &self,
         mut values: Vec<ClusterVariable>,
         _path: &FieldPath,
+        mut patch: Option<&mut DefaultsPatch>,
     ) -> Result<Vec<ClusterVariable>, FieldErrors> {
-        for value in &mut values {
+        for (index, value) in values.iter_mut().enumerate() {
             if let Some(Ok((schema, _))) = self.definition_for(value).map(|d| &d.compiled) {
-                apply_defaults(schema, &mut value.value);
+                match patch.as_deref_mut() {
+                    Some(patch) => {
+                        patch.pointer.push_back(index);
+                        patch.pointer.push_back("value");
+                        apply_defaults(schema, &mut value.value, Some(&mut *patch));
+                        patch.pointer.pop_back();
+                        patch.pointer.pop_back();
+                    }
+                    None => apply_defaults(schema, &mut value.value, None),
+                }
             }
         }
         Ok(values)
@@ -310,6 +331,20 @@ impl CompiledVariables {
     }
 }
 
+/// A variable entry as it serialises: `definitionFrom` only when set.
+fn entry_json(variable: &ClusterVariable) -> Value {
+    let mut entry = Map::new();
+    entry.insert("name".to_owned(), Value::String(variable.name.clone()));
+    if !variable.definition_from.is_empty() {
+        entry.insert(
+            "definitionFrom".to_owned(),
+            Value::String(variable.definition_from.clone()),
+        );
+    }
+    entry.insert("value".to_owned(), variable.value.clone());
+    Value::Object(entry)
+}
+
 /// Which variables a list sets, by name and by name and `definitionFrom`, for lookups in
 /// constant time; borrowed, so building it allocates only its two tables.
 struct Presence<'a> {
@@ -419,6 +454,7 @@ mod tests {
             .default_cluster_variables(
                 values("[{name: etcd, value: {dir: /d}}, {name: size, value: 3}]"),
                 &path(),
+                None,
             )
             .unwrap();
         let got: Vec<(String, String, Value)> = defaulted
@@ -439,7 +475,7 @@ mod tests {
     #[test]
     fn overrides_get_nested_defaults_but_no_new_entries() {
         let defaulted = compiled()
-            .default_override_variables(values("[{name: etcd, value: {}}]"), &path())
+            .default_override_variables(values("[{name: etcd, value: {}}]"), &path(), None)
             .unwrap();
         assert_eq!(defaulted.len(), 1);
         assert_eq!(defaulted[0].value, json!({"tag": "3.5"}));
@@ -505,9 +541,22 @@ mod tests {
             .default_override_variables(
                 values("[{name: region, value: null}, {name: etcd, value: null}]"),
                 &path(),
+                None,
             )
             .unwrap();
         let got: Vec<Value> = defaulted.into_iter().map(|v| v.value).collect();
         assert_eq!(got, [json!("eu"), json!({"tag": "3.5"})]);
+    }
+
+    #[test]
+    fn appended_entries_are_recorded_as_they_serialise() {
+        for from in ["", "lb"] {
+            let entry = ClusterVariable {
+                name: "proxy".into(),
+                definition_from: from.into(),
+                value: json!({"host": "h"}),
+            };
+            assert_eq!(entry_json(&entry), serde_json::to_value(&entry).unwrap());
+        }
     }
 }
