@@ -1,7 +1,12 @@
 //! A ClusterClass's variable definitions (its `status.variables`) compiled once, then used to
 //! default and validate the values Clusters set, at the Cluster level and in overrides.
+//! Maps keyed by variable names use foldhash with a random seed per map: cheaper than SipHash,
+//! and still keyed, so names in a request cannot be chosen to collide.
 
 use std::collections::{HashMap, HashSet};
+
+use foldhash::fast::SeedableRandomState as RandomState;
+use foldhash::SharedSeed;
 
 use serde_json::{Map, Value};
 
@@ -34,7 +39,7 @@ struct Variable {
 pub struct CompiledVariables {
     variables: Vec<Variable>,
     /// Position of each variable in `variables`, by name (the first, should a name repeat).
-    by_name: HashMap<String, usize>,
+    by_name: HashMap<String, usize, RandomState>,
 }
 
 impl CompiledVariables {
@@ -62,7 +67,7 @@ impl CompiledVariables {
                     .collect(),
             })
             .collect::<Vec<_>>();
-        let mut by_name = HashMap::with_capacity(variables.len());
+        let mut by_name = HashMap::with_capacity_and_hasher(variables.len(), keyed());
         for (i, variable) in variables.iter().enumerate() {
             by_name.entry(variable.name.clone()).or_insert(i);
         }
@@ -205,9 +210,12 @@ impl CompiledVariables {
     ) -> FieldErrors {
         let mut errors = FieldErrors::new();
         // Per name seen so far: the definitionFroms it was set with, and whether with or without one.
-        let mut earlier_sources: HashSet<(&str, &str)> = HashSet::with_capacity(values.len());
-        let mut earlier_kinds: HashMap<&str, (bool, bool)> = HashMap::with_capacity(values.len());
-        let mut old_by_source: HashMap<(&str, &str), &ClusterVariable> = HashMap::new();
+        let mut earlier_sources: HashSet<(&str, &str), RandomState> =
+            HashSet::with_capacity_and_hasher(values.len(), keyed());
+        let mut earlier_kinds: HashMap<&str, (bool, bool), RandomState> =
+            HashMap::with_capacity_and_hasher(values.len(), keyed());
+        let mut old_by_source: HashMap<(&str, &str), &ClusterVariable, RandomState> =
+            HashMap::with_hasher(keyed());
         for old in old.unwrap_or_default() {
             old_by_source
                 .entry((old.name.as_str(), old.definition_from.as_str()))
@@ -331,6 +339,14 @@ impl CompiledVariables {
     }
 }
 
+/// A foldhash state for one map, its seed drawn from std's `RandomState` (keys from the OS, a
+/// new one per call), so a request cannot pick names that collide.
+fn keyed() -> RandomState {
+    use std::hash::BuildHasher;
+    let seed = std::hash::RandomState::new().hash_one(0u8);
+    RandomState::with_seed(seed, SharedSeed::global_random())
+}
+
 /// A variable entry as it serialises: `definitionFrom` only when set.
 fn entry_json(variable: &ClusterVariable) -> Value {
     let mut entry = Map::new();
@@ -348,15 +364,15 @@ fn entry_json(variable: &ClusterVariable) -> Value {
 /// Which variables a list sets, by name and by name and `definitionFrom`, for lookups in
 /// constant time; borrowed, so building it allocates only its two tables.
 struct Presence<'a> {
-    names: HashSet<&'a str>,
-    sources: HashSet<(&'a str, &'a str)>,
+    names: HashSet<&'a str, RandomState>,
+    sources: HashSet<(&'a str, &'a str), RandomState>,
 }
 
 impl<'a> Presence<'a> {
     fn of(values: &'a [ClusterVariable]) -> Presence<'a> {
         let mut presence = Presence {
-            names: HashSet::with_capacity(values.len()),
-            sources: HashSet::with_capacity(values.len()),
+            names: HashSet::with_capacity_and_hasher(values.len(), keyed()),
+            sources: HashSet::with_capacity_and_hasher(values.len(), keyed()),
         };
         for value in values {
             presence.add(&value.name, &value.definition_from);
