@@ -52,7 +52,7 @@ fn real_world_variables_are_valid(
     };
     let path = FieldPath::new("spec").children(&["topology", "variables"]);
     let values = compiled
-        .default_cluster_variables(inline(&topology.variables), &path)
+        .default_cluster_variables(inline(&topology.variables), &path, None)
         .unwrap();
     let errors = compiled.validate_cluster_variables(&values, None, &path);
     assert!(errors.is_empty(), "{errors}");
@@ -77,7 +77,7 @@ fn real_world_variables_are_valid(
         })
         .collect();
     for (path, values) in overrides {
-        let values = compiled.default_override_variables(values, &path).unwrap();
+        let values = compiled.default_override_variables(values, &path, None).unwrap();
         let errors = compiled.validate_override_variables(&values, None, &path);
         assert!(errors.is_empty(), "{errors}");
     }

@@ -4,32 +4,48 @@
 //! changes; not variables).
 
 pub(crate) mod metadata;
+mod patch;
 mod topology;
 mod variables;
 mod version;
 
 use std::net::IpAddr;
 
+use json_patch::Patch;
+
 use super::Outcome;
 use crate::api::{Cluster, ClusterClass};
 use crate::field::{FieldError, FieldErrors, FieldPath};
 use crate::store::{ClassEntry, ObjectSource};
+use patch::{Place, Recorder};
 
 pub use metadata::label_value_problems;
 pub use topology::{class_key, validate_autoscaler};
 
 /// Mutating webhook: defaults the Cluster, then defaults and validates its variables against the
-/// class (so the class cannot change between defaulting and validation).
-pub fn default(cluster: &mut Cluster, old: Option<&Cluster>, source: &dyn ObjectSource) -> Outcome {
+/// class (so the class cannot change between defaulting and validation). Gives the JSONPatch of
+/// what it set, as a diff of the Cluster's typed serialisation before and after would.
+pub fn default(cluster: &mut Cluster, old: Option<&Cluster>, source: &dyn ObjectSource) -> (Outcome, Patch) {
+    let mut patch = Recorder::default();
+    let outcome = default_recorded(cluster, old, source, &mut patch);
+    (outcome, patch.finish())
+}
+
+fn default_recorded(
+    cluster: &mut Cluster,
+    old: Option<&Cluster>,
+    source: &dyn ObjectSource,
+    patch: &mut Recorder,
+) -> Outcome {
     let namespace = cluster.metadata.namespace.clone().unwrap_or_default();
-    for reference in [
-        &mut cluster.spec.infrastructure_ref,
-        &mut cluster.spec.control_plane_ref,
-    ]
-    .into_iter()
-    .flatten()
-    {
+    for (place, reference) in [
+        (Place::InfrastructureRef, &mut cluster.spec.infrastructure_ref),
+        (Place::ControlPlaneRef, &mut cluster.spec.control_plane_ref),
+    ] {
+        let Some(reference) = reference else { continue };
         if reference.namespace.as_deref().unwrap_or_default().is_empty() {
+            let pointer = place.pointer(&["namespace"]);
+            patch.set_string(place, pointer, reference.namespace.is_none(), &namespace);
             reference.namespace = Some(namespace.clone());
         }
     }
@@ -38,16 +54,18 @@ pub fn default(cluster: &mut Cluster, old: Option<&Cluster>, source: &dyn Object
     };
     if !topology.version.starts_with('v') {
         topology.version = format!("v{}", topology.version);
+        let pointer = Place::Version.pointer(&[]);
+        patch.set_string(Place::Version, pointer, false, &topology.version);
     }
     if topology.class.is_empty() {
         let path = FieldPath::new("spec").children(&["topology", "class"]);
         return Outcome::from_errors(FieldError::required(&path, "class cannot be empty").into());
     }
-    topology::default_remediation_namespaces(topology, &namespace);
+    topology::default_remediation_namespaces(topology, &namespace, patch);
     let Ok(entry) = class_of(cluster, source) else {
         return Outcome::default();
     };
-    Outcome::from_errors(variables::default_and_validate(cluster, old, &entry))
+    Outcome::from_errors(variables::default_and_validate(cluster, old, &entry, patch))
 }
 
 /// Validating webhook, for create (`old` is None) and update.

@@ -1,6 +1,7 @@
 //! AdmissionReview in, AdmissionReview out: decode the request, run the kind's rules, and answer
 //! with a minimal JSONPatch, a 422 `Status`, or a 400 for a request we cannot read.
 
+use json_patch::Patch;
 use kube::core::admission::{AdmissionResponse, AdmissionReview, Operation};
 use kube::core::response::Status;
 use kube::core::{DynamicObject, GroupVersionKind};
@@ -28,7 +29,8 @@ trait Admitted: Serialize + DeserializeOwned + Clone {
     const KIND: Kind;
     fn name(&self) -> &str;
     fn type_meta(&self) -> (&str, &str);
-    fn default(&mut self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome;
+    /// Defaults the object and gives the JSONPatch of what changed.
+    fn default(&mut self, old: Option<&Self>, source: &dyn ObjectSource) -> Result<(Outcome, Patch), String>;
     fn validate(&self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome;
     fn validate_delete(old: &Self, source: &dyn ObjectSource) -> Outcome;
 }
@@ -41,8 +43,8 @@ impl Admitted for Cluster {
     fn type_meta(&self) -> (&str, &str) {
         (&self.api_version, &self.kind)
     }
-    fn default(&mut self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome {
-        cluster::default(self, old, source)
+    fn default(&mut self, old: Option<&Self>, source: &dyn ObjectSource) -> Result<(Outcome, Patch), String> {
+        Ok(cluster::default(self, old, source))
     }
     fn validate(&self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome {
         cluster::validate(self, old, source)
@@ -60,9 +62,12 @@ impl Admitted for ClusterClass {
     fn type_meta(&self) -> (&str, &str) {
         (&self.api_version, &self.kind)
     }
-    fn default(&mut self, _old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
-        cluster_class::default(self);
-        Outcome::default()
+    fn default(
+        &mut self,
+        _old: Option<&Self>,
+        _source: &dyn ObjectSource,
+    ) -> Result<(Outcome, Patch), String> {
+        diffed(self, cluster_class::default)
     }
     fn validate(&self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome {
         cluster_class::validate(self, old, source)
@@ -80,9 +85,12 @@ impl Admitted for ClusterResourceSet {
     fn type_meta(&self) -> (&str, &str) {
         (&self.api_version, &self.kind)
     }
-    fn default(&mut self, _old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
-        cluster_resource_set::default(self);
-        Outcome::default()
+    fn default(
+        &mut self,
+        _old: Option<&Self>,
+        _source: &dyn ObjectSource,
+    ) -> Result<(Outcome, Patch), String> {
+        diffed(self, cluster_resource_set::default)
     }
     fn validate(&self, old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
         cluster_resource_set::validate(self, old)
@@ -100,9 +108,13 @@ impl Admitted for ClusterResourceSetBinding {
     fn type_meta(&self) -> (&str, &str) {
         (&self.api_version, &self.kind)
     }
-    /// Never called: a binding has no mutating webhook.
-    fn default(&mut self, _old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
-        Outcome::default()
+    /// A binding has no mutating webhook: nothing is defaulted.
+    fn default(
+        &mut self,
+        _old: Option<&Self>,
+        _source: &dyn ObjectSource,
+    ) -> Result<(Outcome, Patch), String> {
+        Ok((Outcome::default(), Patch(Vec::new())))
     }
     fn validate(&self, old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
         cluster_resource_set_binding::validate(self, old)
@@ -120,9 +132,12 @@ impl Admitted for ExtensionConfig {
     fn type_meta(&self) -> (&str, &str) {
         (&self.api_version, &self.kind)
     }
-    fn default(&mut self, _old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
-        extension_config::default(self);
-        Outcome::default()
+    fn default(
+        &mut self,
+        _old: Option<&Self>,
+        _source: &dyn ObjectSource,
+    ) -> Result<(Outcome, Patch), String> {
+        diffed(self, extension_config::default)
     }
     fn validate(&self, _old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
         extension_config::validate(self)
@@ -132,8 +147,8 @@ impl Admitted for ExtensionConfig {
     }
 }
 
-/// The parts of an AdmissionReview the webhooks read; objects stay raw JSON until the kind is known,
-/// so each is decoded once, straight into its type.
+/// The parts of an AdmissionReview the webhooks read, objects kept raw: read when the one-pass
+/// [`TypedReview`] fails, so that the answer can say which part is wrong.
 #[derive(Debug, Deserialize)]
 struct WireReview<'a> {
     #[serde(borrow)]
@@ -150,6 +165,26 @@ struct WireRequest<'a> {
     object: Option<&'a RawValue>,
     #[serde(borrow, default)]
     old_object: Option<&'a RawValue>,
+}
+
+/// An AdmissionReview with its objects decoded straight into the webhook's type: one pass over
+/// the body. Any failure falls back to [`WireReview`], which names what is wrong.
+#[derive(Debug, Deserialize)]
+#[serde(bound = "T: DeserializeOwned")]
+struct TypedReview<T> {
+    request: Option<TypedRequest<T>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", bound = "T: DeserializeOwned")]
+struct TypedRequest<T> {
+    uid: String,
+    kind: GroupVersionKind,
+    operation: Operation,
+    #[serde(default)]
+    object: Option<T>,
+    #[serde(default)]
+    old_object: Option<T>,
 }
 
 /// Answers one AdmissionReview sent to `path`, whatever the bytes are: an unknown path, a body
@@ -173,6 +208,18 @@ pub fn review(path: &str, body: &[u8], source: &dyn ObjectSource) -> AdmissionRe
         Ok(webhook) => webhook,
         Err(err) => return bad_request(uid_of(body).as_deref(), &err.to_string()),
     };
+    let typed = match webhook.kind {
+        Kind::Cluster => admit_typed::<Cluster>(webhook.mutating, body, source),
+        Kind::ClusterClass => admit_typed::<ClusterClass>(webhook.mutating, body, source),
+        Kind::ClusterResourceSet => admit_typed::<ClusterResourceSet>(webhook.mutating, body, source),
+        Kind::ClusterResourceSetBinding => {
+            admit_typed::<ClusterResourceSetBinding>(webhook.mutating, body, source)
+        }
+        Kind::ExtensionConfig => admit_typed::<ExtensionConfig>(webhook.mutating, body, source),
+    };
+    if let Some(response) = typed {
+        return response.into_review();
+    }
     let review: WireReview = match serde_json::from_slice(body) {
         Ok(review) => review,
         Err(err) => {
@@ -196,10 +243,7 @@ fn uid_of(body: &[u8]) -> Option<String> {
 
 /// Runs `webhook` on one request.
 fn admit(webhook: Webhook, request: &WireRequest, source: &dyn ObjectSource) -> AdmissionResponse {
-    let mut response = AdmissionResponse::invalid("");
-    response.uid = request.uid.clone();
-    response.allowed = true;
-    response.result = Status::default();
+    let response = allowed(&request.uid);
     if let Err(message) = check_kind(webhook.kind, &request.kind) {
         return deny_bad_request(response, &message);
     }
@@ -216,6 +260,35 @@ fn admit(webhook: Webhook, request: &WireRequest, source: &dyn ObjectSource) -> 
     }
 }
 
+/// An allowed answer to the request `uid`, before any rule has run.
+fn allowed(uid: &str) -> AdmissionResponse {
+    let mut response = AdmissionResponse::invalid("");
+    response.uid = uid.to_owned();
+    response.allowed = true;
+    response.result = Status::default();
+    response
+}
+
+/// Runs the webhook on a body whose objects decode straight into `T` and whose kind is the
+/// webhook's; `None` when they do not, for [`admit`] to answer with the reason.
+fn admit_typed<T: Admitted>(
+    mutating: bool,
+    body: &[u8],
+    source: &dyn ObjectSource,
+) -> Option<AdmissionResponse> {
+    let request = serde_json::from_slice::<TypedReview<T>>(body).ok()?.request?;
+    check_kind(T::KIND, &request.kind).ok()?;
+    let response = allowed(&request.uid);
+    Some(admit_decoded(
+        mutating,
+        &request.operation,
+        request.object,
+        request.old_object,
+        source,
+        response,
+    ))
+}
+
 fn admit_kind<T: Admitted>(
     mutating: bool,
     request: &WireRequest,
@@ -224,22 +297,33 @@ fn admit_kind<T: Admitted>(
 ) -> AdmissionResponse {
     let decoded = decode::<T>(request.object, "object")
         .and_then(|object| Ok((object, decode::<T>(request.old_object, "oldObject")?)));
-    let (object, old) = match decoded {
-        Ok(pair) => pair,
-        Err(message) => return deny_bad_request(response, &message),
-    };
+    match decoded {
+        Ok((object, old)) => admit_decoded(mutating, &request.operation, object, old, source, response),
+        Err(message) => deny_bad_request(response, &message),
+    }
+}
+
+/// Checks the decoded objects' type metadata, then runs the kind's rules for `operation`.
+fn admit_decoded<T: Admitted>(
+    mutating: bool,
+    operation: &Operation,
+    object: Option<T>,
+    old: Option<T>,
+    source: &dyn ObjectSource,
+    response: AdmissionResponse,
+) -> AdmissionResponse {
     for (field, decoded) in [("object", object.as_ref()), ("oldObject", old.as_ref())] {
         if let Some(Err(message)) = decoded.map(|o| check_type_meta::<T>(field, o)) {
             return deny_bad_request(response, &message);
         }
     }
-    match (&request.operation, object, old) {
+    match (operation, object, old) {
         (Operation::Delete, _, Some(old)) if !mutating => {
             let outcome = T::validate_delete(&old, source);
             forbid(response, T::KIND, old.name(), outcome)
         }
         (Operation::Create | Operation::Update, Some(object), old) => {
-            let old = if request.operation == Operation::Update {
+            let old = if *operation == Operation::Update {
                 old
             } else {
                 None
@@ -261,24 +345,28 @@ fn admit_kind<T: Admitted>(
     }
 }
 
-/// Defaults `object` and answers with the JSONPatch from its typed form before to after, so
-/// fields our types do not know never appear in the patch.
+/// Defaults `object` and answers with the JSONPatch of what the defaulting changed.
 fn mutate<T: Admitted>(
     response: AdmissionResponse,
-    object: T,
+    mut object: T,
     old: Option<&T>,
     source: &dyn ObjectSource,
 ) -> AdmissionResponse {
-    let before = serde_json::to_value(&object);
-    let mut defaulted = object;
-    let outcome = defaulted.default(old, source);
-    let patch = match (before, serde_json::to_value(&defaulted)) {
-        (Ok(before), Ok(after)) => super::diff::diff(&before, &after),
-        (Err(err), _) | (_, Err(err)) => {
-            return deny_bad_request(response, &format!("cannot encode {}: {err}", T::KIND.name()))
-        }
+    match object.default(old, source) {
+        Ok((outcome, patch)) => answer(response, T::KIND, object.name(), outcome, Some(patch)),
+        Err(message) => deny_bad_request(response, &message),
+    }
+}
+
+/// Runs `default` on `object` and gives the JSONPatch from its typed serialisation before to
+/// after, so fields our types do not know never appear in the patch.
+fn diffed<T: Admitted>(object: &mut T, default: impl FnOnce(&mut T)) -> Result<(Outcome, Patch), String> {
+    let encode = |object: &T| {
+        serde_json::to_value(object).map_err(|err| format!("cannot encode {}: {err}", T::KIND.name()))
     };
-    answer(response, T::KIND, defaulted.name(), outcome, Some(patch))
+    let before = encode(object)?;
+    default(object);
+    Ok((Outcome::default(), super::diff::diff(&before, &encode(object)?)))
 }
 
 fn answer(
@@ -286,7 +374,7 @@ fn answer(
     kind: Kind,
     name: &str,
     outcome: Outcome,
-    patch: Option<json_patch::Patch>,
+    patch: Option<Patch>,
 ) -> AdmissionResponse {
     if !outcome.warnings.is_empty() {
         response.warnings = Some(outcome.warnings);

@@ -1,47 +1,116 @@
 //! Structural defaulting: an absent (or null) property that has a default gets it, recursively;
 //! a value that is present is never replaced, whatever it is (`""`, `0`, `false`, `[]`, `{}`).
+//! The defaulting can record the JSONPatch operations of what it sets, so the mutating webhook
+//! answers without serialising the object twice and diffing.
 
+use json_patch::jsonptr::{PointerBuf, Token};
+use json_patch::{AddOperation, PatchOperation, ReplaceOperation};
 use serde_json::Value;
 
 use super::limits::MAX_DEPTH;
 use super::schema::Schema;
 
-/// Fills in the defaults the schema declares: `value` itself when it is null, then every absent
-/// or null property, list item and map value below it, recursively (into defaults just set, too).
-pub fn apply_defaults(schema: &Schema, value: &mut Value) {
-    apply(schema, value, 0);
+/// The JSONPatch operations of a defaulting, as `json_patch::diff` of the value before and after
+/// would give them: `pointer` is where the value being defaulted sits in the whole object.
+#[derive(Debug, Default)]
+pub struct DefaultsPatch {
+    /// The JSON pointer of the value being defaulted; restored after each call.
+    pub pointer: PointerBuf,
+    /// The operations so far, in the diff's order.
+    pub operations: Vec<PatchOperation>,
 }
 
-fn apply(schema: &Schema, value: &mut Value, depth: usize) {
+impl DefaultsPatch {
+    /// Records that the value at the current pointer was absent and is now `value`.
+    pub fn add(&mut self, value: Value) {
+        self.operations.push(PatchOperation::Add(AddOperation {
+            path: self.pointer.clone(),
+            value,
+        }));
+    }
+
+    fn replace(&mut self, value: Value) {
+        self.operations.push(PatchOperation::Replace(ReplaceOperation {
+            path: self.pointer.clone(),
+            value,
+        }));
+    }
+}
+
+/// Fills in the defaults the schema declares: `value` itself when it is null, then every absent
+/// or null property, list item and map value below it, recursively (into defaults just set, too).
+/// With `patch`, what is set is recorded there, `value` being at `patch.pointer`.
+pub fn apply_defaults(schema: &Schema, value: &mut Value, patch: Option<&mut DefaultsPatch>) {
+    apply(schema, value, 0, patch);
+}
+
+fn apply(schema: &Schema, value: &mut Value, depth: usize, patch: Option<&mut DefaultsPatch>) {
     if depth > MAX_DEPTH {
         return;
     }
-    if value.is_null() {
-        if let Some(default) = &schema.props.default {
-            value.clone_from(default);
+    if let (true, Some(default)) = (value.is_null(), &schema.props.default) {
+        value.clone_from(default);
+        fill(schema, value, depth, None);
+        // A diff sees one replaced value, whatever was filled in below it.
+        if let Some(patch) = patch.filter(|_| !value.is_null()) {
+            patch.replace(value.clone());
         }
+        return;
     }
+    fill(schema, value, depth, patch);
+}
+
+/// Defaults what is below `value`: its present children first, in their order, then its absent
+/// properties that have a default, in the schema's order (where the object keeps them).
+fn fill(schema: &Schema, value: &mut Value, depth: usize, mut patch: Option<&mut DefaultsPatch>) {
     match value {
         Value::Object(map) => {
-            for (key, property) in &schema.properties {
-                if property.props.default.is_some() && !map.contains_key(key) {
-                    map.insert(key.clone(), Value::Null);
-                }
-            }
             for (key, child) in map.iter_mut() {
                 if let Some(child_schema) = schema.properties.get(key).or(schema.additional.as_deref()) {
-                    apply(child_schema, child, depth + 1);
+                    below(patch.as_deref_mut(), key, |patch| {
+                        apply(child_schema, child, depth + 1, patch)
+                    });
                 }
+            }
+            for (key, property) in &schema.properties {
+                if property.props.default.is_none() || map.contains_key(key) {
+                    continue;
+                }
+                let mut child = Value::Null;
+                apply(property, &mut child, depth + 1, None);
+                below(patch.as_deref_mut(), key, |patch| {
+                    if let Some(patch) = patch {
+                        patch.add(child.clone());
+                    }
+                });
+                map.insert(key.clone(), child);
             }
         }
         Value::Array(items) => {
             if let Some(item_schema) = &schema.items {
-                for item in items {
-                    apply(item_schema, item, depth + 1);
+                for (index, item) in items.iter_mut().enumerate() {
+                    below(patch.as_deref_mut(), index, |patch| {
+                        apply(item_schema, item, depth + 1, patch)
+                    });
                 }
             }
         }
         _ => {}
+    }
+}
+/// Runs `f` with the pointer of `patch`, if any, extended by `token`, then restores it.
+fn below<'t>(
+    patch: Option<&mut DefaultsPatch>,
+    token: impl Into<Token<'t>>,
+    f: impl FnOnce(Option<&mut DefaultsPatch>),
+) {
+    match patch {
+        Some(patch) => {
+            patch.pointer.push_back(token);
+            f(Some(&mut *patch));
+            patch.pointer.pop_back();
+        }
+        None => f(None),
     }
 }
 
@@ -53,7 +122,7 @@ mod tests {
 
     fn defaulted(schema: &str, mut value: Value) -> Value {
         let props: JSONSchemaProps = serde_yaml_ng::from_str(schema).unwrap();
-        apply_defaults(&Schema::compile(&props).unwrap(), &mut value);
+        apply_defaults(&Schema::compile(&props).unwrap(), &mut value, None);
         value
     }
 
@@ -71,6 +140,31 @@ mod tests {
             ),
             json!({"b": {"c": 3}, "list": [{"port": 443}, {"port": 80}], "m": {"k": {"on": true}}, "a": "x"})
         );
+    }
+
+    /// The recorded operations are what a diff of the value before and after gives.
+    #[test]
+    fn records_the_operations_a_diff_gives() {
+        let schema = Schema::compile(&serde_yaml_ng::from_str(SCHEMA).unwrap()).unwrap();
+        for before in [
+            json!({"b": null, "list": [{}, {"port": 80}, null], "m": {"k": {}, "j": null}}),
+            json!({"a": "", "b": {"c": 0}, "list": [], "m": {}}),
+            json!({"b": {}, "list": "not a list", "m": {"k/~": {"on": null}}}),
+            json!(null),
+            json!({}),
+        ] {
+            let mut patch = DefaultsPatch {
+                pointer: PointerBuf::from_tokens(["spec", "value"]),
+                ..DefaultsPatch::default()
+            };
+            let mut after = before.clone();
+            apply_defaults(&schema, &mut after, Some(&mut patch));
+            let diffed = json_patch::diff(
+                &json!({"spec": {"value": before}}),
+                &json!({"spec": {"value": after}}),
+            );
+            assert_eq!(patch.operations, diffed.0, "{before}");
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod structural;
 mod values;
 mod walk;
 
+pub use defaulting::DefaultsPatch;
 pub use definitions::validate_definitions;
 pub use schema::{CompileError, Schema};
 pub use status::status_variables;

@@ -1,12 +1,17 @@
 //! A ClusterClass's variable definitions (its `status.variables`) compiled once, then used to
 //! default and validate the values Clusters set, at the Cluster level and in overrides.
+//! Maps keyed by variable names use foldhash with a random seed per map: cheaper than SipHash,
+//! and still keyed, so names in a request cannot be chosen to collide.
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::Value;
+use foldhash::fast::SeedableRandomState as RandomState;
+use foldhash::SharedSeed;
+
+use serde_json::{Map, Value};
 
 use super::cel::{CelRules, Shown};
-use super::defaulting::apply_defaults;
+use super::defaulting::{apply_defaults, DefaultsPatch};
 use super::go_json::to_go_json;
 use super::schema::Schema;
 use crate::api::{ClusterClassStatusVariable, ClusterVariable};
@@ -34,7 +39,7 @@ struct Variable {
 pub struct CompiledVariables {
     variables: Vec<Variable>,
     /// Position of each variable in `variables`, by name (the first, should a name repeat).
-    by_name: HashMap<String, usize>,
+    by_name: HashMap<String, usize, RandomState>,
     /// Why the definitions cannot be used at all (a variable without definitions), as the value
     /// and detail of the error every use reports.
     unusable: Option<(String, String)>,
@@ -65,7 +70,7 @@ impl CompiledVariables {
                     .collect(),
             })
             .collect::<Vec<_>>();
-        let mut by_name = HashMap::with_capacity(variables.len());
+        let mut by_name = HashMap::with_capacity_and_hasher(variables.len(), keyed());
         for (i, variable) in variables.iter().enumerate() {
             by_name.entry(variable.name.clone()).or_insert(i);
         }
@@ -105,13 +110,15 @@ impl CompiledVariables {
     /// Cluster-level defaulting: existing entries keep their order and get nested defaults; then
     /// every absent variable with a top-level default is appended in the order of the class's
     /// status, which is by name as Cluster API writes it (one entry per definition, with
-    /// `definitionFrom`, when the definitions conflict). Defaults `values` in place.
+    /// `definitionFrom`, when the definitions conflict). Defaults `values` in place; `patch`, with
+    /// its pointer at the list, records what changed (appended entries as adds at their index).
     pub fn default_cluster_variables(
         &self,
         values: Vec<ClusterVariable>,
         path: &FieldPath,
+        mut patch: Option<&mut DefaultsPatch>,
     ) -> Result<Vec<ClusterVariable>, FieldErrors> {
-        let mut defaulted = self.default_override_variables(values, path)?;
+        let mut defaulted = self.default_override_variables(values, path, patch.as_deref_mut())?;
         let mut appended = Vec::new();
         // Nested defaulting adds no entry: what `values` sets is what `defaulted` sets.
         let mut present = Presence::of(&defaulted);
@@ -133,13 +140,19 @@ impl CompiledVariables {
                 };
                 if let (false, Some(default)) = (is_set, &schema.props.default) {
                     let mut value = default.clone();
-                    apply_defaults(schema, &mut value);
+                    apply_defaults(schema, &mut value, None);
                     present.add(&variable.name, from);
-                    appended.push(ClusterVariable {
+                    let entry = ClusterVariable {
                         name: variable.name.clone(),
                         definition_from: from.to_owned(),
                         value,
-                    });
+                    };
+                    if let Some(patch) = patch.as_deref_mut() {
+                        patch.pointer.push_back(defaulted.len() + appended.len());
+                        patch.add(entry_json(&entry));
+                        patch.pointer.pop_back();
+                    }
+                    appended.push(entry);
                 }
                 if !variable.conflict {
                     break;
@@ -150,17 +163,20 @@ impl CompiledVariables {
         Ok(defaulted)
     }
 
-    /// Override lists: nested defaults of the entries given, in place; never new entries.
+    /// Override lists: nested defaults of the entries given, in place; never new entries. `patch`,
+    /// with its pointer at the list, records what changed.
     pub fn default_override_variables(
         &self,
         mut values: Vec<ClusterVariable>,
         path: &FieldPath,
+        mut patch: Option<&mut DefaultsPatch>,
     ) -> Result<Vec<ClusterVariable>, FieldErrors> {
         if let Some(unusable) = self.unusable_error(path) {
             return Err(unusable);
         }
         // A list setting a variable twice is not defaulted, as Cluster API's defaulting refuses it.
-        let mut seen: HashSet<(&str, &str)> = HashSet::with_capacity(values.len());
+        let mut seen: HashSet<(&str, &str), RandomState> =
+            HashSet::with_capacity_and_hasher(values.len(), keyed());
         let repeated: FieldErrors = values
             .iter()
             .filter(|value| !seen.insert((value.name.as_str(), value.definition_from.as_str())))
@@ -169,9 +185,18 @@ impl CompiledVariables {
         if !repeated.is_empty() {
             return Err(repeated);
         }
-        for value in &mut values {
+        for (index, value) in values.iter_mut().enumerate() {
             if let Some(Ok((schema, _))) = self.definition_for(value).map(|d| &d.compiled) {
-                apply_defaults(schema, &mut value.value);
+                match patch.as_deref_mut() {
+                    Some(patch) => {
+                        patch.pointer.push_back(index);
+                        patch.pointer.push_back("value");
+                        apply_defaults(schema, &mut value.value, Some(&mut *patch));
+                        patch.pointer.pop_back();
+                        patch.pointer.pop_back();
+                    }
+                    None => apply_defaults(schema, &mut value.value, None),
+                }
             }
         }
         Ok(values)
@@ -230,9 +255,12 @@ impl CompiledVariables {
         }
         let mut errors = FieldErrors::new();
         // Per name seen so far: the definitionFroms it was set with, and whether with or without one.
-        let mut earlier_sources: HashSet<(&str, &str)> = HashSet::with_capacity(values.len());
-        let mut earlier_kinds: HashMap<&str, (bool, bool)> = HashMap::with_capacity(values.len());
-        let mut old_by_source: HashMap<(&str, &str), &ClusterVariable> = HashMap::new();
+        let mut earlier_sources: HashSet<(&str, &str), RandomState> =
+            HashSet::with_capacity_and_hasher(values.len(), keyed());
+        let mut earlier_kinds: HashMap<&str, (bool, bool), RandomState> =
+            HashMap::with_capacity_and_hasher(values.len(), keyed());
+        let mut old_by_source: HashMap<(&str, &str), &ClusterVariable, RandomState> =
+            HashMap::with_hasher(keyed());
         for old in old.unwrap_or_default() {
             old_by_source
                 .entry((old.name.as_str(), old.definition_from.as_str()))
@@ -348,18 +376,40 @@ impl CompiledVariables {
     }
 }
 
+/// A foldhash state for one map, its seed drawn from std's `RandomState` (keys from the OS, a
+/// new one per call), so a request cannot pick names that collide.
+fn keyed() -> RandomState {
+    use std::hash::BuildHasher;
+    let seed = std::hash::RandomState::new().hash_one(0u8);
+    RandomState::with_seed(seed, SharedSeed::global_random())
+}
+
+/// A variable entry as it serialises: `definitionFrom` only when set.
+fn entry_json(variable: &ClusterVariable) -> Value {
+    let mut entry = Map::new();
+    entry.insert("name".to_owned(), Value::String(variable.name.clone()));
+    if !variable.definition_from.is_empty() {
+        entry.insert(
+            "definitionFrom".to_owned(),
+            Value::String(variable.definition_from.clone()),
+        );
+    }
+    entry.insert("value".to_owned(), variable.value.clone());
+    Value::Object(entry)
+}
+
 /// Which variables a list sets, by name and by name and `definitionFrom`, for lookups in
 /// constant time; borrowed, so building it allocates only its two tables.
 struct Presence<'a> {
-    names: HashSet<&'a str>,
-    sources: HashSet<(&'a str, &'a str)>,
+    names: HashSet<&'a str, RandomState>,
+    sources: HashSet<(&'a str, &'a str), RandomState>,
 }
 
 impl<'a> Presence<'a> {
     fn of(values: &'a [ClusterVariable]) -> Presence<'a> {
         let mut presence = Presence {
-            names: HashSet::with_capacity(values.len()),
-            sources: HashSet::with_capacity(values.len()),
+            names: HashSet::with_capacity_and_hasher(values.len(), keyed()),
+            sources: HashSet::with_capacity_and_hasher(values.len(), keyed()),
         };
         for value in values {
             presence.add(&value.name, &value.definition_from);
@@ -489,6 +539,7 @@ mod tests {
             .default_cluster_variables(
                 values("[{name: etcd, value: {dir: /d}}, {name: size, value: 3}]"),
                 &path(),
+                None,
             )
             .unwrap();
         let got: Vec<(String, String, Value)> = defaulted
@@ -512,7 +563,7 @@ mod tests {
                        {name: c, definitions: [{from: inline, required: false, schema: {openAPIV3Schema: {type: string}}}]}]";
         let compiled = CompiledVariables::compile(&serde_yaml_ng::from_str::<Vec<_>>(status).unwrap());
         let expected = r#"spec.topology.variables: Invalid value: "[Name: a,Name: b,Name: c]": variable definitions in the ClusterClass not valid: [variable "a" has no definitions, variable "b" has no definitions]"#;
-        let defaulted = compiled.default_cluster_variables(values("[{name: c, value: x}]"), &path());
+        let defaulted = compiled.default_cluster_variables(values("[{name: c, value: x}]"), &path(), None);
         assert_eq!(messages(defaulted.unwrap_err()), [expected]);
         assert_eq!(
             messages(compiled.validate_cluster_variables(&values("[]"), None, &path())),
@@ -539,7 +590,7 @@ mod tests {
     #[test]
     fn overrides_get_nested_defaults_but_no_new_entries() {
         let defaulted = compiled()
-            .default_override_variables(values("[{name: etcd, value: {}}]"), &path())
+            .default_override_variables(values("[{name: etcd, value: {}}]"), &path(), None)
             .unwrap();
         assert_eq!(defaulted.len(), 1);
         assert_eq!(defaulted[0].value, json!({"tag": "3.5"}));
@@ -602,7 +653,9 @@ mod tests {
     #[test]
     fn a_list_setting_a_variable_twice_is_not_defaulted() {
         let twice = values("[{name: size, value: 1}, {name: size, value: 2}, {name: size, value: 3}]");
-        let errors = compiled().default_cluster_variables(twice, &path()).unwrap_err();
+        let errors = compiled()
+            .default_cluster_variables(twice, &path(), None)
+            .unwrap_err();
         assert_eq!(
             messages(errors),
             [
@@ -618,9 +671,22 @@ mod tests {
             .default_override_variables(
                 values("[{name: region, value: null}, {name: etcd, value: null}]"),
                 &path(),
+                None,
             )
             .unwrap();
         let got: Vec<Value> = defaulted.into_iter().map(|v| v.value).collect();
         assert_eq!(got, [json!("eu"), json!({"tag": "3.5"})]);
+    }
+
+    #[test]
+    fn appended_entries_are_recorded_as_they_serialise() {
+        for from in ["", "lb"] {
+            let entry = ClusterVariable {
+                name: "proxy".into(),
+                definition_from: from.into(),
+                value: json!({"host": "h"}),
+            };
+            assert_eq!(entry_json(&entry), serde_json::to_value(&entry).unwrap());
+        }
     }
 }

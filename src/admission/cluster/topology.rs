@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use super::patch::{Place, Recorder};
 use super::{class_of, version, ClassProblem};
 use crate::admission::Outcome;
 use crate::api::labels::{
@@ -32,21 +33,28 @@ pub fn class_key(cluster: &Cluster) -> (String, String) {
 }
 
 /// Sets the namespace of MachineHealthCheck remediation templates that have none.
-pub fn default_remediation_namespaces(topology: &mut Topology, namespace: &str) {
-    let control_plane = topology.control_plane.machine_health_check.as_mut();
+/// Records each in `patch`.
+pub(super) fn default_remediation_namespaces(topology: &mut Topology, namespace: &str, patch: &mut Recorder) {
+    let control_plane = topology
+        .control_plane
+        .machine_health_check
+        .as_mut()
+        .map(|check| (Place::ControlPlane, check));
     let workers = topology
         .workers
         .iter_mut()
-        .flat_map(|w| w.machine_deployments.iter_mut());
-    for check in control_plane
-        .into_iter()
-        .chain(workers.filter_map(|md| md.machine_health_check.as_mut()))
-    {
-        if let Some(template) = check.class.remediation_template.as_mut() {
-            if template.namespace.as_deref().unwrap_or_default().is_empty() {
-                template.namespace = Some(namespace.to_owned());
-            }
+        .flat_map(|w| w.machine_deployments.iter_mut().enumerate())
+        .filter_map(|(index, md)| Some((Place::MachineDeployment(index), md.machine_health_check.as_mut()?)));
+    for (place, check) in control_plane.into_iter().chain(workers) {
+        let Some(template) = check.class.remediation_template.as_mut() else {
+            continue;
+        };
+        if !template.namespace.as_deref().unwrap_or_default().is_empty() {
+            continue;
         }
+        let pointer = place.pointer(&["machineHealthCheck", "remediationTemplate", "namespace"]);
+        patch.set_string(place, pointer, template.namespace.is_none(), namespace);
+        template.namespace = Some(namespace.to_owned());
     }
 }
 

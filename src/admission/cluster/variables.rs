@@ -4,15 +4,21 @@
 use crate::api::{Cluster, ClusterVariable, VariableOverrides};
 use std::collections::HashMap;
 
+use super::patch::{added_list, Place, Recorder};
 use crate::field::{FieldErrors, FieldPath};
 use crate::store::ClassEntry;
 use crate::variables::cel::with_object_budget;
 use crate::variables::limits::variable_count_error;
-use crate::variables::CompiledVariables;
+use crate::variables::{CompiledVariables, DefaultsPatch};
 
-/// Defaults every variable list of `cluster` in place, then validates them (transition rules
-/// against `old`'s lists of the same place).
-pub fn default_and_validate(cluster: &mut Cluster, old: Option<&Cluster>, entry: &ClassEntry) -> FieldErrors {
+/// Defaults every variable list of `cluster` in place, recording what it sets in `patch`, then
+/// validates them (transition rules against `old`'s lists of the same place).
+pub(super) fn default_and_validate(
+    cluster: &mut Cluster,
+    old: Option<&Cluster>,
+    entry: &ClassEntry,
+    patch: &mut Recorder,
+) -> FieldErrors {
     let compiled = entry.variables();
     let mut errors = count_errors(cluster);
     if !errors.is_empty() {
@@ -23,12 +29,23 @@ pub fn default_and_validate(cluster: &mut Cluster, old: Option<&Cluster>, entry:
     };
     let topology_path = FieldPath::new("spec").child("topology");
     let values = std::mem::take(&mut topology.variables);
-    match compiled.default_cluster_variables(values, &topology_path.child("variables")) {
+    let was_empty = values.is_empty();
+    let mut recorded = DefaultsPatch {
+        pointer: Place::Variables.pointer(&[]),
+        operations: Vec::new(),
+    };
+    match compiled.default_cluster_variables(values, &topology_path.child("variables"), Some(&mut recorded)) {
         Ok(defaulted) => topology.variables = defaulted,
         Err(e) => errors.extend(e),
     }
-    for (path, overrides) in override_lists(topology) {
-        default_overrides(compiled, overrides, &path, &mut errors);
+    if was_empty {
+        let added = added_list(recorded.pointer, recorded.operations);
+        patch.record(Place::Variables, added);
+    } else {
+        patch.record(Place::Variables, recorded.operations);
+    }
+    for list in override_lists(topology) {
+        default_overrides(compiled, list, patch, &mut errors);
     }
     if !errors.is_empty() {
         return errors;
@@ -87,47 +104,71 @@ fn validate_lists(cluster: &Cluster, old: Option<&Cluster>, compiled: &CompiledV
 
 fn default_overrides(
     compiled: &CompiledVariables,
-    overrides: &mut VariableOverrides,
-    path: &FieldPath,
+    list: OverrideList,
+    patch: &mut Recorder,
     errors: &mut FieldErrors,
 ) {
+    let overrides = list.overrides;
     if overrides.overrides.is_empty() {
         return;
     }
     let values = std::mem::take(&mut overrides.overrides);
-    match compiled.default_override_variables(values, path) {
+    let mut recorded = DefaultsPatch {
+        pointer: list.place.pointer(&["variables", "overrides"]),
+        operations: Vec::new(),
+    };
+    match compiled.default_override_variables(values, &list.path, Some(&mut recorded)) {
         Ok(defaulted) => overrides.overrides = defaulted,
         Err(e) => errors.extend(e),
     }
+    patch.record(list.place, recorded.operations);
 }
 
-/// The override lists of a topology with their field paths, mutable.
-fn override_lists(topology: &mut crate::api::Topology) -> Vec<(FieldPath, &mut VariableOverrides)> {
+/// An override list of a topology part, mutable, with its field path and its place in a patch.
+struct OverrideList<'a> {
+    path: FieldPath,
+    place: Place,
+    overrides: &'a mut VariableOverrides,
+}
+
+/// The override lists of a topology, mutable.
+fn override_lists(topology: &mut crate::api::Topology) -> Vec<OverrideList<'_>> {
     let base = FieldPath::new("spec").child("topology");
     let mut lists = Vec::new();
     if let Some(overrides) = topology.control_plane.variables.as_mut() {
-        lists.push((
-            base.children(&["controlPlane", "variables", "overrides"]),
+        lists.push(OverrideList {
+            path: base.children(&["controlPlane", "variables", "overrides"]),
+            place: Place::ControlPlane,
             overrides,
-        ));
+        });
     }
     if let Some(workers) = topology.workers.as_mut() {
-        for md in &mut workers.machine_deployments {
-            let path = base
-                .children(&["workers", "machineDeployments"])
-                .key(&md.name)
-                .children(&["variables", "overrides"]);
+        for (index, md) in workers.machine_deployments.iter_mut().enumerate() {
             if let Some(overrides) = md.variables.as_mut() {
-                lists.push((path, overrides));
+                let path = base
+                    .children(&["workers", "machineDeployments"])
+                    .key(&md.name)
+                    .children(&["variables", "overrides"]);
+                let place = Place::MachineDeployment(index);
+                lists.push(OverrideList {
+                    path,
+                    place,
+                    overrides,
+                });
             }
         }
-        for mp in &mut workers.machine_pools {
-            let path = base
-                .children(&["workers", "machinePools"])
-                .key(&mp.name)
-                .children(&["variables", "overrides"]);
+        for (index, mp) in workers.machine_pools.iter_mut().enumerate() {
             if let Some(overrides) = mp.variables.as_mut() {
-                lists.push((path, overrides));
+                let path = base
+                    .children(&["workers", "machinePools"])
+                    .key(&mp.name)
+                    .children(&["variables", "overrides"]);
+                let place = Place::MachinePool(index);
+                lists.push(OverrideList {
+                    path,
+                    place,
+                    overrides,
+                });
             }
         }
     }
