@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::matching::sets_selecting;
 use super::read_resource;
+use crate::api::describe;
 use crate::api::{Cluster, ClusterResourceSet, ResourceRef, STRATEGY_APPLY_ONCE};
 
 /// One set that selects the Cluster.
@@ -61,21 +62,6 @@ fn objects_of(found: Option<Value>) -> Result<Vec<String>, String> {
     let found = found.ok_or_else(|| "not found in the files".to_owned())?;
     let resource = read_resource(&found).map_err(|e| e.to_string())?;
     Ok(resource.objects.iter().map(describe).collect())
-}
-
-/// `Kind namespace/name` (or `Kind name` for a cluster-scoped object), as the preview and the
-/// controller's messages name an object.
-pub fn describe(object: &Value) -> String {
-    let text = |pointer: &str| {
-        object
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    };
-    match text("/metadata/namespace") {
-        "" => format!("{} {}", text("/kind"), text("/metadata/name")),
-        namespace => format!("{} {namespace}/{}", text("/kind"), text("/metadata/name")),
-    }
 }
 
 #[cfg(test)]

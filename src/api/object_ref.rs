@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use super::common::ObjectReference;
 
-/// `Kind namespace/name` of an object, as messages and events name it (empty parts stay empty).
+/// `Kind namespace/name` of an object (`Kind name` for a cluster-scoped one), as messages,
+/// events and the ClusterResourceSet preview name it.
 pub fn describe(object: &Value) -> String {
     let text = |pointer: &str| {
         object
@@ -15,12 +16,10 @@ pub fn describe(object: &Value) -> String {
             .and_then(Value::as_str)
             .unwrap_or_default()
     };
-    format!(
-        "{} {}/{}",
-        text("/kind"),
-        text("/metadata/namespace"),
-        text("/metadata/name")
-    )
+    match text("/metadata/namespace") {
+        "" => format!("{} {}", text("/kind"), text("/metadata/name")),
+        namespace => format!("{} {namespace}/{}", text("/kind"), text("/metadata/name")),
+    }
 }
 
 /// The API group of an `apiVersion`: `cluster.x-k8s.io/v1beta1` -> `cluster.x-k8s.io`, and the

@@ -14,8 +14,8 @@ use kube::discovery::{self, Scope};
 use kube::{Client, Config};
 use serde_json::Value;
 
-use crate::addons::preview::describe;
 use crate::addons::work::ApplyMode;
+use crate::api::describe;
 use crate::controller::FIELD_MANAGER;
 
 /// The suffix of the Secret holding a Cluster's kubeconfig.
