@@ -307,9 +307,7 @@ mod template_names {
 #[test]
 fn patches_read_metadata_builtins_and_the_whole_builtin() {
     let class_text = std::fs::read_to_string("examples/quickstart/00-clusterclass.yaml").expect("class");
-    let mut documents: Vec<serde_json::Value> = serde_yaml_ng::Deserializer::from_str(&class_text)
-        .map(|doc| serde::Deserialize::deserialize(doc).expect("a YAML document"))
-        .collect();
+    let mut documents = capi_topology::store::parse_manifests(&class_text).expect("YAML documents");
     let class = documents
         .iter_mut()
         .find(|d| d["kind"] == "ClusterClass")

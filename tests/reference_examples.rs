@@ -17,9 +17,7 @@ const CLUSTER: &str = "tests/fixtures/reference/cluster-with-topology.yaml";
 /// The planned objects of the reference Cluster, its class given `extra_patches`.
 fn planned_objects(extra_patches: &[Value]) -> Vec<Value> {
     let class_text = std::fs::read_to_string(CLASS).expect("class");
-    let mut documents: Vec<Value> = serde_yaml_ng::Deserializer::from_str(&class_text)
-        .map(|doc| serde::Deserialize::deserialize(doc).expect("a YAML document"))
-        .collect();
+    let mut documents = capi_topology::store::parse_manifests(&class_text).expect("YAML documents");
     let class = documents
         .iter_mut()
         .find(|d| d["kind"] == "ClusterClass")
