@@ -12,48 +12,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${1:-5}"
-for tool in wrk go curl python3; do
-  command -v "$tool" >/dev/null || { echo "$tool is required (wrk: apt-get install wrk)" >&2; exit 1; }
+for tool in go curl python3; do
+  command -v "$tool" >/dev/null || { echo "$tool is required" >&2; exit 1; }
 done
-cache="${CAPI_TOPOLOGY_E2E_CACHE:-$HOME/.cache/capi-topology-e2e}"
-export GOFLAGS=-trimpath GOCACHE="$cache/gocache" GOMODCACHE="$cache/gomodcache" GOTOOLCHAIN=local
-
-work=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [[ -n "$server_pid" ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-cargo build --release --quiet
-ours_bin="${CARGO_TARGET_DIR:-target}/release/capi-topology"
-(cd benches/reference && go build -o "$work/reference-serve" ./cmd/serve)
-"$ours_bin" certs --out "$work/certs" --dns localhost --ip 127.0.0.1 >/dev/null 2>&1
-python3 benches/load/review.py examples/quickstart/10-cluster-dev.yaml > "$work/review.json"
-webhook=/mutate-cluster-x-k8s-io-v1beta1-cluster
-port=$((20000 + RANDOM % 20000)); metrics=$((port + 1))
-
-# Starts one implementation's server in the background and waits until it answers over TLS.
-start() {
-  case "$1" in
-    ours) "$ours_bin" serve --objects examples/quickstart/ --cert-dir "$work/certs" \
-            --bind-address "127.0.0.1:$port" --metrics-addr "127.0.0.1:$metrics" --log-level warn & ;;
-    reference) "$work/reference-serve" --objects examples/quickstart/ --cert-dir "$work/certs" \
-                 --host 127.0.0.1 --port "$port" 2>"$work/reference.log" & ;;
-  esac
-  server_pid=$!
-  for _ in $(seq 100); do
-    kill -0 "$server_pid" 2>/dev/null ||
-      { echo "the $1 server exited at start-up" >&2; [[ $1 == reference ]] && cat "$work/reference.log" >&2; exit 1; }
-    [[ $(curl -s --max-time 2 -o /dev/null -w '%{http_code}' --cacert "$work/certs/ca.crt" "https://localhost:$port/") != 000 ]] && return
-    sleep 0.1
-  done
-  echo "the $1 server did not come up on 127.0.0.1:$port" >&2; exit 1
-}
-
-stop() { kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""; }
+source benches/load/servers.sh
+load_setup ours reference
 
 # Posts the review once (certificate verified) and saves the answer as $work/answer-<name>.json.
 answer() {
@@ -85,26 +48,6 @@ if ours != theirs:
         if paths:
             print(f"  paths {who} writes: {', '.join(sorted(paths))}")
 PY
-
-# One wrk run against one freshly started server: writes `requests/s p50 p99 RSS errors` to
-# $work/result.
-measure() {
-  local impl=$1 mode=$2 connections=$3
-  local close=()
-  [[ "$mode" == fresh ]] && close=(-H "Connection: close")
-  start "$impl"
-  REVIEW="$work/review.json" wrk -t"$(( connections < 2 ? 1 : 2 ))" -c"$connections" -d"${duration}s" \
-    --latency "${close[@]}" -s benches/load/post.lua "https://localhost:$port$webhook" > "$work/wrk.txt"
-  local rss_kib
-  rss_kib=$(awk '/VmHWM/ { print $2 }' "/proc/$server_pid/status")
-  stop
-  awk -v rss="$rss_kib" '
-    $1 == "50%" { p50 = $2 } $1 == "99%" { p99 = $2 } /^Requests\/sec/ { rps = $2 }
-    /^non-200 answers/ { status = $3 }
-    /Socket errors/ { gsub(/,/, ""); socket = $4 + $6 + $8 + $10 }
-    END { if (rps == "") { print "wrk printed no figures" > "/dev/stderr"; exit 1 }
-          printf "%.0f %s %s %.1f %d/%d\n", rps, p50, p99, rss / 1024, status, socket }' "$work/wrk.txt" > "$work/result"
-}
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
