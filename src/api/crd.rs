@@ -13,17 +13,19 @@ use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::{json_schema, JsonSchema, Schema};
 use serde_json::{json, Value};
 
-use super::{
+use super::v1beta1::{
     ClusterClassSpec, ClusterClassStatus, ClusterResourceSetBindingSpec, ClusterResourceSetSpec,
     ClusterResourceSetStatus, ClusterSpec, ClusterStatus, MachineDeploymentSpec, MachineDeploymentStatus,
     MachineHealthCheckSpec, MachineHealthCheckStatus, MachinePoolSpec, MachinePoolStatus, MachineSetSpec,
-    MachineSetStatus, MachineSpec, MachineStatus, ADDONS_GROUP,
+    MachineSetStatus, MachineSpec, MachineStatus,
 };
-use crate::api::runtime::{ExtensionConfigSpec, ExtensionConfigStatus, RUNTIME_GROUP, RUNTIME_VERSION};
+use super::ADDONS_GROUP;
+use crate::api::runtime::v1alpha1::{ExtensionConfigSpec, ExtensionConfigStatus, VERSION as RUNTIME_VERSION};
+use crate::api::runtime::RUNTIME_GROUP;
 
 /// The API group of the core kinds (Cluster, ClusterClass, Machine...).
 pub const GROUP: &str = "cluster.x-k8s.io";
-/// The API version the CRDs serve and store.
+/// The API version the CRDs serve and store (the v1beta1 spoke, until the CRDs carry the hub).
 pub const VERSION: &str = "v1beta1";
 
 /// Schema of a field holding arbitrary JSON, kept as given (`x-kubernetes-preserve-unknown-fields`).

@@ -229,27 +229,37 @@ fn schema_of_cluster_variables() -> Value {
 
 #[test]
 fn nothing_of_the_full_fixtures_is_pruned() {
+    // The CRDs still carry the v1beta1 spoke schema, so the v1beta1 fixtures are checked.
     let fixtures = [
-        ("Cluster", include_str!("testdata/cluster_full.yaml")),
-        ("ClusterClass", include_str!("testdata/cluster_class_full.yaml")),
-        ("Machine", include_str!("testdata/machine_full.yaml")),
-        ("MachineSet", include_str!("testdata/machine_set_full.yaml")),
+        ("Cluster", include_str!("v1beta1/testdata/cluster_full.yaml")),
+        (
+            "ClusterClass",
+            include_str!("v1beta1/testdata/cluster_class_full.yaml"),
+        ),
+        ("Machine", include_str!("v1beta1/testdata/machine_full.yaml")),
+        (
+            "MachineSet",
+            include_str!("v1beta1/testdata/machine_set_full.yaml"),
+        ),
         (
             "MachineDeployment",
-            include_str!("testdata/machine_deployment_full.yaml"),
+            include_str!("v1beta1/testdata/machine_deployment_full.yaml"),
         ),
         (
             "MachineHealthCheck",
-            include_str!("testdata/machine_health_check_full.yaml"),
+            include_str!("v1beta1/testdata/machine_health_check_full.yaml"),
         ),
-        ("MachinePool", include_str!("testdata/machine_pool_full.yaml")),
+        (
+            "MachinePool",
+            include_str!("v1beta1/testdata/machine_pool_full.yaml"),
+        ),
         (
             "ClusterResourceSet",
-            include_str!("testdata/cluster_resource_set_full.yaml"),
+            include_str!("v1beta1/testdata/cluster_resource_set_full.yaml"),
         ),
         (
             "ClusterResourceSetBinding",
-            include_str!("testdata/cluster_resource_set_binding_full.yaml"),
+            include_str!("v1beta1/testdata/cluster_resource_set_binding_full.yaml"),
         ),
     ];
     for (kind, text) in fixtures {

@@ -1,6 +1,7 @@
-//! Wire types for cluster.x-k8s.io/v1beta1, addons.cluster.x-k8s.io/v1beta1 and the Runtime SDK
-//! (`runtime`): the kinds admission, the topology engine and the addons engine read, with the
-//! JSON names of Cluster API v1.10.
+//! Wire types. The hub, which every layer below works on, is cluster.x-k8s.io/v1beta2 and
+//! addons.cluster.x-k8s.io/v1beta2 (here) and runtime.cluster.x-k8s.io/v1beta2 (`runtime`, with
+//! the Runtime SDK hook bodies), with the JSON names of Cluster API v1.14. The served v1beta1
+//! (and ExtensionConfig v1alpha1) spokes live in [`v1beta1`] and [`runtime::v1alpha1`].
 
 mod cluster;
 mod cluster_class;
@@ -20,6 +21,7 @@ mod machine_pool;
 mod machine_set;
 mod object_ref;
 pub mod runtime;
+pub mod v1beta1;
 mod variables;
 pub mod version;
 
@@ -38,6 +40,9 @@ pub use machine_pool::*;
 pub use machine_set::*;
 pub use object_ref::*;
 pub use variables::*;
+
+/// The hub API version of the cluster.x-k8s.io and addons.cluster.x-k8s.io kinds.
+pub const HUB_VERSION: &str = "v1beta2";
 
 #[cfg(test)]
 mod roundtrip_tests;

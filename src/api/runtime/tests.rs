@@ -46,7 +46,9 @@ fn round_trip<T: Serialize + DeserializeOwned>(name: &str) -> T {
 }
 
 #[test]
-fn extension_config_round_trips_the_go_encoding() {
+fn extension_config_v1alpha1_round_trips_the_go_encoding() {
+    use super::v1alpha1::{ExtensionConfig, FailurePolicy};
+
     let config: ExtensionConfig = round_trip("extension_config");
     assert_eq!(config.name(), "k8s-upgrade-with-runtimesdk");
     let service = config.spec.client_config.service.as_ref().unwrap();
@@ -123,12 +125,13 @@ fn validate_topology_and_discover_variables_round_trip_the_go_encoding() {
     assert_eq!(response.status, ResponseStatus::Failure);
     let request: DiscoverVariablesRequest = round_trip("discover_variables_request");
     assert_eq!(request.settings["k"], "v");
-    // Go writes a variable's empty `metadata` struct as `{}`; we leave it out.
+    // Go (v1beta1 variables) writes a variable's empty `metadata` struct as `{}`; the v1beta2
+    // variable has no such field.
     let response: DiscoverVariablesResponse = round_trip_with("discover_variables_response", |go| {
         go["variables"][0].as_object_mut().map(|v| v.remove("metadata"));
     });
     assert_eq!(response.variables[0].name, "http-proxy");
-    assert!(response.variables[0].required);
+    assert!(response.variables[0].is_required());
 }
 
 #[test]

@@ -88,7 +88,7 @@ pub struct JSONPatch {
     pub path: String,
     /// A literal value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::crd::preserve_unknown_fields")]
+    #[schemars(schema_with = "crate::api::crd::preserve_unknown_fields")]
     pub value: Option<Value>,
     /// Where to take the value from.
     #[serde(default, skip_serializing_if = "Option::is_none")]

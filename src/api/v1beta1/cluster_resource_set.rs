@@ -7,30 +7,6 @@ use serde::{Deserialize, Serialize};
 
 use super::common::{Condition, ObjectMeta, V1Beta2Conditions};
 
-/// The API group of ClusterResourceSet and ClusterResourceSetBinding.
-pub const ADDONS_GROUP: &str = "addons.cluster.x-k8s.io";
-/// Resources are applied once and never again (the default).
-pub const STRATEGY_APPLY_ONCE: &str = "ApplyOnce";
-/// Resources are applied again whenever their hash changes.
-pub const STRATEGY_RECONCILE: &str = "Reconcile";
-/// The strategies `spec.strategy` may name.
-pub const STRATEGIES: [&str; 2] = [STRATEGY_APPLY_ONCE, STRATEGY_RECONCILE];
-/// A resource held in a Secret.
-pub const RESOURCE_KIND_SECRET: &str = "Secret";
-/// A resource held in a ConfigMap.
-pub const RESOURCE_KIND_CONFIG_MAP: &str = "ConfigMap";
-/// The kinds a resource reference may name.
-pub const RESOURCE_KINDS: [&str; 2] = [RESOURCE_KIND_SECRET, RESOURCE_KIND_CONFIG_MAP];
-/// The only Secret type a ClusterResourceSet reads, so that no other Secret of the namespace
-/// can be copied into a workload cluster by naming it.
-pub const RESOURCE_SET_SECRET_TYPE: &str = "addons.cluster.x-k8s.io/resource-set";
-/// The finalizer a ClusterResourceSet carries while its bindings are cleaned up.
-pub const RESOURCE_SET_FINALIZER: &str = "addons.cluster.x-k8s.io";
-/// Most resources one ClusterResourceSet (or one binding) lists.
-pub const MAX_RESOURCES: usize = 100;
-/// Longest name of a referenced Secret or ConfigMap.
-pub const MAX_RESOURCE_NAME: usize = 253;
-
 /// A ClusterResourceSet.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -113,6 +89,7 @@ impl ClusterResourceSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::{RESOURCE_KIND_CONFIG_MAP, STRATEGY_RECONCILE};
 
     #[test]
     fn round_trips_the_wire_names() {

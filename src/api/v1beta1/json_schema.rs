@@ -24,18 +24,18 @@ pub struct JSONSchemaProps {
     pub description: String,
     /// An example value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::crd::preserve_unknown_fields")]
+    #[schemars(schema_with = "crate::api::crd::preserve_unknown_fields")]
     pub example: Option<Value>,
     /// `object`, `array`, `string`, `integer`, `number` or `boolean`.
     #[serde(rename = "type", default, skip_serializing_if = "String::is_empty")]
     pub type_: String,
     /// Schemas of an object's named properties.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    #[schemars(schema_with = "super::crd::preserve_unknown_fields")]
+    #[schemars(schema_with = "crate::api::crd::preserve_unknown_fields")]
     pub properties: BTreeMap<String, JSONSchemaProps>,
     /// Schema of every value of a map-like object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::crd::preserve_unknown_fields")]
+    #[schemars(schema_with = "crate::api::crd::preserve_unknown_fields")]
     pub additional_properties: Option<Box<JSONSchemaProps>>,
     /// Most properties an object may have.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -48,7 +48,7 @@ pub struct JSONSchemaProps {
     pub required: Vec<String>,
     /// Schema of an array's items.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::crd::preserve_unknown_fields")]
+    #[schemars(schema_with = "crate::api::crd::preserve_unknown_fields")]
     pub items: Option<Box<JSONSchemaProps>>,
     /// Most items an array may have.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -92,11 +92,11 @@ pub struct JSONSchemaProps {
     pub x_preserve_unknown_fields: bool,
     /// The values allowed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "super::crd::preserve_unknown_list")]
+    #[schemars(schema_with = "crate::api::crd::preserve_unknown_list")]
     pub r#enum: Vec<Value>,
     /// The value used when none is given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::crd::preserve_unknown_fields")]
+    #[schemars(schema_with = "crate::api::crd::preserve_unknown_fields")]
     pub default: Option<Value>,
     /// CEL rules the value must satisfy.
     #[serde(
@@ -117,19 +117,19 @@ pub struct JSONSchemaProps {
     pub x_int_or_string: bool,
     /// The value must match every one of these schemas.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "super::crd::preserve_unknown_fields")]
+    #[schemars(schema_with = "crate::api::crd::preserve_unknown_fields")]
     pub all_of: Vec<JSONSchemaProps>,
     /// The value must match exactly one of these schemas.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "super::crd::preserve_unknown_fields")]
+    #[schemars(schema_with = "crate::api::crd::preserve_unknown_fields")]
     pub one_of: Vec<JSONSchemaProps>,
     /// The value must match at least one of these schemas.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "super::crd::preserve_unknown_fields")]
+    #[schemars(schema_with = "crate::api::crd::preserve_unknown_fields")]
     pub any_of: Vec<JSONSchemaProps>,
     /// The value must not match this schema.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::crd::preserve_unknown_fields")]
+    #[schemars(schema_with = "crate::api::crd::preserve_unknown_fields")]
     pub not: Option<Box<JSONSchemaProps>>,
 }
 

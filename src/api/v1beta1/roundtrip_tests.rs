@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::*;
+use crate::api::RESOURCE_KIND_CONFIG_MAP;
 
 /// Decodes `text` as `T` (failing with the JSON path of the problem) and checks the encoding
 /// equals the input; returns the typed object for further checks.

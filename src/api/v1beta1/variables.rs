@@ -69,7 +69,7 @@ pub struct ClusterVariable {
     pub definition_from: String,
     /// The value, any JSON.
     #[serde(default)]
-    #[schemars(schema_with = "super::crd::preserve_unknown_fields")]
+    #[schemars(schema_with = "crate::api::crd::preserve_unknown_fields")]
     pub value: Value,
 }
 

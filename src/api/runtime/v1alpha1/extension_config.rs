@@ -8,18 +8,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::api::{Condition, ObjectMeta, V1Beta2Conditions};
+use crate::api::v1beta1::{Condition, ObjectMeta, V1Beta2Conditions};
 
-/// The API group of ExtensionConfig.
-pub const RUNTIME_GROUP: &str = "runtime.cluster.x-k8s.io";
-/// The API version ExtensionConfig is served and stored in.
-pub const RUNTIME_VERSION: &str = "v1alpha1";
-/// The port of `spec.clientConfig.service` when none is given.
-pub const DEFAULT_SERVICE_PORT: i32 = 443;
-/// Longest `spec.clientConfig.url` and `spec.clientConfig.service.path`.
-pub const MAX_URL: usize = 512;
-/// Longest `spec.clientConfig.caBundle`, as base64 text.
-pub const MAX_CA_BUNDLE: usize = 51200;
+/// The API version of this spoke.
+pub const VERSION: &str = "v1alpha1";
 
 /// An ExtensionConfig.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
