@@ -209,12 +209,10 @@ fn flatten_template(class: &mut Obj) {
         if let Some(reference) = take(class, &["template", key, "ref"]).filter(|r| !r.is_null()) {
             put(class, &[key, "templateRef"], to_template_ref(&reference));
         }
-        if let Some(rest) = take(class, &["template", key]) {
-            // Fields of a newer template than v1beta1 knew: kept beside the ref.
-            if let Value::Object(rest) = rest {
-                for (k, v) in rest {
-                    put(class, &[key, &k], v);
-                }
+        // Fields of a newer template than v1beta1 knew: kept beside the ref.
+        if let Some(Value::Object(rest)) = take(class, &["template", key]) {
+            for (k, v) in rest {
+                put(class, &[key, &k], v);
             }
         }
     }

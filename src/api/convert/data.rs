@@ -34,14 +34,27 @@ pub(super) fn set_annotation(obj: &mut Obj, key: &str, text: String) {
     super::value::put(obj, &["metadata", "annotations", key], Value::String(text));
 }
 
-/// The hub object `hub` as the spoke's conversion-data: everything but `metadata`.
+/// The hub object `hub` as the spoke's conversion-data: everything but `metadata`, keys sorted so
+/// that equal hubs give equal annotations whatever order their fields came in.
 pub(super) fn marshal_hub(hub: &Obj) -> String {
     let data: Obj = hub
         .iter()
         .filter(|(k, _)| *k != "metadata")
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    Value::Object(data).to_string()
+    sorted(&Value::Object(data)).to_string()
+}
+
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(obj) => {
+            let mut entries: Vec<(&String, &Value)> = obj.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sorted(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
 }
 
 /// Takes the conversion-data off a spoke and parses it: `Ok(None)` without the annotation.

@@ -188,7 +188,7 @@ impl Kind {
         }
     }
 
-    fn to_hub(self, obj: &mut Obj, ctx: &Ctx) -> Result<(), ConvertError> {
+    fn spoke_to_hub(self, obj: &mut Obj, ctx: &Ctx) -> Result<(), ConvertError> {
         match self {
             Kind::Cluster => cluster::to_hub(obj, ctx),
             Kind::ClusterClass => cluster_class::to_hub(obj, ctx),
@@ -198,7 +198,12 @@ impl Kind {
         }
     }
 
-    fn from_hub(self, obj: &mut Obj, ctx: &Ctx, versions: &dyn ContractVersions) -> Result<(), ConvertError> {
+    fn hub_to_spoke(
+        self,
+        obj: &mut Obj,
+        ctx: &Ctx,
+        versions: &dyn ContractVersions,
+    ) -> Result<(), ConvertError> {
         match self {
             Kind::Cluster => cluster::from_hub(obj, ctx, versions),
             Kind::ClusterClass => cluster_class::from_hub(obj, ctx),
@@ -270,7 +275,7 @@ pub fn to_hub(mut object: Value) -> Result<Value, ConvertError> {
         return Ok(object);
     };
     let ctx = Ctx::of(&kind_name, obj);
-    kind.to_hub(obj, &ctx)?;
+    kind.spoke_to_hub(obj, &ctx)?;
     obj.insert("apiVersion".into(), Value::String(hub_api_version));
     Ok(object)
 }
@@ -301,7 +306,7 @@ pub fn from_hub(
     let (Some(obj), Some(ctx)) = (object.as_object_mut(), ctx) else {
         return Err(unsupported());
     };
-    kind.from_hub(obj, &ctx, versions)?;
+    kind.hub_to_spoke(obj, &ctx, versions)?;
     obj.insert("apiVersion".into(), Value::String(api_version.to_owned()));
     Ok(object)
 }
