@@ -11,6 +11,7 @@ mod cluster_resource_set_binding;
 mod cluster_status;
 mod common;
 pub mod control_plane;
+pub mod convert;
 pub mod crd;
 mod json_schema;
 pub mod labels;

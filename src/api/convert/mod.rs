@@ -1,0 +1,325 @@
+//! Lossless conversion between the served versions of Cluster API's kinds, on plain JSON.
+//!
+//! v1beta2 is the hub; each kind has one spoke: `cluster.x-k8s.io/v1beta1` (Cluster,
+//! ClusterClass), `addons.cluster.x-k8s.io/v1beta1` (ClusterResourceSet, ...Binding) and
+//! `runtime.cluster.x-k8s.io/v1alpha1` (ExtensionConfig). The converters work on
+//! [`serde_json::Value`] and move only the fields whose shape changed, so every field they do not
+//! name (a newer field, a provider's extension) passes through untouched, independently of the
+//! typed model in `crate::api`.
+//!
+//! Semantics follow Cluster API v1.14.0's hub-and-spoke converters
+//! (`core/webhooks/conversion`, `api/*/conversion.go`):
+//! - hub → spoke writes the hub object (without metadata) into the annotation
+//!   [`CONVERSION_DATA`] of Cluster and ClusterClass; spoke → hub reads it back, removes it, and
+//!   restores the `*bool` intent a v1beta1 `bool` cannot carry (`paused`, `initialization.*`,
+//!   patch selector `matchResources.*`, variable schema booleans, `definitionsConflict`).
+//! - durations become whole seconds (`"1s5ms"` → `1`) and come back as Go prints them (`"1s"`).
+//! - Cluster `infrastructureRef`/`controlPlaneRef` lose their apiVersion for an apiGroup; the
+//!   way back asks [`ContractVersions`] which version the referenced CRD serves for the contract.
+//!
+//! **Project decision, beyond the reference:** v1beta1 fields that v1beta2 has no place for
+//! (Cluster `spec.topology.rolloutAfter`, `variables[].definitionFrom` and the
+//! `definitionFrom` of machineDeployment/machinePool variable overrides) are not dropped. Spoke
+//! → hub keeps them in the hub annotation [`V1BETA1_FIELDS`] (a JSON list of
+//! `{"path": <JSON pointer into the v1beta1 object>, "value": ..., "guard": {<pointer>: <name>}}`,
+//! where `guard` holds the names of the list entries on the path); hub → spoke puts each back
+//! where the guard still matches and removes the annotation. So a Cluster written as v1beta1
+//! with `definitionFrom` and stored as v1beta2 reads back the same through v1beta1.
+//!
+//! Output differences from the Go converters, by design of a JSON-level converter: zero values
+//! the Go structs always print (`controlPlaneEndpoint: {host: "", port: 0}`, an empty `status`)
+//! are not synthesised; fields are emitted only when they carry something, except where the
+//! v1beta1 field has no `omitempty` and conveys meaning (`required`, `definitionsConflict`,
+//! `infrastructureReady`/`controlPlaneReady` of a present status).
+
+mod cluster;
+mod cluster_class;
+mod data;
+mod duration;
+mod extension_config;
+mod health_check;
+mod refs;
+mod resource_set;
+mod resource_set_binding;
+pub mod review;
+mod rollout;
+mod schema;
+mod status;
+mod topology;
+mod value;
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;
+
+use serde_json::Value;
+
+pub use data::{CONVERSION_DATA, V1BETA1_FIELDS};
+use value::Obj;
+
+/// The hub version of every group this module converts.
+pub const HUB_VERSION: &str = "v1beta2";
+
+/// Looks up the version of a referenced kind from its CRD's `cluster.x-k8s.io/<contract>` label (v1beta2 label tried before v1beta1).
+pub trait ContractVersions {
+    /// The API version (`v1beta2`, without the group) the CRD of `group`/`kind` serves for the
+    /// Cluster API contract, or `None` when there is no such CRD or label.
+    fn version_of(&self, group: &str, kind: &str) -> Option<String>;
+}
+
+/// Why an object could not be converted. Messages name the object (`Cluster ns/name`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConvertError {
+    /// The object is not a JSON object or has no `apiVersion`/`kind`.
+    #[error("cannot convert: {0}")]
+    Malformed(String),
+    /// A version of one of our groups that is not served (`cluster.x-k8s.io/v1alpha3`).
+    #[error("cannot convert {object}: apiVersion {api_version} is not served (served: {served})")]
+    UnknownVersion {
+        /// The object.
+        object: String,
+        /// Its apiVersion, or the one asked for.
+        api_version: String,
+        /// The versions served for its group.
+        served: String,
+    },
+    /// A conversion between groups, or of a kind this module does not convert.
+    #[error("cannot convert {object} to {api_version}")]
+    Unsupported {
+        /// The object.
+        object: String,
+        /// The apiVersion asked for.
+        api_version: String,
+    },
+    /// The CRD of a referenced kind is missing or carries no contract label.
+    #[error(
+        "failed to convert {object}: cannot find the CRD of kind {kind} in group {group:?} with a \
+         cluster.x-k8s.io/v1beta2 or cluster.x-k8s.io/v1beta1 contract label"
+    )]
+    MissingContract {
+        /// The object.
+        object: String,
+        /// The referenced group.
+        group: String,
+        /// The referenced kind.
+        kind: String,
+    },
+    /// A field holds a value of the wrong shape (an unparsable duration or apiVersion).
+    #[error("failed to convert {object}: {field}: {message}")]
+    InvalidField {
+        /// The object.
+        object: String,
+        /// The field's path (`spec.topology.controlPlane.nodeDrainTimeout`).
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The object being converted, for error messages and the namespace refs get.
+pub(crate) struct Ctx {
+    /// `Kind ns/name`.
+    pub(crate) object: String,
+    /// The object's namespace (`""` when cluster-scoped or unset).
+    pub(crate) namespace: String,
+}
+
+impl Ctx {
+    fn of(kind: &str, obj: &Obj) -> Self {
+        let meta = obj.get("metadata").and_then(Value::as_object);
+        let field = |key: &str| {
+            meta.and_then(|m| m.get(key))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+        };
+        let namespace = field("namespace").to_owned();
+        let name = field("name");
+        let object = if namespace.is_empty() {
+            format!("{kind} {name}")
+        } else {
+            format!("{kind} {namespace}/{name}")
+        };
+        Ctx { object, namespace }
+    }
+
+    pub(crate) fn invalid(&self, field: &str, message: impl Into<String>) -> ConvertError {
+        ConvertError::InvalidField {
+            object: self.object.clone(),
+            field: field.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The kinds this module converts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Cluster,
+    ClusterClass,
+    ClusterResourceSet,
+    ClusterResourceSetBinding,
+    ExtensionConfig,
+}
+
+/// Our groups and the versions each serves, spoke first.
+const GROUPS: [(&str, &[&str]); 3] = [
+    ("cluster.x-k8s.io", &["v1beta1", "v1beta2"]),
+    ("addons.cluster.x-k8s.io", &["v1beta1", "v1beta2"]),
+    ("runtime.cluster.x-k8s.io", &["v1alpha1", "v1beta2"]),
+];
+
+impl Kind {
+    fn of(group: &str, kind: &str) -> Option<Kind> {
+        Some(match (group, kind) {
+            ("cluster.x-k8s.io", "Cluster") => Kind::Cluster,
+            ("cluster.x-k8s.io", "ClusterClass") => Kind::ClusterClass,
+            ("addons.cluster.x-k8s.io", "ClusterResourceSet") => Kind::ClusterResourceSet,
+            ("addons.cluster.x-k8s.io", "ClusterResourceSetBinding") => Kind::ClusterResourceSetBinding,
+            ("runtime.cluster.x-k8s.io", "ExtensionConfig") => Kind::ExtensionConfig,
+            _ => return None,
+        })
+    }
+
+    fn spoke_version(self) -> &'static str {
+        match self {
+            Kind::ExtensionConfig => "v1alpha1",
+            _ => "v1beta1",
+        }
+    }
+
+    fn spoke_to_hub(self, obj: &mut Obj, ctx: &Ctx) -> Result<(), ConvertError> {
+        match self {
+            Kind::Cluster => cluster::to_hub(obj, ctx),
+            Kind::ClusterClass => cluster_class::to_hub(obj, ctx),
+            Kind::ClusterResourceSet => resource_set::to_hub(obj),
+            Kind::ClusterResourceSetBinding => resource_set_binding::to_hub(obj),
+            Kind::ExtensionConfig => extension_config::to_hub(obj),
+        }
+    }
+
+    fn hub_to_spoke(
+        self,
+        obj: &mut Obj,
+        ctx: &Ctx,
+        versions: &dyn ContractVersions,
+    ) -> Result<(), ConvertError> {
+        match self {
+            Kind::Cluster => cluster::from_hub(obj, ctx, versions),
+            Kind::ClusterClass => cluster_class::from_hub(obj, ctx),
+            Kind::ClusterResourceSet => resource_set::from_hub(obj),
+            Kind::ClusterResourceSetBinding => resource_set_binding::from_hub(obj),
+            Kind::ExtensionConfig => extension_config::from_hub(obj),
+        }
+    }
+}
+
+/// `(group, version)` of an apiVersion; the core group is `""`.
+fn split_api_version(api_version: &str) -> (&str, &str) {
+    api_version.rsplit_once('/').unwrap_or(("", api_version))
+}
+
+/// The versions served for `group` when it is one of ours.
+fn served(group: &str) -> Option<&'static [&'static str]> {
+    GROUPS
+        .iter()
+        .find(|(g, _)| *g == group)
+        .map(|(_, versions)| *versions)
+}
+
+/// Reads `apiVersion` and `kind`, and checks the version is served when the group is ours.
+fn identify(object: &Value) -> Result<(String, String), ConvertError> {
+    let obj = object
+        .as_object()
+        .ok_or_else(|| ConvertError::Malformed("not a JSON object".into()))?;
+    let text = |key: &str| obj.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
+    let (Some(api_version), Some(kind)) = (text("apiVersion"), text("kind")) else {
+        return Err(ConvertError::Malformed(
+            "an object without apiVersion or kind".into(),
+        ));
+    };
+    check_served(api_version, &Ctx::of(kind, obj).object)?;
+    Ok((api_version.to_owned(), kind.to_owned()))
+}
+
+fn check_served(api_version: &str, object: &str) -> Result<(), ConvertError> {
+    let (group, version) = split_api_version(api_version);
+    match served(group) {
+        Some(versions) if !versions.contains(&version) => Err(ConvertError::UnknownVersion {
+            object: object.to_owned(),
+            api_version: api_version.to_owned(),
+            served: versions.join(", "),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// True when (apiVersion, kind) is one of ours that this module converts; and an error for an unknown version of our groups (e.g. cluster.x-k8s.io/v1alpha3).
+pub fn is_convertible(api_version: &str, kind: &str) -> Result<bool, ConvertError> {
+    check_served(api_version, kind)?;
+    Ok(Kind::of(split_api_version(api_version).0, kind).is_some())
+}
+
+/// Converts an object of one of our kinds in any served version to the hub (v1beta2); hub objects and kinds we do not convert pass through untouched.
+pub fn to_hub(mut object: Value) -> Result<Value, ConvertError> {
+    let (api_version, kind_name) = identify(&object)?;
+    let (group, version) = split_api_version(&api_version);
+    let Some(kind) = Kind::of(group, &kind_name) else {
+        return Ok(object);
+    };
+    if version == HUB_VERSION {
+        return Ok(object);
+    }
+    let hub_api_version = format!("{group}/{HUB_VERSION}");
+    let Some(obj) = object.as_object_mut() else {
+        return Ok(object);
+    };
+    let ctx = Ctx::of(&kind_name, obj);
+    kind.spoke_to_hub(obj, &ctx)?;
+    obj.insert("apiVersion".into(), Value::String(hub_api_version));
+    Ok(object)
+}
+
+/// Converts a hub object to `api_version` (a spoke or the hub itself).
+pub fn from_hub(
+    mut object: Value,
+    api_version: &str,
+    versions: &dyn ContractVersions,
+) -> Result<Value, ConvertError> {
+    let (current, kind_name) = identify(&object)?;
+    let ctx = object.as_object().map(|obj| Ctx::of(&kind_name, obj));
+    let object_name = ctx.as_ref().map_or_else(String::new, |c| c.object.clone());
+    check_served(api_version, &object_name)?;
+    if current == api_version {
+        return Ok(object);
+    }
+    let (group, version) = split_api_version(&current);
+    let (target_group, target_version) = split_api_version(api_version);
+    let unsupported = || ConvertError::Unsupported {
+        object: object_name.clone(),
+        api_version: api_version.to_owned(),
+    };
+    let kind = Kind::of(group, &kind_name).ok_or_else(unsupported)?;
+    if version != HUB_VERSION || target_group != group || target_version != kind.spoke_version() {
+        return Err(unsupported());
+    }
+    let (Some(obj), Some(ctx)) = (object.as_object_mut(), ctx) else {
+        return Err(unsupported());
+    };
+    kind.hub_to_spoke(obj, &ctx, versions)?;
+    obj.insert("apiVersion".into(), Value::String(api_version.to_owned()));
+    Ok(object)
+}
+
+/// Any served version to any other (through the hub).
+pub fn convert(
+    object: Value,
+    api_version: &str,
+    versions: &dyn ContractVersions,
+) -> Result<Value, ConvertError> {
+    if object.get("apiVersion").and_then(Value::as_str) == Some(api_version) {
+        identify(&object)?;
+        return Ok(object);
+    }
+    from_hub(to_hub(object)?, api_version, versions)
+}

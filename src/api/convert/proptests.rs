@@ -1,0 +1,1 @@
+//! Property tests: round trips over generated objects.

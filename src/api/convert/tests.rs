@@ -1,0 +1,318 @@
+//! Unit tests of the converters on YAML fixtures (`testdata/`).
+
+use pretty_assertions::assert_eq;
+use serde_json::{json, Value};
+
+use super::review::review_value;
+use super::*;
+
+/// CRDs as the contract labels list them.
+pub(super) struct Crds(pub(super) Vec<(&'static str, &'static str, &'static str)>);
+
+impl ContractVersions for Crds {
+    fn version_of(&self, group: &str, kind: &str) -> Option<String> {
+        self.0
+            .iter()
+            .find(|(g, k, _)| *g == group && *k == kind)
+            .map(|(_, _, v)| (*v).to_owned())
+    }
+}
+
+pub(super) fn crds() -> Crds {
+    Crds(vec![
+        ("infrastructure.cluster.x-k8s.io", "DockerCluster", "v1beta2"),
+        ("controlplane.cluster.x-k8s.io", "KubeadmControlPlane", "v1beta2"),
+    ])
+}
+
+fn fixture(name: &str) -> Value {
+    let path = format!("{}/src/api/convert/testdata/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{path}: {err}"));
+    serde_yaml_ng::from_str(&text).unwrap_or_else(|err| panic!("{path}: {err}"))
+}
+
+fn annotation<'a>(object: &'a Value, key: &str) -> Option<&'a str> {
+    object.pointer("/metadata/annotations")?.get(key)?.as_str()
+}
+
+fn without_annotation(mut object: Value, key: &str) -> Value {
+    if let Some(annotations) = object
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+    {
+        annotations.remove(key);
+        if annotations.is_empty() {
+            object["metadata"]
+                .as_object_mut()
+                .map(|m| m.remove("annotations"));
+        }
+    }
+    object
+}
+
+#[test]
+fn cluster_v1beta1_to_hub_matches_fixture() {
+    let hub = to_hub(fixture("cluster.v1beta1.yaml")).unwrap();
+    assert_eq!(hub, fixture("cluster.v1beta2.yaml"));
+}
+
+#[test]
+fn cluster_hub_to_v1beta1_rebuilds_refs_durations_and_status() {
+    let spoke = from_hub(
+        fixture("cluster.v1beta2.yaml"),
+        "cluster.x-k8s.io/v1beta1",
+        &crds(),
+    )
+    .unwrap();
+    assert_eq!(spoke["apiVersion"], "cluster.x-k8s.io/v1beta1");
+    assert_eq!(
+        spoke["spec"]["infrastructureRef"],
+        json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "DockerCluster",
+               "namespace": "ns1", "name": "c1-infra"})
+    );
+    let cp = &spoke["spec"]["topology"]["controlPlane"];
+    assert_eq!(cp["nodeDrainTimeout"], "10m0s");
+    assert_eq!(cp["nodeDeletionTimeout"], "1s");
+    assert_eq!(cp["machineHealthCheck"]["nodeStartupTimeout"], "1h5m0s");
+    assert_eq!(
+        cp["machineHealthCheck"]["unhealthyConditions"][0]["timeout"],
+        "5m0s"
+    );
+    assert_eq!(
+        cp["machineHealthCheck"]["remediationTemplate"]["namespace"],
+        "ns1"
+    );
+    let md = &spoke["spec"]["topology"]["workers"]["machineDeployments"][0];
+    assert_eq!(
+        md["strategy"],
+        json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0, "deletePolicy": "Oldest"},
+               "remediation": {"maxInFlight": 2}})
+    );
+    assert!(
+        md.get("machineHealthCheck").is_none(),
+        "maxInFlight alone makes no health check"
+    );
+    assert_eq!(md["variables"]["overrides"][0]["definitionFrom"], "patch-a");
+    assert_eq!(
+        spoke["spec"]["topology"]["variables"][1]["definitionFrom"],
+        "inline"
+    );
+    assert_eq!(spoke["spec"]["topology"]["rolloutAfter"], "2026-01-01T00:00:00Z");
+    assert_eq!(spoke["spec"]["topology"]["class"], "quick-start");
+    assert_eq!(spoke["status"]["controlPlaneReady"], false);
+    assert_eq!(spoke["status"]["infrastructureReady"], true);
+    assert_eq!(
+        spoke["status"]["failureDomains"],
+        json!({"fd-a": {"attributes": {"zone": "a"}}, "fd-b": {"controlPlane": true}})
+    );
+    assert_eq!(spoke["status"]["failureReason"], "CreateError");
+    assert_eq!(spoke["status"]["v1beta2"]["controlPlane"]["replicas"], 3);
+    assert!(annotation(&spoke, V1BETA1_FIELDS).is_none());
+    let data: Value = serde_json::from_str(annotation(&spoke, CONVERSION_DATA).unwrap()).unwrap();
+    assert!(data.get("metadata").is_none());
+    assert_eq!(data["spec"], fixture("cluster.v1beta2.yaml")["spec"]);
+}
+
+#[test]
+fn cluster_hub_round_trips_through_v1beta1() {
+    let mut hub = fixture("cluster.v1beta2.yaml");
+    hub["spec"]["paused"] = json!(false);
+    hub["status"]["initialization"]["controlPlaneInitialized"] = json!(false);
+    let spoke = from_hub(hub.clone(), "cluster.x-k8s.io/v1beta1", &crds()).unwrap();
+    assert!(
+        spoke["spec"].get("paused").is_none(),
+        "v1beta1 omits paused: false"
+    );
+    assert_eq!(to_hub(spoke).unwrap(), hub);
+}
+
+#[test]
+fn cluster_spoke_round_trips_after_normalising() {
+    // The first trip normalises what v1beta1 cannot say twice (durations, ref namespaces).
+    let versions = crds();
+    let once = convert(
+        fixture("cluster.v1beta1.yaml"),
+        "cluster.x-k8s.io/v1beta2",
+        &versions,
+    )
+    .unwrap();
+    let spoke = convert(once.clone(), "cluster.x-k8s.io/v1beta1", &versions).unwrap();
+    let again = convert(spoke.clone(), "cluster.x-k8s.io/v1beta2", &versions).unwrap();
+    assert_eq!(again, once);
+    let spoke_again = convert(again, "cluster.x-k8s.io/v1beta1", &versions).unwrap();
+    assert_eq!(spoke_again, spoke);
+}
+
+#[test]
+fn definition_from_survives_storage_as_v1beta2_without_conversion_data() {
+    let versions = crds();
+    let mut spoke = fixture("cluster.v1beta1.yaml");
+    let hub = to_hub(spoke.clone()).unwrap();
+    let back = without_annotation(
+        from_hub(hub, "cluster.x-k8s.io/v1beta1", &versions).unwrap(),
+        CONVERSION_DATA,
+    );
+    spoke["spec"]["topology"]["controlPlane"]["machineHealthCheck"]["remediationTemplate"]["namespace"] =
+        json!("ns1");
+    assert_eq!(
+        back["spec"]["topology"]["workers"]["machineDeployments"][0]["variables"],
+        spoke["spec"]["topology"]["workers"]["machineDeployments"][0]["variables"]
+    );
+    assert_eq!(
+        back["spec"]["topology"]["variables"],
+        spoke["spec"]["topology"]["variables"]
+    );
+}
+
+#[test]
+fn kept_fields_follow_names_not_positions() {
+    let versions = crds();
+    let mut hub = to_hub(fixture("cluster.v1beta1.yaml")).unwrap();
+    // A v1beta2 client reorders the variables: the kept definitionFrom no longer applies.
+    hub["spec"]["topology"]["variables"]
+        .as_array_mut()
+        .unwrap()
+        .reverse();
+    let spoke = from_hub(hub, "cluster.x-k8s.io/v1beta1", &versions).unwrap();
+    let variables = spoke["spec"]["topology"]["variables"].as_array().unwrap();
+    assert!(variables.iter().all(|v| v.get("definitionFrom").is_none()));
+    assert_eq!(spoke["spec"]["topology"]["rolloutAfter"], "2026-01-01T00:00:00Z");
+}
+
+#[test]
+fn missing_crd_names_group_and_kind() {
+    let err = from_hub(
+        fixture("cluster.v1beta2.yaml"),
+        "cluster.x-k8s.io/v1beta1",
+        &Crds(vec![]),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        ConvertError::MissingContract {
+            object: "Cluster ns1/c1".into(),
+            group: "infrastructure.cluster.x-k8s.io".into(),
+            kind: "DockerCluster".into(),
+        }
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains("Cluster ns1/c1") && message.contains("DockerCluster"),
+        "{message}"
+    );
+}
+
+#[test]
+fn bad_duration_and_api_version_are_errors() {
+    let mut spoke = fixture("cluster.v1beta1.yaml");
+    spoke["spec"]["topology"]["controlPlane"]["nodeDrainTimeout"] = json!("10 minutes");
+    let err = to_hub(spoke).unwrap_err().to_string();
+    assert!(
+        err.contains("spec.topology.controlPlane.nodeDrainTimeout"),
+        "{err}"
+    );
+    let mut spoke = fixture("cluster.v1beta1.yaml");
+    spoke["spec"]["infrastructureRef"]["apiVersion"] = json!("a/b/c");
+    let err = to_hub(spoke).unwrap_err().to_string();
+    assert!(
+        err.contains("spec.infrastructureRef") && err.contains("a/b/c"),
+        "{err}"
+    );
+}
+
+#[test]
+fn versions_served_and_pass_through() {
+    assert_eq!(is_convertible("cluster.x-k8s.io/v1beta1", "Cluster"), Ok(true));
+    assert_eq!(
+        is_convertible("runtime.cluster.x-k8s.io/v1alpha1", "ExtensionConfig"),
+        Ok(true)
+    );
+    assert_eq!(is_convertible("cluster.x-k8s.io/v1beta1", "Machine"), Ok(false));
+    assert_eq!(is_convertible("apps/v1", "Deployment"), Ok(false));
+    assert!(matches!(
+        is_convertible("cluster.x-k8s.io/v1alpha3", "Cluster"),
+        Err(ConvertError::UnknownVersion { .. })
+    ));
+    let old =
+        json!({"apiVersion": "cluster.x-k8s.io/v1alpha4", "kind": "Cluster", "metadata": {"name": "x"}});
+    assert!(matches!(to_hub(old), Err(ConvertError::UnknownVersion { .. })));
+    let machine = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Machine", "spec": {"x": 1}});
+    assert_eq!(to_hub(machine.clone()).unwrap(), machine);
+    let hub = fixture("cluster.v1beta2.yaml");
+    assert_eq!(to_hub(hub.clone()).unwrap(), hub);
+    assert!(matches!(
+        from_hub(hub, "addons.cluster.x-k8s.io/v1beta1", &crds()),
+        Err(ConvertError::Unsupported { .. })
+    ));
+}
+
+#[test]
+fn cluster_class_v1beta1_to_hub_matches_fixture() {
+    let hub = to_hub(fixture("clusterclass.v1beta1.yaml")).unwrap();
+    assert_eq!(hub, fixture("clusterclass.v1beta2.yaml"));
+}
+
+#[test]
+fn cluster_class_round_trips() {
+    let hub = fixture("clusterclass.v1beta2.yaml");
+    let spoke = from_hub(hub.clone(), "cluster.x-k8s.io/v1beta1", &Crds(vec![])).unwrap();
+    let md = &spoke["spec"]["workers"]["machineDeployments"][0];
+    assert_eq!(md["template"]["bootstrap"]["ref"]["namespace"], "ns1");
+    assert_eq!(md["template"]["metadata"]["labels"]["role"], "worker");
+    assert_eq!(
+        spoke["spec"]["patches"][1]["external"]["generateExtension"],
+        "gen.ext"
+    );
+    assert_eq!(to_hub(spoke.clone()).unwrap(), hub);
+    // Without the conversion-data, `false` booleans are not known to be intended.
+    let bare = to_hub(without_annotation(spoke, CONVERSION_DATA)).unwrap();
+    let matches = &bare["spec"]["patches"][0]["definitions"][0]["selector"]["matchResources"];
+    assert_eq!(matches, &json!({"controlPlane": true}));
+}
+
+#[test]
+fn resource_set_binding_and_extension_config_round_trip() {
+    let versions = Crds(vec![]);
+    for (name, spoke_version) in [
+        ("clusterresourceset", "addons.cluster.x-k8s.io/v1beta1"),
+        ("clusterresourcesetbinding", "addons.cluster.x-k8s.io/v1beta1"),
+        ("extensionconfig", "runtime.cluster.x-k8s.io/v1alpha1"),
+    ] {
+        let spoke = fixture(&format!("{name}.spoke.yaml"));
+        let hub = to_hub(spoke.clone()).unwrap();
+        assert_eq!(hub, fixture(&format!("{name}.v1beta2.yaml")), "{name}");
+        assert_eq!(from_hub(hub, spoke_version, &versions).unwrap(), spoke, "{name}");
+    }
+}
+
+#[test]
+fn review_converts_every_object_or_fails() {
+    let review = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "ConversionReview",
+        "request": {
+            "uid": "u-1",
+            "desiredAPIVersion": "cluster.x-k8s.io/v1beta2",
+            "objects": [fixture("cluster.v1beta1.yaml")],
+        },
+    });
+    let answer = review_value(&review, &crds());
+    assert_eq!(answer["response"]["uid"], "u-1");
+    assert_eq!(answer["response"]["result"]["status"], "Success");
+    assert_eq!(
+        answer["response"]["convertedObjects"][0],
+        fixture("cluster.v1beta2.yaml")
+    );
+
+    let mut back = review.clone();
+    back["request"]["desiredAPIVersion"] = json!("cluster.x-k8s.io/v1beta1");
+    back["request"]["objects"] = json!([fixture("cluster.v1beta2.yaml")]);
+    let answer = review_value(&back, &Crds(vec![]));
+    assert_eq!(answer["response"]["result"]["status"], "Failure");
+    let message = answer["response"]["result"]["message"].as_str().unwrap();
+    assert!(message.contains("DockerCluster"), "{message}");
+    assert_eq!(answer["response"]["uid"], "u-1");
+
+    let answer = review::review_bytes(b"{not json", &crds());
+    assert_eq!(answer["response"]["result"]["status"], "Failure");
+}

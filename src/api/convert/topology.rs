@@ -1,0 +1,113 @@
+//! Cluster `spec.topology`: `class`/`classNamespace` ↔ `classRef`, the control plane's and each
+//! machineDeployment's and machinePool's health check, timeouts and strategy, and the v1beta1
+//! fields v1beta2 dropped (`rolloutAfter`, `definitionFrom`), which are kept aside.
+
+use serde_json::Value;
+
+use super::data::{token, Kept};
+use super::value::{child, each_at, is_empty, put, str_of, take, Obj};
+use super::{health_check, rollout, ConvertError, Ctx};
+
+const BASE: &str = "/spec/topology";
+
+/// v1beta1 `spec.topology` → v1beta2, keeping v1beta1-only fields in `kept`.
+pub(super) fn to_hub(topology: &mut Obj, ctx: &Ctx, kept: &mut Kept) -> Result<(), ConvertError> {
+    if let Some(class) = topology.remove("class").filter(|c| !is_empty(c)) {
+        put(topology, &["classRef", "name"], class);
+    }
+    if let Some(namespace) = topology.remove("classNamespace").filter(|n| !is_empty(n)) {
+        put(topology, &["classRef", "namespace"], namespace);
+    }
+    if let Some(after) = topology.remove("rolloutAfter").filter(|a| !a.is_null()) {
+        kept.keep(format!("{BASE}/rolloutAfter"), after, &[]);
+    }
+    keep_definition_from(topology, "variables", &format!("{BASE}/variables"), &[], kept);
+
+    let field = "spec.topology.controlPlane";
+    if let Some(control_plane) = child(topology, "controlPlane") {
+        health_check::to_hub(control_plane, ctx, field)?;
+        rollout::timeouts_to_hub(control_plane, ctx, field)?;
+        let base = format!("{BASE}/controlPlane/variables");
+        if let Some(variables) = child(control_plane, "variables") {
+            keep_definition_from(variables, "overrides", &format!("{base}/overrides"), &[], kept);
+        }
+    }
+
+    let Some(workers) = child(topology, "workers") else {
+        return Ok(());
+    };
+    for (list, is_deployment) in [("machineDeployments", true), ("machinePools", false)] {
+        let mut index = 0;
+        each_at(workers, &[list], |machines| {
+            let field = format!("spec.topology.workers.{list}[{index}]");
+            let base = format!("{BASE}/workers/{list}/{index}");
+            index += 1;
+            if is_deployment {
+                rollout::strategy_to_hub(machines);
+                health_check::to_hub(machines, ctx, &field)?;
+                if machines.get("failureDomain").is_some_and(is_empty) {
+                    machines.remove("failureDomain");
+                }
+            }
+            rollout::timeouts_to_hub(machines, ctx, &field)?;
+            let guard = [(format!("{base}/name"), str_of(machines, "name").to_owned())];
+            if let Some(variables) = child(machines, "variables") {
+                keep_definition_from(
+                    variables,
+                    "overrides",
+                    &format!("{base}/variables/overrides"),
+                    &guard,
+                    kept,
+                );
+            }
+            Ok::<_, ConvertError>(())
+        })?;
+    }
+    Ok(())
+}
+
+/// Moves each `definitionFrom` of the variables under `obj[key]` into `kept`.
+fn keep_definition_from(obj: &mut Obj, key: &str, base: &str, guard: &[(String, String)], kept: &mut Kept) {
+    let Some(variables) = obj.get_mut(key).and_then(Value::as_array_mut) else {
+        return;
+    };
+    for (i, variable) in variables.iter_mut().enumerate() {
+        let Some(variable) = variable.as_object_mut() else {
+            continue;
+        };
+        let Some(from) = variable.remove("definitionFrom").filter(|f| !is_empty(f)) else {
+            continue;
+        };
+        let mut guard = guard.to_vec();
+        guard.push((format!("{base}/{i}/name"), str_of(variable, "name").to_owned()));
+        kept.keep(format!("{base}/{i}/{}", token("definitionFrom")), from, &guard);
+    }
+}
+
+/// v1beta2 `spec.topology` → v1beta1, remediation templates in `namespace`.
+pub(super) fn from_hub(topology: &mut Obj, namespace: &str) {
+    // `class` is written even when empty: the v1beta1 field has no omitempty.
+    let class = take(topology, &["classRef", "name"]).unwrap_or(Value::String(String::new()));
+    let class_namespace = take(topology, &["classRef", "namespace"]);
+    topology.insert("class".into(), class);
+    if let Some(class_namespace) = class_namespace.filter(|n| !is_empty(n)) {
+        topology.insert("classNamespace".into(), class_namespace);
+    }
+    if let Some(control_plane) = child(topology, "controlPlane") {
+        health_check::from_hub(control_plane, namespace);
+        rollout::timeouts_from_hub(control_plane);
+    }
+    let Some(workers) = child(topology, "workers") else {
+        return;
+    };
+    for (list, is_deployment) in [("machineDeployments", true), ("machinePools", false)] {
+        let _ = each_at(workers, &[list], |machines| {
+            if is_deployment {
+                rollout::strategy_from_hub(machines);
+                health_check::from_hub(machines, namespace);
+            }
+            rollout::timeouts_from_hub(machines);
+            Ok::<_, ()>(())
+        });
+    }
+}
