@@ -88,14 +88,14 @@ pub fn record_outcome(
     if !applied
         && entry
             .resource(resource)
-            .is_some_and(|r| !r.applied && r.hash == hash)
+            .is_some_and(|r| !r.is_applied() && r.hash == hash)
     {
         return false;
     }
     entry.set_resource(ResourceBinding {
         resource: resource.clone(),
         hash: hash.to_owned(),
-        applied,
+        applied: Some(applied),
         last_applied_time: parse_time(now),
     });
     true

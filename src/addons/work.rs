@@ -54,8 +54,8 @@ pub fn needs_apply(
         return true;
     };
     match mode {
-        ApplyMode::CreateMissing => !entry.applied,
-        ApplyMode::ServerSideApply => !entry.applied || entry.hash != hash,
+        ApplyMode::CreateMissing => !entry.is_applied(),
+        ApplyMode::ServerSideApply => !entry.is_applied() || entry.hash != hash,
     }
 }
 

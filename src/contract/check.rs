@@ -1,5 +1,6 @@
-//! `capi-topology contract`: whether a provider's CRDs (and ClusterRoles) fit seed 001's
-//! contract for InfraClusters, before anyone installs them.
+//! `capi-topology contract`: whether a provider's CRDs (and ClusterRoles) fit the InfraCluster
+//! contract Cluster API v1.14 speaks (v1beta2, or the deprecated v1beta1 one for a CRD labelled
+//! only for it), before anyone installs them.
 
 use std::fmt;
 
@@ -8,8 +9,10 @@ use serde_json::Value;
 
 use super::crd::{Crd, CrdVersion};
 use super::crd_name::crd_name;
-use super::rbac::{AggregatedGrants, AGGREGATE_LABEL, INFRA_CLUSTER_VERBS, TEMPLATE_VERBS};
-use super::schema_rules::{check_fields, FieldRule, INFRA_CLUSTER, INFRA_CLUSTER_TEMPLATE};
+use super::rbac::{granted_to_core, AggregatedGrants, AGGREGATE_LABEL, INFRA_CLUSTER_VERBS, TEMPLATE_VERBS};
+use super::schema_rules::{
+    check_fields, FieldRule, INFRA_CLUSTER, INFRA_CLUSTER_TEMPLATE, INFRA_CLUSTER_V1BETA1,
+};
 use super::versions::{compare_versions, contract_versions, CONTRACT, CONTRACT_LABEL};
 
 /// Which contract rule a finding breaks.
@@ -20,13 +23,15 @@ pub enum Rule {
     CrdName,
     /// The kind is cluster-scoped.
     Scope,
-    /// The `cluster.x-k8s.io/v1beta1` label is missing or names versions the CRD does not serve.
+    /// No `cluster.x-k8s.io/v1beta2` (or `v1beta1`) label, or it names versions the CRD does not
+    /// serve.
     ContractLabel,
     /// A field the contract names is missing or mistyped in the schema.
     Schema,
     /// The InfraClusterTemplate kind is missing.
     Template,
-    /// No aggregated ClusterRole grants what the controllers need.
+    /// No aggregated ClusterRole grants what the controllers need (for a group outside
+    /// `*.cluster.x-k8s.io`, which the controllers' own role covers).
     Rbac,
 }
 
@@ -152,7 +157,7 @@ pub fn check_provider(objects: &[Value], kinds: &[String]) -> Result<Report, Str
     };
     for crd in infra_clusters {
         let before = report.findings.len();
-        let version = check_crd(crd, &INFRA_CLUSTER, &mut report.findings);
+        let version = check_crd(crd, infra_cluster_rules, &mut report.findings);
         check_rbac(crd, &grants, &INFRA_CLUSTER_VERBS, &mut report);
         let template_kind = format!("{}Template", crd.kind);
         let template = crds
@@ -160,7 +165,7 @@ pub fn check_provider(objects: &[Value], kinds: &[String]) -> Result<Report, Str
             .find(|t| t.group == crd.group && t.kind == template_kind);
         match template {
             Some(template) => {
-                check_crd(template, &INFRA_CLUSTER_TEMPLATE, &mut report.findings);
+                check_crd(template, |_| &INFRA_CLUSTER_TEMPLATE, &mut report.findings);
                 check_rbac(template, &grants, &TEMPLATE_VERBS, &mut report);
             }
             None => report.findings.push(finding(
@@ -213,9 +218,22 @@ fn finding(crd: &Crd<'_>, rule: Rule, schema_path: String, message: String) -> F
     }
 }
 
-/// Name, scope, contract label and the schema of the version Cluster API would use; returns that
-/// version's name.
-fn check_crd(crd: &Crd<'_>, rules: &[FieldRule], findings: &mut Vec<Finding>) -> Option<String> {
+/// The InfraCluster's rules under `contract`.
+fn infra_cluster_rules(contract: &str) -> &'static [FieldRule] {
+    if contract == CONTRACT {
+        &INFRA_CLUSTER
+    } else {
+        &INFRA_CLUSTER_V1BETA1
+    }
+}
+
+/// Name, scope, contract label and the schema of the version Cluster API would use, against the
+/// rules of the contract the CRD implements; returns that version's name.
+fn check_crd(
+    crd: &Crd<'_>,
+    rules_of: impl Fn(&str) -> &'static [FieldRule],
+    findings: &mut Vec<Finding>,
+) -> Option<String> {
     let expected = crd_name(crd.group, crd.kind);
     if crd.name != expected {
         findings.push(finding(
@@ -236,7 +254,9 @@ fn check_crd(crd: &Crd<'_>, rules: &[FieldRule], findings: &mut Vec<Finding>) ->
             format!("must be Namespaced, is {:?}", crd.scope),
         ));
     }
-    let version = contract_version(crd, findings)?;
+    let (contract, version) = contract_version(crd, findings);
+    let version = version?;
+    let rules = rules_of(contract);
     let Some(schema) = version.schema else {
         findings.push(finding(
             crd,
@@ -264,21 +284,25 @@ fn check_crd(crd: &Crd<'_>, rules: &[FieldRule], findings: &mut Vec<Finding>) ->
     Some(version.name.to_owned())
 }
 
-/// The version Cluster API reads: the newest one the contract label lists (it must be served);
-/// the storage version, with a finding, when the label is missing or its newest is not served.
-fn contract_version<'c, 'a>(crd: &'c Crd<'a>, findings: &mut Vec<Finding>) -> Option<&'c CrdVersion<'a>> {
-    let label_path = format!("metadata.labels[{CONTRACT_LABEL}]");
-    let Some(listed) = contract_versions(&crd.labels) else {
+/// The contract the CRD implements and the version Cluster API reads: the newest one the
+/// contract label lists (it must be served); the storage version, with a finding, when no label
+/// names versions or its newest is not served (then judged by [`CONTRACT`]).
+fn contract_version<'c, 'a>(
+    crd: &'c Crd<'a>,
+    findings: &mut Vec<Finding>,
+) -> (&'static str, Option<&'c CrdVersion<'a>>) {
+    let Some((contract, listed)) = contract_versions(&crd.labels) else {
         findings.push(finding(
             crd,
             Rule::ContractLabel,
-            label_path,
+            format!("metadata.labels[{CONTRACT_LABEL}]"),
             format!(
                 "is missing: Cluster API finds the versions implementing the {CONTRACT} contract in this label \
-                 (e.g. {CONTRACT_LABEL}: v1beta1)"
+                 (e.g. {CONTRACT_LABEL}: {CONTRACT}), or those of the deprecated v1beta1 contract in \
+                 cluster.x-k8s.io/v1beta1"
             ),
         ));
-        return crd.storage_version();
+        return (CONTRACT, crd.storage_version());
     };
     let newest = listed
         .iter()
@@ -286,20 +310,23 @@ fn contract_version<'c, 'a>(crd: &'c Crd<'a>, findings: &mut Vec<Finding>) -> Op
         .max_by(|a, b| compare_versions(a, b))
         .unwrap_or_default();
     match crd.version(newest).filter(|v| v.served) {
-        Some(version) => Some(version),
+        Some(version) => (contract, Some(version)),
         None => {
             findings.push(finding(
                 crd,
                 Rule::ContractLabel,
-                label_path,
-                format!("names {newest} as the newest version of the {CONTRACT} contract, which the CRD does not serve"),
+                format!("metadata.labels[cluster.x-k8s.io/{contract}]"),
+                format!("names {newest} as the newest version of the {contract} contract, which the CRD does not serve"),
             ));
-            crd.storage_version()
+            (contract, crd.storage_version())
         }
     }
 }
 
 fn check_rbac(crd: &Crd<'_>, grants: &AggregatedGrants, verbs: &[&str], report: &mut Report) {
+    if granted_to_core(crd.group) {
+        return;
+    }
     let missing = grants.missing(crd.group, crd.plural, verbs);
     if missing.is_empty() {
         return;

@@ -1,6 +1,8 @@
 //! What the ClusterRoles aggregated into Cluster API's manager grant (seed 001, "RBAC"): a
-//! provider labels a ClusterRole `cluster.x-k8s.io/aggregate-to-manager: "true"` to let the
-//! Cluster controller read and own its InfraClusters.
+//! provider whose API group is not under `cluster.x-k8s.io` labels a ClusterRole
+//! `cluster.x-k8s.io/aggregate-to-manager: "true"` to let the Cluster controller read and own its
+//! InfraClusters; the groups under `cluster.x-k8s.io` are granted by the controllers' own role,
+//! as Cluster API's manager role grants them.
 
 use serde_json::Value;
 
@@ -13,6 +15,15 @@ pub const INFRA_CLUSTER_VERBS: [&str; 7] = ["create", "delete", "get", "list", "
 
 /// The verbs the topology uses on an InfraClusterTemplate.
 pub const TEMPLATE_VERBS: [&str; 3] = ["get", "list", "watch"];
+
+/// The suffix of the API groups whose kinds the controllers' own role grants in full
+/// (`infrastructure.cluster.x-k8s.io`, ...): a provider in such a group needs no aggregated role.
+pub const CORE_GROUP_SUFFIX: &str = ".cluster.x-k8s.io";
+
+/// Whether the controllers' own role already grants every verb on the kinds of `group`.
+pub fn granted_to_core(group: &str) -> bool {
+    group.ends_with(CORE_GROUP_SUFFIX)
+}
 
 /// One rule of an aggregated ClusterRole.
 #[derive(Debug, Clone, Default)]
@@ -108,5 +119,13 @@ mod tests {
             ["create", "delete", "update"]
         );
         assert_eq!(grants.missing("other.io", "fooclusters", &["get"]), ["get"]);
+    }
+
+    #[test]
+    fn groups_under_cluster_x_k8s_io_are_the_core_roles() {
+        assert!(granted_to_core("infrastructure.cluster.x-k8s.io"));
+        assert!(granted_to_core("controlplane.cluster.x-k8s.io"));
+        assert!(!granted_to_core("infrastructure.foo.com"));
+        assert!(!granted_to_core("cluster.x-k8s.io.evil.com"));
     }
 }

@@ -1,5 +1,6 @@
-//! The fields seed 001 requires of an InfraCluster and its template, checked against one
-//! version's openAPIV3Schema.
+//! The fields the provider contract requires of an InfraCluster and its template, checked
+//! against one version's openAPIV3Schema: the v1beta2 contract's, or the deprecated v1beta1
+//! contract's (seed 001) for a CRD that only implements that one.
 
 use serde_json::Value;
 
@@ -14,8 +15,11 @@ pub enum Shape {
     Boolean,
     /// `type: integer`, `format: int32` when a format is given.
     Int32,
-    /// A map of `{controlPlane: boolean, attributes: map[string]string}`.
+    /// A map of `{controlPlane: boolean, attributes: map[string]string}` (contract v1beta1).
     FailureDomains,
+    /// A list of `{name: string, controlPlane: boolean, attributes: map[string]string}`
+    /// (contract v1beta2).
+    FailureDomainList,
 }
 
 /// One field the contract names.
@@ -37,8 +41,22 @@ const fn rule(path: &'static [&'static str], shape: Shape, required: bool) -> Fi
     }
 }
 
-/// The InfraCluster's fields (seed 001, "InfraCluster Resources").
-pub const INFRA_CLUSTER: [FieldRule; 9] = [
+/// The InfraCluster's fields under the v1beta2 contract: initialization instead of `ready`,
+/// failure domains as a list; terminal failures are no longer part of it.
+pub const INFRA_CLUSTER: [FieldRule; 8] = [
+    rule(&["spec"], Shape::Object, true),
+    rule(&["spec", "controlPlaneEndpoint"], Shape::Object, true),
+    rule(&["spec", "controlPlaneEndpoint", "host"], Shape::String, true),
+    rule(&["spec", "controlPlaneEndpoint", "port"], Shape::Int32, true),
+    rule(&["status"], Shape::Object, true),
+    rule(&["status", "initialization"], Shape::Object, true),
+    rule(&["status", "initialization", "provisioned"], Shape::Boolean, true),
+    rule(&["status", "failureDomains"], Shape::FailureDomainList, false),
+];
+
+/// The InfraCluster's fields under the deprecated v1beta1 contract (seed 001, "InfraCluster
+/// Resources"), still accepted from a CRD that implements only that contract.
+pub const INFRA_CLUSTER_V1BETA1: [FieldRule; 9] = [
     rule(&["spec"], Shape::Object, true),
     rule(&["spec", "controlPlaneEndpoint"], Shape::Object, true),
     rule(&["spec", "controlPlaneEndpoint", "host"], Shape::String, true),
@@ -134,7 +152,26 @@ fn shape_problem(node: &Value, shape: Shape) -> Option<String> {
             })
         }
         Shape::FailureDomains => failure_domains_problem(node),
+        Shape::FailureDomainList => failure_domain_list_problem(node),
     }
+}
+
+/// A list of `{name: string, controlPlane: boolean, attributes: map[string]string}`.
+fn failure_domain_list_problem(node: &Value) -> Option<String> {
+    if let Some(problem) = expect_type(node, "array") {
+        return Some(format!("{problem} (a list of failure domains)"));
+    }
+    let Some(domain) = node.get("items").filter(|d| d.is_object()) else {
+        return Some("must declare its items (failure domains)".to_owned());
+    };
+    if let Some(problem) = expect_type(domain, "object") {
+        return Some(format!("each failure domain {problem}"));
+    }
+    match domain.get("properties").and_then(|p| p.get("name")) {
+        None => Some("a failure domain must declare name (string)".to_owned()),
+        Some(name) => expect_type(name, "string").map(|p| format!("a failure domain's name {p}")),
+    }
+    .or_else(|| domain_fields_problem(domain))
 }
 
 /// A map (`additionalProperties`) of `{controlPlane: boolean, attributes: map[string]string}`.
@@ -148,6 +185,11 @@ fn failure_domains_problem(node: &Value) -> Option<String> {
     if let Some(problem) = expect_type(domain, "object") {
         return Some(format!("each failure domain {problem}"));
     }
+    domain_fields_problem(domain)
+}
+
+/// A failure domain's `controlPlane` (boolean) and `attributes` (map of strings).
+fn domain_fields_problem(domain: &Value) -> Option<String> {
     let property = |name: &str| domain.get("properties").and_then(|p| p.get(name));
     match property("controlPlane") {
         None => return Some("a failure domain must declare controlPlane (boolean)".to_owned()),
@@ -187,12 +229,12 @@ mod tests {
     #[test]
     fn a_schema_as_the_seed_describes_passes() {
         let schema = infra_schema(json!({"type": "integer", "format": "int32"}));
-        assert_eq!(check_fields(&schema, &INFRA_CLUSTER), []);
+        assert_eq!(check_fields(&schema, &INFRA_CLUSTER_V1BETA1), []);
     }
 
     #[test]
     fn a_mistyped_port_is_named_with_its_paths() {
-        let problems = check_fields(&infra_schema(json!({"type": "string"})), &INFRA_CLUSTER);
+        let problems = check_fields(&infra_schema(json!({"type": "string"})), &INFRA_CLUSTER_V1BETA1);
         assert_eq!(
             problems,
             [SchemaProblem {
@@ -203,7 +245,7 @@ mod tests {
         );
         let int64 = check_fields(
             &infra_schema(json!({"type": "integer", "format": "int64"})),
-            &INFRA_CLUSTER,
+            &INFRA_CLUSTER_V1BETA1,
         );
         assert_eq!(int64[0].message, "must be an int32, has format int64");
     }
@@ -212,7 +254,7 @@ mod tests {
     fn a_missing_parent_is_reported_once() {
         let schema = json!({"type": "object", "properties": {"status": {"type": "object",
             "properties": {"ready": {"type": "boolean"}}}}});
-        let fields: Vec<String> = check_fields(&schema, &INFRA_CLUSTER)
+        let fields: Vec<String> = check_fields(&schema, &INFRA_CLUSTER_V1BETA1)
             .into_iter()
             .map(|p| p.field)
             .collect();
@@ -224,11 +266,47 @@ mod tests {
         let mut schema = infra_schema(json!({"type": "integer"}));
         schema["properties"]["status"]["properties"]["failureDomains"] =
             json!({"type": "array", "items": {}});
-        let problems = check_fields(&schema, &INFRA_CLUSTER);
+        let problems = check_fields(&schema, &INFRA_CLUSTER_V1BETA1);
         assert_eq!(problems[0].field, "status.failureDomains");
         assert!(
             problems[0].message.contains("must be of type object, is array"),
             "{problems:?}"
         );
+    }
+
+    fn v1beta2_schema(domains: Value) -> Value {
+        json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {"controlPlaneEndpoint": {"type": "object",
+                "properties": {"host": {"type": "string"}, "port": {"type": "integer", "format": "int32"}}}}},
+            "status": {"type": "object", "properties": {
+                "initialization": {"type": "object", "properties": {"provisioned": {"type": "boolean"}}},
+                "failureDomains": domains}}}})
+    }
+
+    #[test]
+    fn the_v1beta2_contract_wants_initialization_and_a_list_of_failure_domains() {
+        let list = json!({"type": "array", "items": {"type": "object", "properties": {
+            "name": {"type": "string"}, "controlPlane": {"type": "boolean"},
+            "attributes": {"type": "object", "additionalProperties": {"type": "string"}}}}});
+        assert_eq!(check_fields(&v1beta2_schema(list), &INFRA_CLUSTER), []);
+        let map = infra_schema(json!({"type": "integer"}))["properties"]["status"]["properties"]
+            ["failureDomains"]
+            .clone();
+        let problems = check_fields(&v1beta2_schema(map), &INFRA_CLUSTER);
+        assert_eq!(problems[0].field, "status.failureDomains");
+        assert_eq!(
+            problems[0].message,
+            "must be of type array, is object (a list of failure domains)"
+        );
+        let nameless = json!({"type": "array", "items": {"type": "object", "properties": {
+            "controlPlane": {"type": "boolean"}}}});
+        let problems = check_fields(&v1beta2_schema(nameless), &INFRA_CLUSTER);
+        assert_eq!(problems[0].message, "a failure domain must declare name (string)");
+        // A v1beta1-only schema lacks the initialization.
+        let fields: Vec<String> = check_fields(&infra_schema(json!({"type": "integer"})), &INFRA_CLUSTER)
+            .into_iter()
+            .map(|p| p.field)
+            .collect();
+        assert_eq!(fields, ["status.initialization", "status.failureDomains"]);
     }
 }

@@ -1,37 +1,55 @@
 //! Which API version of a provider's kind Cluster API uses: the CRD lists, in the label
 //! `cluster.x-k8s.io/<contract>`, the versions that implement that contract (`v1beta1_v1beta2`);
-//! the newest of them, in Kubernetes' version order, is the one read and written.
+//! the newest of them, in Kubernetes' version order, is the one read and written. Cluster API
+//! v1.14 speaks contract v1beta2 and still accepts providers of contract v1beta1: the v1beta2
+//! label is looked at first, then the v1beta1 one.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 /// The contract this implementation speaks.
-pub const CONTRACT: &str = "v1beta1";
+pub const CONTRACT: &str = "v1beta2";
 
 /// The label on a provider CRD naming the versions that implement [`CONTRACT`].
-pub const CONTRACT_LABEL: &str = "cluster.x-k8s.io/v1beta1";
+pub const CONTRACT_LABEL: &str = "cluster.x-k8s.io/v1beta2";
 
-/// The versions a CRD's labels list for [`CONTRACT`], as written; `None` without the label or
-/// with an empty one.
-pub fn contract_versions(labels: &BTreeMap<String, String>) -> Option<Vec<&str>> {
-    let listed = labels.get(CONTRACT_LABEL)?;
-    let versions: Vec<&str> = listed.split('_').filter(|v| !v.is_empty()).collect();
-    (!versions.is_empty()).then_some(versions)
+/// The contracts accepted, newest first: [`CONTRACT`], and v1beta1, which it is temporarily
+/// compatible with.
+pub const COMPATIBLE_CONTRACTS: [&str; 2] = [CONTRACT, "v1beta1"];
+
+/// The contract a provider CRD implements and the versions its label lists for it, as written:
+/// the first of [`COMPATIBLE_CONTRACTS`] with a non-empty label; `None` without any.
+pub fn contract_versions(labels: &BTreeMap<String, String>) -> Option<(&'static str, Vec<&str>)> {
+    COMPATIBLE_CONTRACTS.iter().find_map(|contract| {
+        let listed = labels.get(&format!("cluster.x-k8s.io/{contract}"))?;
+        let versions: Vec<&str> = listed.split('_').filter(|v| !v.is_empty()).collect();
+        (!versions.is_empty()).then_some((*contract, versions))
+    })
 }
 
-/// The newest version the labels list for [`CONTRACT`], or why there is none.
-pub fn newest_for_contract(crd_name: &str, labels: &BTreeMap<String, String>) -> Result<String, String> {
-    let versions = contract_versions(labels).ok_or_else(|| {
+/// The contract a provider CRD implements and the newest version its label lists for it, or why
+/// there is none.
+pub fn contract_and_version(
+    crd_name: &str,
+    labels: &BTreeMap<String, String>,
+) -> Result<(&'static str, String), String> {
+    let (contract, versions) = contract_versions(labels).ok_or_else(|| {
         format!(
-            "cannot find any versions matching contract {CONTRACT:?} for CRD {crd_name} as the label \
-             {CONTRACT_LABEL} is missing or empty"
+            "cannot find any versions matching contract versions {COMPATIBLE_CONTRACTS:?} for CRD \
+             {crd_name} as contract version label(s) are either missing or empty"
         )
     })?;
-    Ok(versions
+    let newest = versions
         .into_iter()
         .max_by(|a, b| compare_versions(a, b))
         .unwrap_or_default()
-        .to_owned())
+        .to_owned();
+    Ok((contract, newest))
+}
+
+/// The newest version the labels list for the contract the CRD implements, or why there is none.
+pub fn newest_for_contract(crd_name: &str, labels: &BTreeMap<String, String>) -> Result<String, String> {
+    contract_and_version(crd_name, labels).map(|(_, version)| version)
 }
 
 /// Kubernetes' order of API versions: GA above beta above alpha, then by major and minor
@@ -75,6 +93,28 @@ mod tests {
 
     fn labels(value: &str) -> BTreeMap<String, String> {
         BTreeMap::from([(CONTRACT_LABEL.to_owned(), value.to_owned())])
+    }
+
+    fn v1beta1_labels(value: &str) -> BTreeMap<String, String> {
+        BTreeMap::from([("cluster.x-k8s.io/v1beta1".to_owned(), value.to_owned())])
+    }
+
+    #[test]
+    fn the_v1beta2_label_is_read_before_the_v1beta1_one() {
+        let mut both = v1beta1_labels("v1beta1");
+        both.insert(CONTRACT_LABEL.to_owned(), "v1beta2".to_owned());
+        assert_eq!(
+            contract_and_version("x", &both).unwrap(),
+            ("v1beta2", "v1beta2".to_owned())
+        );
+        assert_eq!(
+            contract_and_version("x", &v1beta1_labels("v1alpha4_v1beta1")).unwrap(),
+            ("v1beta1", "v1beta1".to_owned())
+        );
+        // An empty v1beta2 label does not hide the v1beta1 one.
+        let mut empty = v1beta1_labels("v1beta1");
+        empty.insert(CONTRACT_LABEL.to_owned(), String::new());
+        assert_eq!(newest_for_contract("x", &empty).unwrap(), "v1beta1");
     }
 
     #[test]
@@ -122,7 +162,7 @@ mod tests {
     fn a_missing_or_empty_label_is_explained() {
         let err = newest_for_contract("awsclusters.x", &BTreeMap::new()).unwrap_err();
         assert!(
-            err.contains("awsclusters.x") && err.contains(CONTRACT_LABEL),
+            err.contains("awsclusters.x") && err.contains("v1beta2") && err.contains("v1beta1"),
             "{err}"
         );
         assert!(newest_for_contract("x", &labels("")).is_err());

@@ -93,7 +93,7 @@ pub async fn reconcile_cluster(
         .pointer("/metadata/annotations")
         .and_then(|a| a.get(PAUSED_ANNOTATION))
         .is_some();
-    if typed.spec.topology.is_none() || typed.spec.paused || paused_annotation {
+    if typed.spec.managed_topology().is_none() || typed.spec.is_paused() || paused_annotation {
         return Ok(Action::await_change());
     }
     let decided = decide(&ctx, &object, typed).await;

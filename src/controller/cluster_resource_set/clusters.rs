@@ -45,7 +45,7 @@ pub async fn reconcile_cluster(
     let Ok(typed) = decode_value::<Cluster>(object) else {
         return Ok(Action::await_change());
     };
-    let paused = typed.spec.paused
+    let paused = typed.spec.is_paused()
         || cluster
             .metadata
             .annotations
