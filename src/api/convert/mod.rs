@@ -56,6 +56,12 @@ mod tests;
 use serde_json::Value;
 
 pub use data::{CONVERSION_DATA, V1BETA1_FIELDS};
+
+/// `seconds` as a v1beta1 (`metav1.Duration`) field prints it, e.g. `600` -> `10m0s`: for
+/// writers of v1beta1-contract provider objects (a control plane's `nodeDrainTimeout`).
+pub fn go_duration(seconds: i64) -> String {
+    duration::from_seconds(seconds)
+}
 use value::Obj;
 
 /// The hub version of every group this module converts.
