@@ -17,8 +17,36 @@ fn crd(kind: &str) -> Value {
         .unwrap_or_else(|| panic!("no CRD for {kind}"))
 }
 
+/// The schema of `kind` in `version`.
+fn schema_of(kind: &str, version: &str) -> Value {
+    let crd = crd(kind);
+    let versions = crd["spec"]["versions"].as_array().cloned().unwrap_or_default();
+    versions
+        .into_iter()
+        .find(|v| v["name"] == version)
+        .unwrap_or_else(|| panic!("{kind} does not serve {version}"))["schema"]["openAPIV3Schema"]
+        .clone()
+}
+
+/// The schema of `kind` in the storage version (the hub).
 fn schema(kind: &str) -> Value {
-    crd(kind)["spec"]["versions"][0]["schema"]["openAPIV3Schema"].clone()
+    schema_of(kind, "v1beta2")
+}
+
+/// Every served version's schema, named `Kind/version`.
+fn every_schema() -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for crd in all() {
+        let kind = crd["spec"]["names"]["kind"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        for version in crd["spec"]["versions"].as_array().cloned().unwrap_or_default() {
+            let name = format!("{kind}/{}", version["name"].as_str().unwrap_or_default());
+            out.push((name, version["schema"]["openAPIV3Schema"].clone()));
+        }
+    }
+    out
 }
 
 /// The schema nodes directly below a node, with the path suffix leading to each.
@@ -152,15 +180,33 @@ fn names_scope_and_subresources_follow_cluster_api() {
         })
     );
     assert_eq!(cluster["spec"]["scope"], "Namespaced");
-    let version = &cluster["spec"]["versions"][0];
-    assert_eq!(version["name"], "v1beta1");
+    let served: Vec<Value> = cluster["spec"]["versions"]
+        .as_array()
+        .map(|versions| {
+            versions
+                .iter()
+                .map(|v| {
+                    json!([
+                        v["name"],
+                        v["served"],
+                        v["storage"],
+                        v["deprecated"],
+                        v["subresources"]
+                    ])
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     assert_eq!(
-        (version["served"].clone(), version["storage"].clone()),
-        (json!(true), json!(true))
+        served,
+        [
+            json!(["v1beta1", true, false, true, {"status": {}}]),
+            json!(["v1beta2", true, true, null, {"status": {}}]),
+        ]
     );
-    assert_eq!(version["subresources"], json!({"status": {}}));
 
     let md = &crd("MachineDeployment")["spec"]["versions"][0]["subresources"];
+    assert_eq!(crd("MachineDeployment")["spec"]["versions"][0]["name"], "v1beta2");
     assert_eq!(
         md["scale"],
         json!({"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas",
@@ -175,20 +221,69 @@ fn names_scope_and_subresources_follow_cluster_api() {
 
 #[test]
 fn schemas_are_structural() {
-    for crd in all() {
-        let kind = crd["spec"]["names"]["kind"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
+    for (name, schema) in every_schema() {
         let mut problems = Vec::new();
-        structural_problems(
-            &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"],
-            &kind,
-            &mut problems,
-        );
+        structural_problems(&schema, &name, &mut problems);
         assert_eq!(problems, Vec::<String>::new());
+    }
+    for crd in all() {
         assert!(!serde_json::to_string(&crd).unwrap_or_default().contains("$ref"));
     }
+}
+
+#[test]
+fn the_older_versions_are_served_deprecated_and_converted_by_the_webhook() {
+    let converted = [
+        ("Cluster", "v1beta1"),
+        ("ClusterClass", "v1beta1"),
+        ("ClusterResourceSet", "v1beta1"),
+        ("ClusterResourceSetBinding", "v1beta1"),
+        ("ExtensionConfig", "v1alpha1"),
+    ];
+    for crd in all() {
+        let kind = crd["spec"]["names"]["kind"].as_str().unwrap_or_default();
+        let names: Vec<&str> = crd["spec"]["versions"]
+            .as_array()
+            .map(|v| v.iter().filter_map(|v| v["name"].as_str()).collect())
+            .unwrap_or_default();
+        let Some((_, spoke)) = converted.iter().find(|(k, _)| *k == kind) else {
+            assert_eq!(names, ["v1beta2"], "{kind}");
+            assert!(crd["spec"].get("conversion").is_none(), "{kind}");
+            continue;
+        };
+        assert_eq!(names, [*spoke, "v1beta2"], "{kind}");
+        assert_eq!(crd["spec"]["versions"][0]["deprecated"], true, "{kind}");
+        assert!(crd["spec"]["versions"][0].get("deprecationWarning").is_none());
+        assert_eq!(
+            crd["spec"]["conversion"],
+            json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+                "clientConfig": {"service": {"name": "capi-topology-webhook",
+                    "namespace": "capi-topology-system", "path": "/convert", "port": 443}}}}),
+            "{kind}"
+        );
+        assert_eq!(
+            crd["metadata"]["annotations"],
+            json!({"cert-manager.io/inject-ca-from": "capi-topology-system/capi-topology-webhook"})
+        );
+    }
+}
+
+#[test]
+fn a_given_ca_bundle_replaces_the_injection_annotation() {
+    let options = Options {
+        ca_bundle: Some(b"PEM".to_vec()),
+    };
+    let crds = custom_resource_definitions_with(&options).unwrap_or_else(|e| panic!("{e}"));
+    let cluster = crds
+        .iter()
+        .find(|crd| crd.spec.names.kind == "Cluster")
+        .map(|crd| serde_json::to_value(crd).unwrap_or_default())
+        .unwrap_or_default();
+    assert_eq!(
+        cluster["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"],
+        "UEVN"
+    );
+    assert!(cluster["metadata"].get("annotations").is_none());
 }
 
 #[test]
@@ -229,29 +324,11 @@ fn schema_of_cluster_variables() -> Value {
 
 #[test]
 fn nothing_of_the_full_fixtures_is_pruned() {
-    // The CRDs still carry the v1beta1 spoke schema, so the v1beta1 fixtures are checked.
-    let fixtures = [
+    let spoke = [
         ("Cluster", include_str!("v1beta1/testdata/cluster_full.yaml")),
         (
             "ClusterClass",
             include_str!("v1beta1/testdata/cluster_class_full.yaml"),
-        ),
-        ("Machine", include_str!("v1beta1/testdata/machine_full.yaml")),
-        (
-            "MachineSet",
-            include_str!("v1beta1/testdata/machine_set_full.yaml"),
-        ),
-        (
-            "MachineDeployment",
-            include_str!("v1beta1/testdata/machine_deployment_full.yaml"),
-        ),
-        (
-            "MachineHealthCheck",
-            include_str!("v1beta1/testdata/machine_health_check_full.yaml"),
-        ),
-        (
-            "MachinePool",
-            include_str!("v1beta1/testdata/machine_pool_full.yaml"),
         ),
         (
             "ClusterResourceSet",
@@ -262,20 +339,50 @@ fn nothing_of_the_full_fixtures_is_pruned() {
             include_str!("v1beta1/testdata/cluster_resource_set_binding_full.yaml"),
         ),
     ];
-    for (kind, text) in fixtures {
+    let hub = [
+        ("Cluster", include_str!("testdata/cluster_full.yaml")),
+        ("ClusterClass", include_str!("testdata/cluster_class_full.yaml")),
+        ("Machine", include_str!("testdata/machine_full.yaml")),
+        ("MachineSet", include_str!("testdata/machine_set_full.yaml")),
+        (
+            "MachineDeployment",
+            include_str!("testdata/machine_deployment_full.yaml"),
+        ),
+        (
+            "MachineHealthCheck",
+            include_str!("testdata/machine_health_check_full.yaml"),
+        ),
+        ("MachinePool", include_str!("testdata/machine_pool_full.yaml")),
+        (
+            "ClusterResourceSet",
+            include_str!("testdata/cluster_resource_set_full.yaml"),
+        ),
+        (
+            "ClusterResourceSetBinding",
+            include_str!("testdata/cluster_resource_set_binding_full.yaml"),
+        ),
+        (
+            "ExtensionConfig",
+            include_str!("testdata/extension_config_full.yaml"),
+        ),
+    ];
+    let fixtures = spoke
+        .iter()
+        .map(|(kind, text)| (*kind, "v1beta1", *text))
+        .chain(hub.iter().map(|(kind, text)| (*kind, "v1beta2", *text)));
+    for (kind, version, text) in fixtures {
         let mut object: Value = serde_yaml_ng::from_str(text).unwrap_or_else(|e| panic!("{kind}: {e}"));
         // metadata is `type: object` without properties in every CRD: the API server handles it.
         object.as_object_mut().map(|o| o.remove("metadata"));
         let mut lost = Vec::new();
-        pruned(&object, &schema(kind), kind, &mut lost);
-        assert_eq!(lost, Vec::<String>::new(), "{kind}");
+        pruned(&object, &schema_of(kind, version), kind, &mut lost);
+        assert_eq!(lost, Vec::<String>::new(), "{kind}/{version}");
     }
 }
 
 #[test]
 fn unknown_fields_would_be_pruned() {
-    let object =
-        json!({"spec": {"topology": {"class": "c", "bogus": 1}}, "status": {"phase": "x", "nope": {}}});
+    let object = json!({"spec": {"topology": {"classRef": {"name": "c"}, "bogus": 1}}, "status": {"phase": "x", "nope": {}}});
     let mut lost = Vec::new();
     pruned(&object, &schema("Cluster"), "Cluster", &mut lost);
     assert_eq!(lost, ["Cluster.spec.topology.bogus", "Cluster.status.nope"]);
@@ -307,11 +414,11 @@ fn addons_kinds_are_in_their_group_with_the_reference_enums_and_limits() {
 }
 
 #[test]
-fn extension_config_is_cluster_scoped_v1alpha1_with_the_reference_limits() {
+fn extension_config_is_cluster_scoped_with_the_reference_limits() {
     let ext = crd("ExtensionConfig");
     assert_eq!(ext["spec"]["scope"], "Cluster");
-    assert_eq!(ext["spec"]["versions"][0]["name"], "v1alpha1");
-    assert_eq!(ext["spec"]["versions"][0]["subresources"], json!({"status": {}}));
+    assert_eq!(ext["spec"]["versions"][1]["name"], "v1beta2");
+    assert_eq!(ext["spec"]["versions"][1]["subresources"], json!({"status": {}}));
     let schema = schema("ExtensionConfig");
     let spec = &schema["properties"]["spec"];
     assert_eq!(spec["required"], json!(["clientConfig"]));
@@ -360,13 +467,9 @@ fn bad_defaults(node: &Value, path: &str, out: &mut Vec<String>) {
 
 #[test]
 fn defaults_satisfy_their_own_schema() {
-    for crd in all() {
-        let kind = crd["spec"]["names"]["kind"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
+    for (name, schema) in every_schema() {
         let mut problems = Vec::new();
-        bad_defaults(&schema(&kind), &kind, &mut problems);
+        bad_defaults(&schema, &name, &mut problems);
         assert_eq!(problems, Vec::<String>::new());
     }
 }

@@ -1,5 +1,7 @@
 //! `capi-topology crds`: the CustomResourceDefinitions of the cluster.x-k8s.io kinds, generated
 //! from our API types, or written one file per CRD into a directory (`manifests/crds/`).
+//! The CRDs of the converted kinds name the conversion webhook; its CA comes from cert-manager's
+//! CA injector (the annotation they carry) or, with `--ca-bundle`, from a file.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,7 +11,7 @@ use clap::Args;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 use super::print_stdout;
-use crate::api::crd::custom_resource_definitions;
+use crate::api::crd::{custom_resource_definitions_with, Options};
 
 /// Arguments of `crds`.
 #[derive(Debug, Args)]
@@ -17,11 +19,21 @@ pub struct CrdsArgs {
     /// Write one `<group>_<plural>.yaml` per CRD into this directory instead of printing them.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// PEM CA certificate(s) the API server trusts the conversion webhook with (e.g. the
+    /// `ca.crt` of `capi-topology certs`), written into `spec.conversion.webhook.clientConfig.caBundle`
+    /// instead of the cert-manager CA injection annotation.
+    #[arg(long, value_name = "FILE")]
+    pub ca_bundle: Option<PathBuf>,
 }
 
 /// Prints (or writes) every CRD as YAML.
 pub fn run(args: &CrdsArgs) -> Result<ExitCode> {
-    let crds = custom_resource_definitions().context("cannot generate the CRDs")?;
+    let ca_bundle = match &args.ca_bundle {
+        Some(file) => Some(std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?),
+        None => None,
+    };
+    let crds =
+        custom_resource_definitions_with(&Options { ca_bundle }).context("cannot generate the CRDs")?;
     match &args.out {
         None => {
             let documents = crds.iter().map(to_yaml).collect::<Result<Vec<_>>>()?;

@@ -127,15 +127,16 @@ fn plan_cluster(
         .context("Cluster not stored")?;
     let cluster: Cluster =
         serde_json::from_value((*stored).clone()).context("decoding the defaulted Cluster")?;
-    let topology = cluster.spec.topology.as_ref().context("no spec.topology")?;
-    let class_namespace = topology
-        .class_namespace
-        .clone()
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| namespace.to_owned());
+    let topology = cluster.spec.managed_topology().context("no spec.topology")?;
+    let class_ref = &topology.class_ref;
+    let class_namespace = if class_ref.namespace.is_empty() {
+        namespace.to_owned()
+    } else {
+        class_ref.namespace.clone()
+    };
     let entry = store
-        .cluster_class(&class_namespace, &topology.class)
-        .with_context(|| format!("ClusterClass {class_namespace}/{} not found", topology.class))?;
+        .cluster_class(&class_namespace, &class_ref.name)
+        .with_context(|| format!("ClusterClass {class_namespace}/{} not found", class_ref.name))?;
     let blueprint = Blueprint::new(entry.class.clone(), store)?;
     let current = Current::owned_by(name, namespace, all.iter().cloned());
     let planned = plan(&blueprint, &cluster, &current, extensions)?;

@@ -192,7 +192,7 @@ fn failed(uid: Option<String>, message: &str) -> AdmissionReview<DynamicObject> 
 }
 
 /// The plain HTTP answer for a request refused before evaluation, counted.
-fn refuse(state: &AppState, reason: Rejection) -> Response {
+pub(super) fn refuse(state: &AppState, reason: Rejection) -> Response {
     state.metrics.reject(reason);
     tracing::warn!(reason = reason.as_str(), "admission request refused");
     match reason {

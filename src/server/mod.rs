@@ -5,6 +5,7 @@
 //! probe listener closes last.
 
 mod connections;
+pub mod convert;
 pub mod dev_certs;
 mod handlers;
 mod limits;

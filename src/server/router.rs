@@ -1,5 +1,6 @@
-//! The webhook router: one POST route per [`Webhook`], under a request timeout past the
-//! evaluation deadline (a safety net: the handler answers at its deadline).
+//! The webhook router: one POST route per [`Webhook`] and the CRD conversion route `/convert`,
+//! under a request timeout past the evaluation deadline (a safety net: the handlers answer at
+//! their deadline).
 
 use std::time::Duration;
 
@@ -9,16 +10,19 @@ use axum::routing::post;
 use axum::Router;
 use tower_http::timeout::TimeoutLayer;
 
-use super::{handlers, AppState};
+use super::{convert, handlers, AppState};
 use crate::admission::Webhook;
 
 /// How long past the evaluation deadline a request may take before it is answered 408.
 const TIMEOUT_MARGIN: Duration = Duration::from_secs(1);
 
-/// The admission routes over `state`: `POST` on each webhook path.
+/// The routes over `state`: `POST` on each webhook path and on `/convert`.
 pub fn router(state: AppState) -> Router {
     let timeout = state.limits.deadline + TIMEOUT_MARGIN;
-    let mut router = Router::new();
+    let mut router = Router::new().route(
+        convert::PATH,
+        post(|State(state): State<AppState>, request: Request| convert::convert(state, request)),
+    );
     for webhook in Webhook::ALL {
         router = router.route(
             webhook.path(),

@@ -1,0 +1,123 @@
+//! The CRD conversion endpoint, `POST /convert`: the API server sends a `ConversionReview` when a
+//! client reads or writes Cluster, ClusterClass, ClusterResourceSet(Binding) or ExtensionConfig
+//! in a version other than the stored one. The decision is `api::convert::review`; this bounds
+//! what a request may cost exactly as an admission review (body limit, in-flight place, deadline,
+//! off the async workers) and reads the contract versions of referenced kinds from the source.
+
+use axum::extract::Request;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+
+use super::handlers::refuse;
+use super::AppState;
+use crate::api::convert::review::{review_bytes, REVIEW_API_VERSION};
+use crate::api::convert::ContractVersions;
+use crate::contract::crd_name::crd_name;
+use crate::contract::versions::newest_for_contract;
+use crate::metrics::Rejection;
+use crate::store::ObjectSource;
+
+/// The path the CRDs' `spec.conversion.webhook.clientConfig.service.path` names.
+pub const PATH: &str = crate::api::crd::CONVERSION_PATH;
+
+/// The contract versions of referenced kinds, as the source knows them: its own answer, else
+/// the labels of the kind's CRD when the source holds CRDs.
+pub struct SourceContracts<'a>(pub &'a dyn ObjectSource);
+
+impl ContractVersions for SourceContracts<'_> {
+    fn version_of(&self, group: &str, kind: &str) -> Option<String> {
+        if let Some(version) = self.0.contract_version(group, kind) {
+            return Some(version);
+        }
+        let name = crd_name(group, kind);
+        let crd = ["", "default"].into_iter().find_map(|ns| {
+            self.0
+                .get("apiextensions.k8s.io", "CustomResourceDefinition", ns, &name)
+        })?;
+        let labels = crd
+            .pointer("/metadata/labels")
+            .and_then(Value::as_object)?
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+            .collect();
+        newest_for_contract(&name, &labels).ok()
+    }
+}
+
+/// Answers one ConversionReview: 413 for a body over the limit, 429 when no in-flight place
+/// frees up in time, otherwise 200 with the review (a failed conversion is a `Failure` result in
+/// it, as the API server expects).
+pub async fn convert(state: AppState, request: Request) -> Response {
+    let limits = state.limits;
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    if declared.is_some_and(|length| length > limits.max_body_bytes) {
+        return refuse(&state, Rejection::BodyTooLarge);
+    }
+    let place = tokio::time::timeout(limits.queue_wait, state.in_flight.clone().acquire_owned()).await;
+    let Ok(Ok(place)) = place else {
+        return refuse(&state, Rejection::Overloaded);
+    };
+    let Ok(body) = axum::body::to_bytes(request.into_body(), limits.max_body_bytes).await else {
+        return refuse(&state, Rejection::BodyTooLarge);
+    };
+    let source = state.source.clone();
+    let evaluating = state.metrics.evaluating();
+    let evaluation = tokio::task::spawn_blocking(move || {
+        let _place = (place, evaluating);
+        review_bytes(&body, &SourceContracts(source.as_ref()))
+    });
+    let review = match tokio::time::timeout(limits.deadline, evaluation).await {
+        Ok(Ok(review)) => review,
+        Ok(Err(_panicked)) => {
+            state.metrics.reject(Rejection::Panicked);
+            tracing::error!("the conversion panicked on this request; answered as a failure");
+            failure("the conversion failed on this request (an internal error); please report it")
+        }
+        Err(_late) => {
+            state.metrics.reject(Rejection::DeadlineExceeded);
+            tracing::error!(
+                deadline_ms = limits.deadline.as_millis() as u64,
+                "conversion deadline exceeded"
+            );
+            failure(&format!(
+                "the webhook could not convert these objects within {}s",
+                limits.deadline.as_secs_f32()
+            ))
+        }
+    };
+    let text = |pointer: &str| {
+        review
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    tracing::info!(
+        uid = text("/response/uid"),
+        status = text("/response/result/status"),
+        "conversion review"
+    );
+    match serde_json::to_vec(&review) {
+        Ok(bytes) => ([(header::CONTENT_TYPE, "application/json")], bytes).into_response(),
+        Err(err) => {
+            tracing::error!(error = %err, "cannot encode the ConversionReview");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
+
+/// A failed review for a request the converter did not answer (its uid is not known here).
+fn failure(message: &str) -> Value {
+    json!({
+        "apiVersion": REVIEW_API_VERSION,
+        "kind": "ConversionReview",
+        "response": {
+            "uid": "",
+            "convertedObjects": [],
+            "result": {"status": "Failure", "message": message},
+        },
+    })
+}
