@@ -38,6 +38,7 @@ mod data;
 mod duration;
 mod extension_config;
 mod health_check;
+pub mod paths;
 mod refs;
 mod resource_set;
 mod resource_set_binding;
