@@ -1,28 +1,41 @@
-//! What a Cluster takes from the objects its `spec.infrastructureRef` and `spec.controlPlaneRef`
-//! name (seed 001 and Cluster API v1.10's Cluster controller): ownership of those objects, their
-//! readiness, the control plane endpoint, failure domains, terminal failures, and the phase.
+//! What a v1beta2 Cluster takes from the objects its `spec.infrastructureRef` and
+//! `spec.controlPlaneRef` name (Cluster API v1.14's Cluster controller): ownership of those
+//! objects, `status.initialization`, the control plane endpoint, failure domains, the
+//! `InfrastructureReady` and `ControlPlaneInitialized` conditions (and, under
+//! `status.deprecated.v1beta1`, the old conditions and failures), and the phase. A provider of the
+//! v1beta2 contract is read at `status.initialization.*` and its failure domain list, one of the
+//! deprecated v1beta1 contract at `status.ready` / `status.initialized` and its failure domain map.
 
 use serde_json::{json, Map, Value};
 
-use super::external::{adoption, external_failures, mirrored_condition, Adoption, Referenced};
-use crate::topology::reconcile::with_condition;
+use super::conditions::{is_true, meta_condition, set_condition};
+use super::external::{
+    adoption, external_failures, mirrored_condition, mirrored_meta_condition, Adoption, Referenced,
+};
+use super::versions::CONTRACT;
 
 /// The Cluster's condition that mirrors its InfraCluster.
 pub const INFRASTRUCTURE_READY: &str = "InfrastructureReady";
-/// The Cluster's condition that mirrors its control plane.
+/// The Cluster's v1beta1 condition that mirrors its control plane.
 pub const CONTROL_PLANE_READY: &str = "ControlPlaneReady";
-/// Set once the control plane provider reports `status.initialized`.
+/// Set once the control plane provider reports its control plane initialized.
 pub const CONTROL_PLANE_INITIALIZED: &str = "ControlPlaneInitialized";
+/// The message of a condition waiting for the topology to create the referenced object.
+const WAITING_FOR_TOPOLOGY: &str = "Waiting for cluster topology to be reconciled";
 
 /// What the referenced objects were found to be.
 #[derive(Debug, Clone, Copy)]
 pub struct Observed<'a> {
-    /// The Cluster.
+    /// The Cluster (v1beta2).
     pub cluster: &'a Value,
     /// What `spec.infrastructureRef` names; `None` without one.
     pub infrastructure: Option<Referenced<'a>>,
+    /// The contract (`v1beta2`, `v1beta1`) the InfraCluster's CRD implements.
+    pub infrastructure_contract: &'a str,
     /// What `spec.controlPlaneRef` names; `None` without one.
     pub control_plane: Option<Referenced<'a>>,
+    /// The contract the control plane's CRD implements.
+    pub control_plane_contract: &'a str,
     /// The time conditions that change are stamped with.
     pub now: &'a str,
 }
@@ -32,7 +45,7 @@ pub struct Observed<'a> {
 pub struct ClusterEvent {
     /// Warning rather than Normal.
     pub warning: bool,
-    /// `InfrastructureReady`, `Provisioned`, `Failed`, ...
+    /// `InfrastructureReady`, `Provisioned`, ...
     pub reason: String,
     /// The note.
     pub message: String,
@@ -41,8 +54,8 @@ pub struct ClusterEvent {
 /// The writes that bring the Cluster and its referenced objects in line.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ClusterUpdate {
-    /// Server-side apply bodies setting the Cluster as controller owner and the cluster-name label
-    /// on referenced objects that lack them.
+    /// Server-side apply bodies setting the Cluster as owner and the cluster-name label on
+    /// referenced objects that lack them.
     pub adopt: Vec<Value>,
     /// A merge patch of the Cluster's `spec` (the control plane endpoint), when it changes.
     pub spec: Option<Value>,
@@ -61,11 +74,20 @@ pub fn reconcile_cluster_status(observed: &Observed<'_>) -> ClusterUpdate {
         endpoint: cluster.pointer("/spec/controlPlaneEndpoint").cloned(),
         update: ClusterUpdate::default(),
         now: observed.now,
+        generation: cluster.pointer("/metadata/generation").cloned(),
+        name: cluster
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default(),
+        deleting: cluster.pointer("/metadata/deletionTimestamp").is_some(),
+        managed: cluster
+            .pointer("/spec/topology/classRef/name")
+            .and_then(Value::as_str)
+            .is_some_and(|n| !n.is_empty()),
     };
-    let deleting = cluster.pointer("/metadata/deletionTimestamp").is_some();
-    next.infrastructure(cluster, observed.infrastructure, deleting);
-    next.control_plane(cluster, observed.control_plane, deleting);
-    next.phase(cluster, deleting);
+    next.infrastructure(cluster, observed.infrastructure, observed.infrastructure_contract);
+    next.control_plane(cluster, observed.control_plane, observed.control_plane_contract);
+    next.phase(cluster);
 
     let mut update = next.update;
     if next.endpoint.as_ref() != cluster.pointer("/spec/controlPlaneEndpoint") {
@@ -74,11 +96,16 @@ pub fn reconcile_cluster_status(observed: &Observed<'_>) -> ClusterUpdate {
             .map(|endpoint| json!({ "controlPlaneEndpoint": endpoint }));
     }
     let old = status.as_object().cloned().unwrap_or_default();
-    let changed: Map<String, Value> = next
+    let mut changed: Map<String, Value> = next
         .status
-        .into_iter()
-        .filter(|(key, value)| old.get(key) != Some(value))
+        .iter()
+        .filter(|(key, value)| old.get(*key) != Some(*value))
+        .map(|(key, value)| (key.clone(), value.clone()))
         .collect();
+    // A merge patch removes a field by setting it to null.
+    for key in old.keys().filter(|key| !next.status.contains_key(*key)) {
+        changed.insert(key.clone(), Value::Null);
+    }
     if !changed.is_empty() {
         update.status = Some(Value::Object(changed));
     }
@@ -91,23 +118,68 @@ struct Next<'a> {
     endpoint: Option<Value>,
     update: ClusterUpdate,
     now: &'a str,
+    generation: Option<Value>,
+    name: &'a str,
+    deleting: bool,
+    managed: bool,
 }
 
 impl Next<'_> {
-    fn flag(&self, key: &str) -> bool {
-        self.status.get(key).and_then(Value::as_bool).unwrap_or(false)
+    /// `status.initialization.<key>`.
+    fn initialized(&self, key: &str) -> bool {
+        self.status
+            .get("initialization")
+            .and_then(|i| i.get(key))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
     }
 
-    fn set_condition(&mut self, condition: Value) {
-        if let Some(conditions) = with_condition(self.status.get("conditions"), condition) {
-            self.status
-                .insert("conditions".to_owned(), Value::Array(conditions));
+    /// Sets `status.initialization.<key>` to true (it never goes back), with an event the first time.
+    fn mark_initialized(&mut self, key: &str, reason: &str, what: &str) {
+        if !self.initialized(key) {
+            let message = format!("Cluster {} {what} is now True", self.name);
+            self.event(false, reason, message);
+        }
+        let initialization = self.status.entry("initialization").or_insert_with(|| json!({}));
+        if !initialization.is_object() {
+            *initialization = json!({});
+        }
+        initialization[key] = json!(true);
+    }
+
+    /// Sets a metav1 condition in `status.conditions`, stamped with the Cluster's generation.
+    fn set(&mut self, mut condition: Value) {
+        if let Some(generation) = &self.generation {
+            condition["observedGeneration"] = generation.clone();
+        }
+        if let Some(list) = set_condition(self.status.get("conditions"), condition, self.now) {
+            self.status.insert("conditions".to_owned(), Value::Array(list));
         }
     }
 
-    fn condition(&self, kind: &str, status: bool, reason: &str, severity: &str, message: &str) -> Value {
-        let mut condition = json!({"type": kind, "status": if status { "True" } else { "False" },
-            "lastTransitionTime": self.now});
+    /// Sets a v1beta1 condition in `status.deprecated.v1beta1.conditions`.
+    fn set_v1beta1(&mut self, condition: Value) {
+        let old = self.v1beta1().get("conditions").cloned();
+        if let Some(list) = set_condition(old.as_ref(), condition, self.now) {
+            self.v1beta1()["conditions"] = Value::Array(list);
+        }
+    }
+
+    /// `status.deprecated.v1beta1`, created when missing.
+    fn v1beta1(&mut self) -> &mut Value {
+        let deprecated = self.status.entry("deprecated").or_insert_with(|| json!({}));
+        if !deprecated.is_object() {
+            *deprecated = json!({});
+        }
+        let v1beta1 = &mut deprecated["v1beta1"];
+        if !v1beta1.is_object() {
+            *v1beta1 = json!({});
+        }
+        v1beta1
+    }
+
+    fn v1beta1_condition(kind: &str, status: bool, reason: &str, severity: &str, message: &str) -> Value {
+        let mut condition = json!({"type": kind, "status": if status { "True" } else { "False" }});
         if !status {
             condition["reason"] = json!(reason);
             condition["severity"] = json!(severity);
@@ -126,13 +198,9 @@ impl Next<'_> {
         });
     }
 
-    fn endpoint_is_valid(&self) -> bool {
-        self.endpoint.as_ref().is_some_and(endpoint_is_valid)
-    }
-
-    /// Takes the referenced object's endpoint when the Cluster has none.
+    /// Takes the referenced object's endpoint when the Cluster has no valid one.
     fn take_endpoint(&mut self, object: &Value) {
-        if self.endpoint_is_valid() {
+        if self.endpoint.as_ref().is_some_and(endpoint_is_valid) {
             return;
         }
         if let Some(endpoint) = object
@@ -143,245 +211,283 @@ impl Next<'_> {
         }
     }
 
-    /// Adoption, failures, and the object's own `status.ready` as a mirrored condition.
+    /// Adoption, failures (into `status.deprecated.v1beta1`) and the object's v1beta1 `Ready`
+    /// condition mirrored, with `done` as the fallback. `false` when another controller owns it.
     fn external(
         &mut self,
         cluster: &Value,
         object: &Value,
-        condition: &str,
+        contract: &str,
+        v1beta1_type: &str,
         waiting: &str,
-        deleting: bool,
+        done: bool,
     ) -> bool {
         match adoption(cluster, object) {
             Adoption::Done => {}
             Adoption::Needed(body) => self.update.adopt.push(body),
             Adoption::Refused(message) => {
-                let condition =
-                    self.condition(condition, false, "ControlledByAnotherOwner", "Error", &message);
-                self.set_condition(condition);
+                let refused = Self::v1beta1_condition(
+                    v1beta1_type,
+                    false,
+                    "ControlledByAnotherOwner",
+                    "Error",
+                    &message,
+                );
+                self.set_v1beta1(refused);
                 return false;
             }
         }
         let (reason, message) = external_failures(object);
         if let Some(reason) = reason {
-            self.status.insert("failureReason".to_owned(), json!(reason));
+            self.v1beta1()["failureReason"] = json!(reason);
         }
         if let Some(message) = message {
-            self.status.insert("failureMessage".to_owned(), json!(message));
+            self.v1beta1()["failureMessage"] = json!(message);
         }
-        let ready = object
-            .pointer("/status/ready")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let mirrored = if deleting {
-            self.condition(condition, false, "Deleting", "Info", "")
+        let mirrored = if self.deleting {
+            Self::v1beta1_condition(v1beta1_type, false, "Deleting", "Info", "")
         } else {
-            mirrored_condition(object, condition, self.now)
-                .unwrap_or_else(|| self.condition(condition, ready, waiting, "Info", ""))
+            mirrored_condition(object, contract, v1beta1_type, self.now)
+                .unwrap_or_else(|| Self::v1beta1_condition(v1beta1_type, done, waiting, "Info", ""))
         };
-        self.set_condition(mirrored);
-        ready
+        self.set_v1beta1(mirrored);
+        true
     }
 
-    fn missing(&mut self, condition: &str, ready_key: &str, reference: &Value, why: &str, deleting: bool) {
-        let kind = reference["kind"].as_str().unwrap_or_default();
-        if deleting {
-            let condition = self.condition(condition, false, "Deleted", "Info", "");
-            self.set_condition(condition);
-            return;
-        }
-        let message = if self.flag(ready_key) {
-            format!(
-                "{kind} {} has been deleted after being ready",
-                ref_name(reference)
-            )
-        } else {
-            why.to_owned()
-        };
-        let reason = format!("{kind}Missing");
-        let condition = self.condition(condition, false, &reason, "Warning", &message);
-        self.set_condition(condition);
-    }
-
-    fn infrastructure(&mut self, cluster: &Value, referenced: Option<Referenced<'_>>, deleting: bool) {
-        let reference = cluster
-            .pointer("/spec/infrastructureRef")
-            .cloned()
-            .unwrap_or(Value::Null);
+    fn infrastructure(&mut self, cluster: &Value, referenced: Option<Referenced<'_>>, contract: &str) {
+        let kind = reference_kind(cluster, "infrastructureRef");
         let object = match referenced {
             None => {
-                if !deleting {
-                    self.status.insert("infrastructureReady".to_owned(), json!(true));
-                    let condition = self.condition(INFRASTRUCTURE_READY, true, "", "", "");
-                    self.set_condition(condition);
+                if self.managed {
+                    let message = if self.deleting { "" } else { WAITING_FOR_TOPOLOGY };
+                    self.set(meta_condition(
+                        INFRASTRUCTURE_READY,
+                        "False",
+                        "ObjectDoesNotExist",
+                        message,
+                    ));
+                } else if !self.deleting {
+                    self.mark_initialized(
+                        "infrastructureProvisioned",
+                        "InfrastructureReady",
+                        "InfrastructureProvisioned",
+                    );
+                    self.set_v1beta1(Self::v1beta1_condition(INFRASTRUCTURE_READY, true, "", "", ""));
                 }
                 return;
             }
             Some(Referenced::Missing(why)) => {
-                self.missing(
-                    INFRASTRUCTURE_READY,
-                    "infrastructureReady",
-                    &reference,
-                    why,
-                    deleting,
-                );
+                let provisioned = self.initialized("infrastructureProvisioned");
+                let (reason, message) = match (provisioned, self.deleting) {
+                    (true, true) => ("ObjectDeleted", format!("{kind} has been deleted")),
+                    (true, false) => (
+                        "ObjectDeleted",
+                        format!("{kind} has been deleted while the cluster still exists"),
+                    ),
+                    (false, _) => ("ObjectDoesNotExist", why.to_owned()),
+                };
+                self.set(meta_condition(INFRASTRUCTURE_READY, "False", reason, &message));
                 return;
             }
             Some(Referenced::Found(object)) => object,
         };
-        let ready = self.external(
+        let provisioned = provisioned(object, contract);
+        if !self.external(
             cluster,
             object,
+            contract,
             INFRASTRUCTURE_READY,
             "WaitingForInfrastructure",
-            deleting,
-        );
-        let was_ready = self.flag("infrastructureReady");
-        if object.pointer("/metadata/deletionTimestamp").is_some() || (!ready && !was_ready) {
+            provisioned,
+        ) {
             return;
         }
-        self.take_endpoint(object);
-        match object
-            .pointer("/status/failureDomains")
-            .filter(|d| d.as_object().is_some_and(|m| !m.is_empty()))
-        {
-            Some(domains) => {
-                self.status.insert("failureDomains".to_owned(), domains.clone());
-            }
-            None => {
-                self.status.remove("failureDomains");
-            }
+        let was = self.initialized("infrastructureProvisioned");
+        if object.pointer("/metadata/deletionTimestamp").is_none() && (provisioned || was) {
+            self.take_endpoint(object);
+            match failure_domains(object, contract) {
+                Some(domains) => self.status.insert("failureDomains".to_owned(), domains),
+                None => self.status.remove("failureDomains"),
+            };
+            self.mark_initialized(
+                "infrastructureProvisioned",
+                "InfrastructureReady",
+                "InfrastructureProvisioned",
+            );
         }
-        self.mark_ready(cluster, "infrastructureReady", INFRASTRUCTURE_READY);
+        let now_provisioned = self.initialized("infrastructureProvisioned");
+        let fallback = meta_condition(
+            INFRASTRUCTURE_READY,
+            if now_provisioned { "True" } else { "False" },
+            if now_provisioned { "Ready" } else { "NotReady" },
+            &if now_provisioned {
+                String::new()
+            } else {
+                format!("{kind} status.initialization.provisioned is false")
+            },
+        );
+        self.set(mirrored_meta_condition(object, INFRASTRUCTURE_READY).unwrap_or(fallback));
     }
 
-    fn control_plane(&mut self, cluster: &Value, referenced: Option<Referenced<'_>>, deleting: bool) {
-        let reference = cluster
-            .pointer("/spec/controlPlaneRef")
-            .cloned()
-            .unwrap_or(Value::Null);
+    fn control_plane(&mut self, cluster: &Value, referenced: Option<Referenced<'_>>, contract: &str) {
+        let initialized_already = is_true(self.status.get("conditions"), CONTROL_PLANE_INITIALIZED);
         let object = match referenced {
-            None => return,
+            None => {
+                if self.managed && !initialized_already {
+                    let message = if self.deleting { "" } else { WAITING_FOR_TOPOLOGY };
+                    self.set(meta_condition(
+                        CONTROL_PLANE_INITIALIZED,
+                        "Unknown",
+                        "ObjectDoesNotExist",
+                        message,
+                    ));
+                }
+                return;
+            }
             Some(Referenced::Missing(why)) => {
-                self.missing(
-                    CONTROL_PLANE_READY,
-                    "controlPlaneReady",
-                    &reference,
-                    why,
-                    deleting,
-                );
+                if !initialized_already {
+                    self.set(meta_condition(
+                        CONTROL_PLANE_INITIALIZED,
+                        "Unknown",
+                        "ObjectDoesNotExist",
+                        why,
+                    ));
+                }
                 return;
             }
             Some(Referenced::Found(object)) => object,
         };
-        let ready = self.external(
+        let initialized = control_plane_initialized(object, contract);
+        if !self.external(
             cluster,
             object,
+            contract,
             CONTROL_PLANE_READY,
             "WaitingForControlPlane",
-            deleting,
-        );
+            initialized,
+        ) {
+            return;
+        }
+        if !initialized_already {
+            let condition = if initialized {
+                meta_condition(CONTROL_PLANE_INITIALIZED, "True", "Initialized", "")
+            } else {
+                meta_condition(
+                    CONTROL_PLANE_INITIALIZED,
+                    "False",
+                    "NotInitialized",
+                    "Control plane not yet initialized",
+                )
+            };
+            self.set(condition);
+        }
         if object.pointer("/metadata/deletionTimestamp").is_some() {
             return;
         }
-        let initialized_already = self
-            .status
-            .get("conditions")
-            .and_then(Value::as_array)
-            .is_some_and(|list| {
-                list.iter()
-                    .any(|c| c["type"] == CONTROL_PLANE_INITIALIZED && c["status"] == "True")
-            });
-        if !initialized_already {
-            let initialized = object
-                .pointer("/status/initialized")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
-            let condition = self.condition(
+        let v1beta1 = self.v1beta1().get("conditions").cloned();
+        if !is_true(v1beta1.as_ref(), CONTROL_PLANE_INITIALIZED) {
+            self.set_v1beta1(Self::v1beta1_condition(
                 CONTROL_PLANE_INITIALIZED,
                 initialized,
                 "WaitingForControlPlaneProviderInitialized",
                 "Info",
                 "Waiting for control plane provider to indicate the control plane has been initialized",
-            );
-            self.set_condition(condition);
+            ));
         }
-        let was_ready = self.flag("controlPlaneReady");
-        if !ready && !was_ready {
+        if !initialized && !self.initialized("controlPlaneInitialized") {
             return;
         }
         self.take_endpoint(object);
-        self.mark_ready(cluster, "controlPlaneReady", CONTROL_PLANE_READY);
+        self.mark_initialized(
+            "controlPlaneInitialized",
+            "ControlPlaneInitialized",
+            "ControlPlaneInitialized",
+        );
     }
 
-    /// Sets the status flag `key` (it never goes back to false), with an event named after
-    /// `condition` the first time.
-    fn mark_ready(&mut self, cluster: &Value, key: &str, condition: &str) {
-        if !self.flag(key) {
-            let name = cluster
-                .pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            self.event(
-                false,
-                condition,
-                format!("Cluster {name} {condition} is now True"),
-            );
-        }
-        self.status.insert(key.to_owned(), json!(true));
-    }
-
-    /// Pending, Provisioning, Provisioned, Failed, Deleting: the later that applies wins.
-    fn phase(&mut self, cluster: &Value, deleting: bool) {
+    /// Pending, Provisioning, Provisioned, Deleting: the later that applies wins.
+    fn phase(&mut self, cluster: &Value) {
         let before = self
             .status
             .get("phase")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        let spec = |key: &str| {
-            cluster
-                .pointer(&format!("/spec/{key}"))
-                .is_some_and(|v| !v.is_null())
-        };
+        let defined = |key: &str| !reference_kind(cluster, key).is_empty();
         let mut phase = if before.is_empty() {
             "Pending"
         } else {
             before.as_str()
         };
-        if spec("infrastructureRef") || spec("controlPlaneRef") {
+        if defined("infrastructureRef") || defined("controlPlaneRef") {
             phase = "Provisioning";
         }
-        if self.flag("infrastructureReady") && self.endpoint_is_valid() {
+        if self.initialized("infrastructureProvisioned")
+            && self.endpoint.as_ref().is_some_and(endpoint_is_valid)
+        {
             phase = "Provisioned";
         }
-        if self.status.contains_key("failureReason") || self.status.contains_key("failureMessage") {
-            phase = "Failed";
-        }
-        if deleting {
+        if self.deleting {
             phase = "Deleting";
         }
         let phase = phase.to_owned();
         if phase != before {
-            let name = cluster
-                .pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            match phase.as_str() {
-                "Failed" => {
-                    let why = self
-                        .status
-                        .get("failureMessage")
-                        .and_then(Value::as_str)
-                        .unwrap_or("unknown");
-                    let message = format!("Cluster {name} is Failed: {why}");
-                    self.event(true, "Failed", message);
-                }
-                _ => self.event(false, &phase, format!("Cluster {name} is {phase}")),
-            }
+            let message = format!("Cluster {} is {phase}", self.name);
+            self.event(false, &phase, message);
             self.status.insert("phase".to_owned(), json!(phase));
         }
     }
+}
+
+/// Whether an InfraCluster reports itself provisioned under its contract.
+pub fn provisioned(object: &Value, contract: &str) -> bool {
+    let pointer = if contract == CONTRACT {
+        "/status/initialization/provisioned"
+    } else {
+        "/status/ready"
+    };
+    object.pointer(pointer).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// Whether a control plane reports itself initialized under its contract.
+pub fn control_plane_initialized(object: &Value, contract: &str) -> bool {
+    let pointer = if contract == CONTRACT {
+        "/status/initialization/controlPlaneInitialized"
+    } else {
+        "/status/initialized"
+    };
+    object.pointer(pointer).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// An InfraCluster's failure domains as the Cluster's list (`{name, controlPlane, attributes}`),
+/// from the list of the v1beta2 contract or the map of the v1beta1 one (sorted by name); `None`
+/// when it reports none.
+pub fn failure_domains(object: &Value, contract: &str) -> Option<Value> {
+    let domains = object.pointer("/status/failureDomains")?;
+    let list: Vec<Value> = if contract == CONTRACT {
+        domains.as_array()?.clone()
+    } else {
+        domains
+            .as_object()?
+            .iter()
+            .map(|(name, domain)| {
+                let mut entry = json!({"name": name, "controlPlane": domain.get("controlPlane").cloned().unwrap_or(json!(false))});
+                if let Some(attributes) = domain.get("attributes").filter(|a| a.as_object().is_some_and(|m| !m.is_empty())) {
+                    entry["attributes"] = attributes.clone();
+                }
+                entry
+            })
+            .collect()
+    };
+    (!list.is_empty()).then_some(Value::Array(list))
+}
+
+/// The kind a Cluster's `spec.<key>` names ("" when unset).
+fn reference_kind<'a>(cluster: &'a Value, key: &str) -> &'a str {
+    cluster
+        .pointer(&format!("/spec/{key}/kind"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// A control plane endpoint with a host and a non-zero port.
@@ -394,9 +500,4 @@ fn endpoint_is_valid(endpoint: &Value) -> bool {
             .get("port")
             .and_then(Value::as_i64)
             .is_some_and(|p| p != 0)
-}
-
-fn ref_name(reference: &Value) -> String {
-    let text = |key: &str| reference.get(key).and_then(Value::as_str).unwrap_or_default();
-    format!("{}/{}", text("namespace"), text("name"))
 }

@@ -1,10 +1,11 @@
-//! The infrastructure provider contract (seed 001) as data: what an InfraCluster and its
+//! The infrastructure provider contract (v1beta2, and the deprecated v1beta1 one) as data: what an InfraCluster and its
 //! template must declare, which version of a provider's kind Cluster API uses, and how an
 //! InfraCluster's fields flow into its Cluster. Pure: the `contract` subcommand and the Cluster
 //! infrastructure controller both decide here.
 
 pub mod check;
 pub mod cluster_status;
+pub mod conditions;
 pub mod crd;
 pub mod crd_name;
 pub mod deletion;

@@ -1,6 +1,8 @@
-//! The Cluster's side of the provider contract (seed 001), for every Cluster, topology-managed or
-//! not: owns and labels the objects `spec.infrastructureRef` and `spec.controlPlaneRef` name,
-//! takes their readiness, endpoint, failure domains and failures into the Cluster (decided by
+//! The Cluster's side of the provider contract (v1beta2, and the deprecated v1beta1 one), for
+//! every Cluster, topology-managed or not: resolves the `ContractVersionedObjectReference`s
+//! `spec.infrastructureRef` and `spec.controlPlaneRef` (the version from the CRD's contract label),
+//! owns and labels the objects they name, takes their initialization, endpoint, failure domains
+//! and conditions into the Cluster (decided by
 //! [`contract::cluster_status`](crate::contract::cluster_status)), and deletes a Cluster's
 //! objects in order behind its finalizer ([`contract::deletion`](crate::contract::deletion)).
 
@@ -18,15 +20,17 @@ use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
 use super::backoff::Backoff;
+use super::contracts::Contracts;
 use super::sync::{Outcome, Syncer};
 use crate::api::describe;
 use crate::api::labels::PAUSED_ANNOTATION;
 use crate::clock::now_rfc3339;
 use crate::contract::cluster_status::{reconcile_cluster_status, ClusterUpdate, Observed};
+use crate::contract::conditions::{meta_condition, set_condition};
 use crate::contract::deletion::{next_deletion_step, DeletionStep, CLUSTER_FINALIZER};
 use crate::contract::external::Referenced;
+use crate::contract::versions::CONTRACT;
 use crate::store::{group_of, Changed, ObjectSource, WatchCache};
-use crate::topology::reconcile::with_condition;
 
 /// The field manager of the owner references and labels this controller sets.
 pub const FIELD_MANAGER: &str = "capi-topology-cluster";
@@ -58,6 +62,8 @@ pub struct Context {
     pub resource: ApiResource,
     /// Consecutive failed reconciles per Cluster, for the retry backoff.
     pub failures: Backoff,
+    /// The contract and version of the referenced provider kinds.
+    pub contracts: Contracts,
 }
 
 /// Why a reconcile failed (an API call); the Cluster is retried with backoff.
@@ -107,13 +113,15 @@ pub async fn reconcile(cluster: Arc<DynamicObject>, ctx: Arc<Context>) -> Result
         return Ok(Action::await_change());
     }
 
-    let infrastructure = resolve(&ctx, &object, "infrastructureRef").await;
-    let control_plane = resolve(&ctx, &object, "controlPlaneRef").await;
+    let (infrastructure, infrastructure_contract) = resolve(&ctx, &object, "infrastructureRef").await;
+    let (control_plane, control_plane_contract) = resolve(&ctx, &object, "controlPlaneRef").await;
     let now = now_rfc3339();
     let update = reconcile_cluster_status(&Observed {
         cluster: &object,
         infrastructure: infrastructure.as_ref().map(Resolved::as_referenced),
+        infrastructure_contract,
         control_plane: control_plane.as_ref().map(Resolved::as_referenced),
+        control_plane_contract,
         now: &now,
     });
     carry_out(&ctx, &cluster, &object, &update).await?;
@@ -229,31 +237,42 @@ impl Resolved {
     }
 }
 
-/// The object `spec.<key>` names, read through the cache (which then watches its kind).
-async fn resolve(ctx: &Context, cluster: &Value, key: &str) -> Option<Resolved> {
-    let reference = cluster
-        .pointer(&format!("/spec/{key}"))
-        .filter(|r| !r.is_null())?;
-    let text = |field: &str| reference.get(field).and_then(Value::as_str).unwrap_or_default();
-    let namespace = match text("namespace") {
-        "" => cluster
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .unwrap_or_default(),
-        namespace => namespace,
+/// The object `spec.<key>` names (a `ContractVersionedObjectReference`: apiGroup, kind and
+/// name, in the Cluster's namespace), read through the cache (which then watches its kind at the
+/// version of the contract), with the contract its CRD implements (`v1beta2` when unknown).
+async fn resolve(ctx: &Context, cluster: &Value, key: &str) -> (Option<Resolved>, &'static str) {
+    let Some(reference) = cluster.pointer(&format!("/spec/{key}")).filter(|r| !r.is_null()) else {
+        return (None, CONTRACT);
     };
-    let (api_version, kind, name) = (text("apiVersion"), text("kind"), text("name"));
-    if let Some(object) = ctx.cache.get(group_of(api_version), kind, namespace, name) {
-        return Some(Resolved::Found((*object).clone()));
+    let text = |field: &str| reference.get(field).and_then(Value::as_str).unwrap_or_default();
+    let (group, kind, name) = (text("apiGroup"), text("kind"), text("name"));
+    if kind.is_empty() || name.is_empty() {
+        return (None, CONTRACT);
     }
-    if !ctx.syncer.serves(api_version, kind).await {
-        return Some(Resolved::Unserved(format!(
-            "the API server does not serve {kind} ({api_version}): is the provider's CRD installed?"
-        )));
+    let namespace = cluster
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let contract = match ctx.contracts.of(group, kind).await {
+        Ok(found) => found,
+        Err(why) => return (Some(Resolved::Unserved(why)), CONTRACT),
+    };
+    if let Some(object) = ctx.cache.get(group, kind, namespace, name) {
+        return (Some(Resolved::Found((*object).clone())), contract.contract);
     }
-    Some(Resolved::Missing(format!(
-        "{kind} {namespace}/{name} does not exist"
-    )))
+    if !ctx.syncer.serves(&contract.api_version, kind).await {
+        return (
+            Some(Resolved::Unserved(format!(
+                "the API server does not serve {kind} ({}): is the provider's CRD installed?",
+                contract.api_version
+            ))),
+            contract.contract,
+        );
+    }
+    (
+        Some(Resolved::Missing(format!("{kind} does not exist"))),
+        contract.contract,
+    )
 }
 
 async fn carry_out(
@@ -372,13 +391,16 @@ async fn delete_in_order(
         Some((reason, message)) => (*reason, message.clone()),
         None => ("DeletionCompleted", "Deletion completed".to_owned()),
     };
-    let condition = json!({"type": "Deleting", "status": "True", "reason": reason, "message": message,
-        "lastTransitionTime": now, "observedGeneration": object.pointer("/metadata/generation")});
+    let mut condition = meta_condition("Deleting", "True", reason, &message);
+    condition["observedGeneration"] = object
+        .pointer("/metadata/generation")
+        .cloned()
+        .unwrap_or(Value::Null);
     let mut latest = (*object).clone();
-    if let Some(conditions) = with_condition(object.pointer("/status/v1beta2/conditions"), condition) {
+    if let Some(conditions) = set_condition(object.pointer("/status/conditions"), condition, now) {
         latest = ctx
             .syncer
-            .patch_status(&object, &json!({"v1beta2": {"conditions": conditions}}))
+            .patch_status(&object, &json!({"conditions": conditions}))
             .await
             .map_err(failed(format!("write the status of {}", describe(&object))))?;
         ctx.cache.observe(latest.clone());

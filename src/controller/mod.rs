@@ -9,11 +9,13 @@ mod backoff;
 mod cluster_class;
 mod cluster_infrastructure;
 mod cluster_resource_set;
+mod contracts;
 mod extension_config;
 mod leader;
 mod namespaces;
 mod sync;
 mod topology;
+mod topology_status;
 
 use std::sync::Arc;
 
@@ -130,6 +132,7 @@ pub async fn run(
             cluster_infrastructure::FIRST_RETRY,
             cluster_infrastructure::MAX_RETRY,
         ),
+        contracts: contracts::Contracts::new(client.clone()),
     });
     let config = || watcher::Config::default().any_semantic();
 
@@ -239,12 +242,12 @@ pub async fn run(
     Ok(())
 }
 
-/// A `cluster.x-k8s.io/v1beta1` resource.
+/// A `cluster.x-k8s.io/v1beta2` resource (the hub: what the controllers read and write).
 fn capi_resource(kind: &str, plural: &str) -> ApiResource {
     ApiResource {
         group: "cluster.x-k8s.io".to_owned(),
-        version: "v1beta1".to_owned(),
-        api_version: "cluster.x-k8s.io/v1beta1".to_owned(),
+        version: crate::api::HUB_VERSION.to_owned(),
+        api_version: format!("cluster.x-k8s.io/{}", crate::api::HUB_VERSION),
         kind: kind.to_owned(),
         plural: plural.to_owned(),
     }

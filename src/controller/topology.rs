@@ -1,6 +1,7 @@
-//! The topology controller: for each Cluster with a topology, carries out what
+//! The topology controller: for each (v1beta2) Cluster with a managed topology, carries out what
 //! [`topology::reconcile`](crate::topology::reconcile) decides and reports it in the Cluster's
-//! `TopologyReconciled` condition and in events.
+//! `TopologyReconciled` conditions (metav1, and v1beta1 under `status.deprecated`; see
+//! [`topology_status`](super::topology_status)) and in events.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,9 +23,8 @@ use crate::decode::decode_value;
 use crate::runtime::RuntimeExtensions;
 use crate::store::WatchCache;
 use crate::store::{object_value, ObjectSource};
-use crate::topology::reconcile::{
-    reconcile, topology_condition, with_condition, Blocked, Reconciliation, EXTERNAL_PATCH_FAILED,
-};
+use super::topology_status::{paused, status_patch};
+use crate::topology::reconcile::{reconcile, topology_condition, Blocked, Reconciliation, EXTERNAL_PATCH_FAILED};
 
 const CAPI_GROUP: &str = "cluster.x-k8s.io";
 
@@ -93,7 +93,12 @@ pub async fn reconcile_cluster(
         .pointer("/metadata/annotations")
         .and_then(|a| a.get(PAUSED_ANNOTATION))
         .is_some();
-    if typed.spec.managed_topology().is_none() || typed.spec.is_paused() || paused_annotation {
+    if typed.spec.managed_topology().is_none() {
+        return Ok(Action::await_change());
+    }
+    if typed.spec.is_paused() || paused_annotation {
+        let verdict = paused(typed.spec.is_paused(), paused_annotation);
+        write_condition(&ctx, &object, &verdict).await?;
         return Ok(Action::await_change());
     }
     let decided = decide(&ctx, &object, typed).await;
@@ -229,24 +234,32 @@ async fn report(
     object: &Value,
     decided: Result<&Reconciliation, &Blocked>,
 ) -> Result<(), ReconcileError> {
-    let condition = topology_condition(&decided, &now_rfc3339());
+    let verdict = topology_condition(&decided, &now_rfc3339());
+    if write_condition(ctx, object, &verdict).await? {
+        if let Err(blocked) = decided {
+            event_typed(ctx, cluster, EventType::Warning, blocked.reason, &blocked.message).await;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the `TopologyReconciled` conditions for the engine's `verdict` when their meaning
+/// changed; whether it wrote.
+async fn write_condition(ctx: &Context, object: &Value, verdict: &Value) -> Result<bool, ReconcileError> {
     // The newest copy: this reconcile may have written the Cluster (its references), and the
     // write below is refused if it is not based on the newest.
     let latest = cluster_in_cache(ctx, object).unwrap_or_else(|| object.clone());
     let object = &latest;
-    let Some(conditions) = with_condition(object.pointer("/status/conditions"), condition) else {
-        return Ok(());
+    let Some(patch) = status_patch(object, verdict, &now_rfc3339()) else {
+        return Ok(false);
     };
-    if let Err(blocked) = decided {
-        event_typed(ctx, cluster, EventType::Warning, blocked.reason, &blocked.message).await;
-    }
     let written = ctx
         .syncer
-        .patch_status(object, &serde_json::json!({ "conditions": conditions }))
+        .patch_status(object, &patch)
         .await
         .map_err(|source| failed("write the status of", object, source))?;
     ctx.cache.observe(written);
-    Ok(())
+    Ok(true)
 }
 
 fn cluster_in_cache(ctx: &Context, object: &Value) -> Option<Value> {

@@ -1,0 +1,89 @@
+//! Conditions as JSON, in both shapes a v1beta2 object carries: metav1 Conditions in
+//! `status.conditions` (type, status, reason and message required, `observedGeneration`), and the
+//! deprecated v1beta1 ones (with a severity, no reason when True) in
+//! `status.deprecated.v1beta1.conditions`. Setting one keeps its transition time while its status
+//! does not change, and reports "nothing to write" when its meaning is the same.
+
+use serde_json::{json, Value};
+
+/// `status.deprecated.v1beta1.conditions`, as a JSON pointer.
+pub const V1BETA1_CONDITIONS: &str = "/deprecated/v1beta1/conditions";
+
+/// A metav1 Condition of `type_`, `status` (`"True"`, `"False"`, `"Unknown"`), `reason` and
+/// `message`, without a transition time (set by [`set_condition`]).
+pub fn meta_condition(type_: &str, status: &str, reason: &str, message: &str) -> Value {
+    json!({"type": type_, "status": status, "reason": reason, "message": message})
+}
+
+/// `conditions` with `condition` in place of the one of its type (appended when new); `None`
+/// when the one there already says the same (status, reason, message, severity,
+/// observedGeneration), so nothing needs writing. The transition time is the old one while the
+/// status stays, else the condition's own (a mirrored condition carries its source's), else
+/// `now`.
+pub fn set_condition(conditions: Option<&Value>, mut condition: Value, now: &str) -> Option<Vec<Value>> {
+    let mut list: Vec<Value> = conditions.and_then(Value::as_array).cloned().unwrap_or_default();
+    let same_type = |c: &Value| c["type"] == condition["type"];
+    let old = list.iter().position(same_type);
+    let kept_time = old
+        .map(|i| &list[i])
+        .filter(|old| old["status"] == condition["status"])
+        .and_then(|old| old.get("lastTransitionTime"))
+        .filter(|t| !t.is_null())
+        .cloned();
+    let own_time = condition
+        .get("lastTransitionTime")
+        .filter(|t| !t.is_null())
+        .cloned();
+    condition["lastTransitionTime"] = kept_time.or(own_time).unwrap_or_else(|| json!(now));
+    match old {
+        Some(i) => {
+            let meaning = |c: &Value| {
+                ["status", "reason", "message", "severity", "observedGeneration"]
+                    .map(|key| c.get(key).filter(|v| !v.is_null() && *v != "").cloned())
+            };
+            if meaning(&list[i]) == meaning(&condition) {
+                return None;
+            }
+            list[i] = condition;
+        }
+        None => list.push(condition),
+    }
+    Some(list)
+}
+
+/// The condition of `type_` in `conditions`, if any.
+pub fn find<'a>(conditions: Option<&'a Value>, type_: &str) -> Option<&'a Value> {
+    conditions
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|c| c["type"] == type_)
+}
+
+/// Whether the condition of `type_` in `conditions` is True.
+pub fn is_true(conditions: Option<&Value>, type_: &str) -> bool {
+    find(conditions, type_).is_some_and(|c| c["status"] == "True")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: &str = "2026-01-01T00:00:00Z";
+    const T1: &str = "2026-01-01T00:05:00Z";
+
+    #[test]
+    fn a_condition_keeps_its_time_while_its_status_stays_and_an_unchanged_one_is_not_written() {
+        let first = set_condition(None, meta_condition("Ready", "False", "NotReady", "x"), T0).unwrap();
+        assert_eq!(first[0]["lastTransitionTime"], T0);
+        let list = json!(first);
+        assert_eq!(
+            set_condition(Some(&list), meta_condition("Ready", "False", "NotReady", "x"), T1),
+            None
+        );
+        let moved = set_condition(Some(&list), meta_condition("Ready", "False", "Other", "y"), T1).unwrap();
+        assert_eq!(moved[0]["lastTransitionTime"], T0);
+        let flipped = set_condition(Some(&list), meta_condition("Ready", "True", "Ready", ""), T1).unwrap();
+        assert_eq!(flipped[0]["lastTransitionTime"], T1);
+        assert!(is_true(Some(&json!(flipped)), "Ready"));
+    }
+}
