@@ -15,7 +15,7 @@ pub fn reads_generated_names(patch: &ClusterClassPatch) -> bool {
     if patch.external.is_some() {
         return false;
     }
-    if patch.enabled_if.as_deref().is_some_and(template_reads) {
+    if template_reads(&patch.enabled_if) {
         return true;
     }
     patch
@@ -24,8 +24,8 @@ pub fn reads_generated_names(patch: &ClusterClassPatch) -> bool {
         .flat_map(|definition| &definition.json_patches)
         .filter_map(|json_patch| json_patch.value_from.as_ref())
         .any(|from| {
-            from.variable.as_deref().is_some_and(variable_reads)
-                || from.template.as_deref().is_some_and(template_reads)
+            (!from.variable.is_empty() && variable_reads(&from.variable))
+                || (!from.template.is_empty() && template_reads(&from.template))
         })
 }
 

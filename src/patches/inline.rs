@@ -147,11 +147,9 @@ impl CompiledPatch {
             location,
             source: Box::new(source),
         };
-        let enabled_if = match &patch.enabled_if {
-            Some(source) => {
-                Some(Template::parse(source).map_err(|e| template_error(", enabledIf".into(), e))?)
-            }
-            None => None,
+        let enabled_if = match patch.enabled_if.as_str() {
+            "" => None,
+            source => Some(Template::parse(source).map_err(|e| template_error(", enabledIf".into(), e))?),
         };
         let mut definitions = Vec::with_capacity(patch.definitions.len());
         for (d, definition) in patch.definitions.iter().enumerate() {
@@ -167,9 +165,9 @@ impl CompiledPatch {
                 let value = match (json_patch.op.as_str(), &json_patch.value, value_from) {
                     ("remove", _, _) => ValueSource::Nothing,
                     (_, Some(value), None) => ValueSource::Literal(value.clone()),
-                    (_, None, Some(from)) => match (&from.variable, &from.template) {
-                        (Some(variable), None) => ValueSource::Variable(variable.clone()),
-                        (None, Some(source)) => ValueSource::Template(
+                    (_, None, Some(from)) => match (from.variable.as_str(), from.template.as_str()) {
+                        (variable, "") if !variable.is_empty() => ValueSource::Variable(variable.to_owned()),
+                        ("", source) if !source.is_empty() => ValueSource::Template(
                             Template::parse(source)
                                 .map_err(|e| template_error(format!(", definition {d}, op {o}"), e))?,
                         ),

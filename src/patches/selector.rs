@@ -30,8 +30,8 @@ pub fn matches(selector: &PatchSelector, api_version: &str, kind: &str, role: &R
     }
     let resources = &selector.match_resources;
     match role {
-        Role::InfrastructureCluster => resources.infrastructure_cluster,
-        Role::ControlPlane | Role::ControlPlaneMachineInfrastructure => resources.control_plane,
+        Role::InfrastructureCluster => resources.infrastructure_cluster == Some(true),
+        Role::ControlPlane | Role::ControlPlaneMachineInfrastructure => resources.control_plane == Some(true),
         Role::MachineDeployment { class } => resources
             .machine_deployment_class
             .as_ref()

@@ -201,12 +201,12 @@ impl MemoryStore {
 
 /// The namespace and name of the class a Cluster uses, if it has a topology.
 fn class_of(cluster: &Cluster, cluster_namespace: &str) -> Option<NamespacedName> {
-    let topology = cluster.spec.topology.as_ref()?;
-    let namespace = match topology.class_namespace.as_deref() {
-        Some(namespace) if !namespace.is_empty() => namespace,
-        _ => cluster_namespace,
+    let class_ref = &cluster.spec.managed_topology()?.class_ref;
+    let namespace = match class_ref.namespace.as_str() {
+        "" => cluster_namespace,
+        namespace => namespace,
     };
-    Some((namespace.to_owned(), topology.class.clone()))
+    Some((namespace.to_owned(), class_ref.name.clone()))
 }
 
 impl ObjectSource for MemoryStore {

@@ -32,6 +32,14 @@ pub trait ObjectSource: Send + Sync {
     /// Clusters of any namespace whose `spec.topology` names this class (an empty
     /// `classNamespace` means the Cluster's own namespace), in namespace/name order.
     fn clusters_using_class(&self, class_namespace: &str, class_name: &str) -> Vec<Arc<Cluster>>;
+
+    /// The Cluster API contract version (`v1beta2`, `v1beta1`) the CRD of `group`/`kind` declares
+    /// with its `cluster.x-k8s.io/<contract>` labels, when the source holds that CRD; `None`
+    /// otherwise (callers then fall back to the object's own apiVersion).
+    fn contract_version(&self, group: &str, kind: &str) -> Option<String> {
+        let _ = (group, kind);
+        None
+    }
 }
 
 /// The API group of an `apiVersion` (`cluster.x-k8s.io/v1beta1` -> `cluster.x-k8s.io`, `v1` -> ``).

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::error::TopologyError;
-use crate::api::{ClusterClass, ObjectReference};
+use crate::api::{ClusterClass, ClusterClassTemplateReference};
 use crate::patches::builtin_reads::reads_generated_names;
 use crate::patches::inline::CompiledPatch;
 use crate::store::{group_of, ObjectSource};
@@ -24,6 +24,11 @@ pub struct Blueprint {
     /// Whether some patch may read the generated template names among the builtins (then a plan
     /// settles those names before the final patching; see `template_names`).
     pub reads_generated_names: bool,
+    /// The Cluster API contract (`v1beta1`, `v1beta2`) of the control plane's kind: from its
+    /// CRD's contract label when the source knows the CRD, else the version of the control plane
+    /// template's apiVersion (see [`ObjectSource::contract_version`]). It decides the paths the
+    /// control plane's fields are written at, as Cluster API's `contract` package does.
+    pub control_plane_contract: String,
 }
 
 impl Blueprint {
@@ -31,19 +36,19 @@ impl Blueprint {
     pub fn new(class: ClusterClass, source: &dyn ObjectSource) -> Result<Self, TopologyError> {
         let namespace = class.metadata.namespace.clone().unwrap_or_default();
         let class_name = class.metadata.name.clone().unwrap_or_default();
-        let mut refs: Vec<(&str, Option<&ObjectReference>)> =
-            vec![("infrastructure", class.spec.infrastructure.r#ref.as_ref())];
-        refs.push(("controlPlane", class.spec.control_plane.r#ref.as_ref()));
-        if let Some(machine) = &class.spec.control_plane.machine_infrastructure {
-            refs.push(("controlPlane.machineInfrastructure", machine.r#ref.as_ref()));
+        let mut refs: Vec<(&str, &ClusterClassTemplateReference)> =
+            vec![("infrastructure", &class.spec.infrastructure.template_ref)];
+        refs.push(("controlPlane", &class.spec.control_plane.template_ref));
+        if let Some(machine) = class.spec.control_plane.machine_infrastructure_ref() {
+            refs.push(("controlPlane.machineInfrastructure", machine));
         }
         for md in &class.spec.workers.machine_deployments {
-            refs.push(("bootstrap", md.template.bootstrap.r#ref.as_ref()));
-            refs.push(("infrastructure", md.template.infrastructure.r#ref.as_ref()));
+            refs.push(("bootstrap", &md.bootstrap.template_ref));
+            refs.push(("infrastructure", &md.infrastructure.template_ref));
         }
         for mp in &class.spec.workers.machine_pools {
-            refs.push(("bootstrap", mp.template.bootstrap.r#ref.as_ref()));
-            refs.push(("infrastructure", mp.template.infrastructure.r#ref.as_ref()));
+            refs.push(("bootstrap", &mp.bootstrap.template_ref));
+            refs.push(("infrastructure", &mp.infrastructure.template_ref));
         }
         let mut templates: BTreeMap<String, BTreeMap<String, Arc<Value>>> = BTreeMap::new();
         for (what, template) in refs {
@@ -73,23 +78,43 @@ impl Blueprint {
             .map(CompiledPatch::compile)
             .collect::<Result<Vec<_>, _>>()?;
         let reads_generated_names = class.spec.patches.iter().any(reads_generated_names);
+        let control_plane_contract = contract_of(source, &class.spec.control_plane.template_ref);
         Ok(Blueprint {
             class,
             templates,
             patches,
             reads_generated_names,
+            control_plane_contract,
         })
     }
 
     /// The resolved template a class reference points to.
-    pub fn template(&self, template: Option<&ObjectReference>) -> Option<&Value> {
+    pub fn template(&self, template: &ClusterClassTemplateReference) -> Option<&Value> {
         let (_, kind, name) = reference(template)?;
         self.templates.get(kind)?.get(name).map(|object| &**object)
     }
+
+    /// True when the control plane follows the v1beta1 contract (its old field paths).
+    pub fn control_plane_is_v1beta1(&self) -> bool {
+        self.control_plane_contract == "v1beta1"
+    }
+}
+
+/// The contract of the object a template makes: the source's answer for the kind without
+/// `Template`, else the version of the template's apiVersion (`.../v1beta2` -> `v1beta2`).
+fn contract_of(source: &dyn ObjectSource, template: &ClusterClassTemplateReference) -> String {
+    let kind = template.kind.strip_suffix("Template").unwrap_or(&template.kind);
+    source
+        .contract_version(group_of(&template.api_version), kind)
+        .unwrap_or_else(|| {
+            let version = template.api_version.rsplit('/').next().unwrap_or_default();
+            version.to_owned()
+        })
 }
 
 /// `(apiVersion, kind, name)` of a class reference, when complete.
-fn reference(template: Option<&ObjectReference>) -> Option<(&str, &str, &str)> {
-    let r = template?;
-    Some((r.api_version.as_deref()?, r.kind.as_deref()?, r.name.as_deref()?))
+fn reference(template: &ClusterClassTemplateReference) -> Option<(&str, &str, &str)> {
+    let r = template;
+    let complete = !(r.api_version.is_empty() || r.kind.is_empty() || r.name.is_empty());
+    complete.then_some((r.api_version.as_str(), r.kind.as_str(), r.name.as_str()))
 }

@@ -25,7 +25,7 @@ pub fn discovering_patches(
 ) -> impl Iterator<Item = (&str, &str, &std::collections::BTreeMap<String, String>)> {
     class.spec.patches.iter().filter_map(|patch| {
         let external = patch.external.as_ref()?;
-        let handler = external.discover_variables_extension.as_deref()?;
+        let handler = Some(external.discover_variables_extension.as_str()).filter(|h| !h.is_empty())?;
         Some((patch.name.as_str(), handler, &external.settings))
     })
 }
@@ -83,7 +83,7 @@ pub fn listed_discoveries(class: &ClusterClass) -> Vec<Discovery> {
                 .map(|(v, d)| ClusterClassVariable {
                     name: v.name.clone(),
                     required: d.required,
-                    metadata: d.metadata.clone(),
+                    deprecated_v1_beta1_metadata: d.deprecated_v1_beta1_metadata.clone(),
                     schema: d.schema.clone(),
                 })
                 .collect();

@@ -84,7 +84,7 @@ pub fn from_strategy(
     prefix: &str,
     seed: &str,
 ) -> Result<String, TopologyError> {
-    let Some(source) = strategy.and_then(|s| s.template.as_deref()) else {
+    let Some(source) = strategy.map(|s| s.template.as_str()).filter(|t| !t.is_empty()) else {
         return Ok(object_name(prefix, seed));
     };
     let naming = |reason: String| TopologyError::Naming {

@@ -8,7 +8,7 @@ use super::blueprint::Blueprint;
 use super::builtins::{self, merge};
 use super::current::Current;
 use super::desired::control_plane::{self, ControlPlaneInput};
-use super::desired::{clone_template, health_checks, metadata_builtin, reference_to};
+use super::desired::{clone_template, contract_ref_to, health_checks, metadata_builtin, LAST_APPLIED_ANNOTATION};
 use super::error::TopologyError;
 use super::names;
 use super::plan_patches::apply_patches;
@@ -22,7 +22,8 @@ use super::upgrade::{concurrency, Inputs, UpgradePlan};
 use super::workers::{self, ResolvedDeployment, ResolvedPool};
 use crate::api::labels::{MACHINE_CONTROL_PLANE_LABEL, TOPOLOGY_OWNED_LABEL};
 use crate::api::runtime::HolderReference;
-use crate::api::{Cluster, ClusterVariable, ObjectReference, Topology};
+use crate::api::convert::{CONVERSION_DATA, V1BETA1_FIELDS};
+use crate::api::{Cluster, ClusterVariable, ContractVersionedObjectReference, Topology};
 use crate::patches::external::ExternalPatches;
 use crate::patches::hook_requests::HookInputs;
 use crate::patches::inline::PatchItem;
@@ -55,17 +56,17 @@ pub fn plan(
     external: &dyn ExternalPatches,
 ) -> Result<Plan, TopologyError> {
     let facts = Facts::read(blueprint, cluster, current)?;
-    let workers_topology = facts.topology.workers.as_ref();
+    let workers_topology = &facts.topology.workers;
     let class = &blueprint.class;
     let deployments = workers::resolve(
         class,
-        workers_topology.map_or(&[], |w| w.machine_deployments.as_slice()),
+        &workers_topology.machine_deployments,
         current,
         &facts.cluster_name,
     )?;
     let pools = workers::resolve(
         class,
-        workers_topology.map_or(&[], |w| w.machine_pools.as_slice()),
+        &workers_topology.machine_pools,
         current,
         &facts.cluster_name,
     )?;
@@ -95,6 +96,9 @@ struct Facts<'c> {
     cp_kind: String,
     /// The control plane as it is, if it exists.
     current_cp: Option<&'c Value>,
+    /// The v1beta1 topology-wide `rolloutAfter` the Cluster was written with, if any: v1beta2
+    /// has no such field, the conversion keeps it in the annotation [`V1BETA1_FIELDS`]; it is
+    /// still sequenced (control plane first, then the workers) as before.
     rollout_after: Option<String>,
 }
 
@@ -112,38 +116,34 @@ impl<'c> Facts<'c> {
             .unwrap_or_else(|| "default".to_owned());
         let topology = cluster
             .spec
-            .topology
-            .as_ref()
+            .managed_topology()
             .ok_or_else(|| TopologyError::NoTopology(cluster_name.clone()))?;
         let class = &blueprint.class;
         let name_data = json!({"cluster": {"name": cluster_name}});
-        let named = |reference: Option<&ObjectReference>, strategy, suffix| match reference
-            .and_then(|r| r.name.clone())
-        {
-            Some(name) => Ok(name),
-            None => names::from_strategy(strategy, name_data.clone(), &cluster_name, suffix),
+        let named = |reference: &ContractVersionedObjectReference, strategy, suffix| {
+            if reference.name.is_empty() {
+                names::from_strategy(Some(strategy), name_data.clone(), &cluster_name, suffix)
+            } else {
+                Ok(reference.name.clone())
+            }
         };
         let infra_name = named(
-            cluster.spec.infrastructure_ref.as_ref(),
-            class.spec.infrastructure_naming_strategy.as_ref(),
+            &cluster.spec.infrastructure_ref,
+            &class.spec.infrastructure.naming,
             "infrastructure",
         )?;
         let cp_name = named(
-            cluster.spec.control_plane_ref.as_ref(),
-            class.spec.control_plane.naming_strategy.as_ref(),
+            &cluster.spec.control_plane_ref,
+            &class.spec.control_plane.naming,
             "control-plane",
         )?;
         let cp_kind = blueprint
-            .template(class.spec.control_plane.r#ref.as_ref())
+            .template(&class.spec.control_plane.template_ref)
             .and_then(|t| t["kind"].as_str())
             .map(|k| k.trim_end_matches("Template").to_owned())
             .unwrap_or_default();
         let current_cp = current.find(&cp_kind, &cp_name);
-        let rollout_after = topology
-            .rollout_after
-            .as_ref()
-            .and_then(|t| serde_json::to_value(t).ok())
-            .and_then(|t| t.as_str().map(str::to_owned));
+        let rollout_after = v1beta1_rollout_after(cluster);
         Ok(Facts {
             cluster_name,
             namespace,
@@ -155,6 +155,17 @@ impl<'c> Facts<'c> {
             rollout_after,
         })
     }
+}
+
+/// The v1beta1 `spec.topology.rolloutAfter` kept in the Cluster's [`V1BETA1_FIELDS`] annotation.
+fn v1beta1_rollout_after(cluster: &Cluster) -> Option<String> {
+    let kept = cluster.metadata.annotations.as_ref()?.get(V1BETA1_FIELDS)?;
+    let fields: Vec<Value> = serde_json::from_str(kept).ok()?;
+    fields
+        .iter()
+        .find(|field| field["path"] == "/spec/topology/rolloutAfter")
+        .and_then(|field| field["value"].as_str())
+        .map(str::to_owned)
 }
 
 /// How versions and rollouts are sequenced between the control plane and the workers.
@@ -184,14 +195,21 @@ fn sequence(
 
 /// `builtin.cluster`: what every patch sees of the Cluster.
 fn cluster_builtin(facts: &Facts<'_>, cluster: &Cluster) -> Value {
-    // An empty classNamespace means the Cluster's own, as Cluster API reads it.
-    let class_namespace = facts
-        .topology
-        .class_namespace
-        .clone()
-        .filter(|ns| !ns.is_empty())
-        .unwrap_or_else(|| facts.namespace.clone());
-    let (labels, annotations) = (&cluster.metadata.labels, &cluster.metadata.annotations);
+    // An empty classRef.namespace means the Cluster's own, as Cluster API reads it.
+    let class_ref = &facts.topology.class_ref;
+    let class_namespace = match class_ref.namespace.as_str() {
+        "" => facts.namespace.clone(),
+        namespace => namespace.to_owned(),
+    };
+    // As Cluster API, patches do not see the annotations of `kubectl apply` and of conversions
+    // (ours included: a Cluster API hub object has no v1beta1 fields annotation).
+    let annotations = cluster.metadata.annotations.clone().map(|mut annotations| {
+        for annotation in [LAST_APPLIED_ANNOTATION, CONVERSION_DATA, V1BETA1_FIELDS] {
+            annotations.remove(annotation);
+        }
+        annotations
+    });
+    let (labels, annotations) = (&cluster.metadata.labels, &annotations);
     let metadata = (labels.is_some() || annotations.is_some())
         .then(|| json!({"labels": labels, "annotations": annotations}))
         .map(|mut m| {
@@ -205,10 +223,10 @@ fn cluster_builtin(facts: &Facts<'_>, cluster: &Cluster) -> Value {
         namespace: &facts.namespace,
         uid: cluster.metadata.uid.as_deref().unwrap_or_default(),
         metadata,
-        class: &facts.topology.class,
+        class: &class_ref.name,
         class_namespace: &class_namespace,
         version: facts.topology.version.as_str(),
-        network: cluster.spec.cluster_network.as_ref(),
+        network: &cluster.spec.cluster_network,
     })
 }
 
@@ -258,20 +276,16 @@ fn collect_items<'a>(
     let infra_item = push(
         Role::InfrastructureCluster,
         of_cluster("spec.infrastructureRef"),
-        blueprint.template(class.spec.infrastructure.r#ref.as_ref()),
+        blueprint.template(&class.spec.infrastructure.template_ref),
         &scope(base.clone(), &no_overrides),
     );
-    let cp_overrides = topology
-        .control_plane
-        .variables
-        .as_ref()
-        .map_or(&no_overrides, |v| &v.overrides);
+    let cp_overrides = &topology.control_plane.variables.overrides;
     let mut cp_builtin =
         json!({"controlPlane": {"version": upgrade.control_plane_version, "name": facts.cp_name}});
     if let Some(replicas) = topology.control_plane.replicas {
         cp_builtin["controlPlane"]["replicas"] = json!(replicas);
     }
-    let cp_template = blueprint.template(class.spec.control_plane.r#ref.as_ref());
+    let cp_template = blueprint.template(&class.spec.control_plane.template_ref);
     let (cp_labels, cp_annotations) = control_plane::object_metadata(
         cp_template.unwrap_or(&Value::Null),
         &class.spec.control_plane,
@@ -289,9 +303,8 @@ fn collect_items<'a>(
     let cp_machine = class
         .spec
         .control_plane
-        .machine_infrastructure
-        .as_ref()
-        .and_then(|m| blueprint.template(m.r#ref.as_ref()));
+        .machine_infrastructure_ref()
+        .and_then(|m| blueprint.template(m));
     let cp_api_version = cp_template
         .and_then(|t| t["apiVersion"].as_str())
         .unwrap_or_default();
@@ -302,7 +315,11 @@ fn collect_items<'a>(
             &facts.cp_kind,
             namespace,
             &facts.cp_name,
-            "spec.machineTemplate.infrastructureRef",
+            if blueprint.control_plane_is_v1beta1() {
+                "spec.machineTemplate.infrastructureRef"
+            } else {
+                "spec.machineTemplate.spec.infrastructureRef"
+            },
         ),
         cp_machine,
         &cp_variables,
@@ -326,10 +343,15 @@ fn collect_items<'a>(
     }
 }
 
-/// The control plane's current machine template reference, or null.
+/// The control plane's current machine template reference (at the v1beta2 contract's path, else
+/// the v1beta1 one's), or null.
 fn current_machine_ref<'v>(facts: &Facts<'v>) -> &'v Value {
     facts.current_cp.map_or(&Value::Null, |cp| {
-        &cp["spec"]["machineTemplate"]["infrastructureRef"]
+        let machine = &cp["spec"]["machineTemplate"];
+        match &machine["spec"]["infrastructureRef"] {
+            Value::Null => &machine["infrastructureRef"],
+            reference => reference,
+        }
     })
 }
 
@@ -415,7 +437,7 @@ fn assemble(
     let mut cluster_object = serde_json::to_value(cluster).unwrap_or_else(|_| json!({}));
     if let Some((template, _)) = take(collected.infra_item) {
         let infra = clone_template(template, &facts.infra_name, namespace, cluster_name, true);
-        cluster_object["spec"]["infrastructureRef"] = reference_to(&infra);
+        cluster_object["spec"]["infrastructureRef"] = contract_ref_to(&infra);
         objects.push(infra);
     }
     let current_machine_ref = current_machine_ref(facts);
@@ -428,24 +450,28 @@ fn assemble(
         let cp = control_plane::desired(&ControlPlaneInput {
             template: &template,
             unpatched: blueprint
-                .template(class.spec.control_plane.r#ref.as_ref())
+                .template(&class.spec.control_plane.template_ref)
                 .unwrap_or(&Value::Null),
             name: &facts.cp_name,
             namespace,
             cluster: cluster_name,
             version: upgrade.control_plane_version.as_str(),
             rollout_after: facts.rollout_after.as_deref(),
+            v1beta1_contract: blueprint.control_plane_is_v1beta1(),
             class: &class.spec.control_plane,
             topology: &topology.control_plane,
             machine_infrastructure: machine.as_ref(),
         });
-        cluster_object["spec"]["controlPlaneRef"] = reference_to(&cp);
+        cluster_object["spec"]["controlPlaneRef"] = contract_ref_to(&cp);
+        // As Cluster API, the control plane is health checked only when it has machines of its own.
+        let check = machine.as_ref().and_then(|_| {
+            health_checks::effective(
+                &class.spec.control_plane.health_check,
+                &topology.control_plane.health_check,
+            )
+        });
         objects.extend(machine);
         objects.push(cp);
-        let check = health_checks::effective(
-            class.spec.control_plane.machine_health_check.as_ref(),
-            topology.control_plane.machine_health_check.as_ref(),
-        );
         if let Some(check) = check {
             let selector = Map::from_iter([
                 (MACHINE_CONTROL_PLANE_LABEL.to_owned(), json!("")),
@@ -456,7 +482,7 @@ fn assemble(
                 namespace,
                 cluster_name,
                 selector,
-                check,
+                &check,
             ));
         }
     }

@@ -52,9 +52,11 @@ pub(super) fn apply_patches(
         if let Some(definition) = &patch.external {
             // Cluster API makes a generator of every patch: one with neither definitions nor a
             // generateExtension has none.
-            let extension = definition.generate_extension.as_deref().ok_or_else(|| {
-                error("failed to create patch generator: no generateExtension is set".into())
-            })?;
+            let extension = Some(definition.generate_patches_extension.as_str())
+                .filter(|e| !e.is_empty())
+                .ok_or_else(|| {
+                    error("failed to create patch generator: no generateExtension is set".into())
+                })?;
             let defined = defined_by(class.status.as_ref(), &patch.name);
             let request = generate_request(items, inputs, &defined, &definition.settings);
             let response = external.generate(extension, namespace, &request).map_err(error)?;
@@ -89,7 +91,8 @@ pub(super) fn apply_patches(
         let Some(definition) = &patch.external else {
             continue;
         };
-        let Some(extension) = definition.validate_extension.as_deref() else {
+        let Some(extension) = Some(definition.validate_topology_extension.as_str()).filter(|e| !e.is_empty())
+        else {
             continue;
         };
         let request = validate_request(items, inputs, &defined, &definition.settings);

@@ -22,7 +22,7 @@ use super::workers::{
 };
 use crate::api::labels::{TOPOLOGY_DEPLOYMENT_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
 use crate::api::runtime::HolderReference;
-use crate::api::{ClusterVariable, LocalObjectTemplate};
+use crate::api::{ClusterClassTemplateReference, ClusterVariable};
 use crate::patches::selector::Role;
 
 /// A worker to create or update, with its decision and the indexes of its templates among the
@@ -35,7 +35,7 @@ pub(super) struct Planned<W> {
 }
 
 /// The API version of the Cluster API objects that hold templates.
-pub(super) const HOLDER_API_VERSION: &str = "cluster.x-k8s.io/v1beta1";
+pub(super) const HOLDER_API_VERSION: &str = super::desired::CAPI_API_VERSION;
 
 /// The variables of one scope (the Cluster, its control plane, one worker), shared by its templates.
 #[derive(Debug, Clone)]
@@ -103,7 +103,7 @@ impl WorkerScope<'_> {
             let mut fixed = owned_labels(self.cluster_name);
             fixed.insert(T::NAME_LABEL.to_owned(), topology.name().to_owned());
             let (labels, annotations) =
-                merged_metadata(&[&worker.class.template().metadata, topology.metadata()], fixed);
+                merged_metadata(&[worker.class.metadata(), topology.metadata()], fixed);
             scope["metadata"] = metadata_builtin(labels, worker_annotations(annotations));
             if let Some([bootstrap, infrastructure]) =
                 T::instantiated_names(worker.current, self.cluster_name, topology.name())
@@ -114,9 +114,8 @@ impl WorkerScope<'_> {
             // The scope moved in (`json!` would copy it through serialization).
             let builtin = Value::Object(Map::from_iter([(T::SCOPE.to_owned(), scope)]));
             let variables = (self.scope)(merge(self.base, builtin), topology.overrides());
-            let templates = worker.class.template();
             let role = T::role(topology.class());
-            let template = |local: &LocalObjectTemplate| self.blueprint.template(local.r#ref.as_ref());
+            let template = |reference: &ClusterClassTemplateReference| self.blueprint.template(reference);
             let held = |field_path| {
                 holder(
                     HOLDER_API_VERSION,
@@ -129,13 +128,13 @@ impl WorkerScope<'_> {
             let bootstrap = push(
                 role.clone(),
                 held("spec.template.spec.bootstrap.configRef"),
-                template(&templates.bootstrap),
+                template(worker.class.bootstrap()),
                 &variables,
             );
             let infrastructure = push(
                 role,
                 held("spec.template.spec.infrastructureRef"),
-                template(&templates.infrastructure),
+                template(worker.class.infrastructure()),
                 &variables,
             );
             planned.push(Planned {
@@ -241,10 +240,7 @@ pub(super) fn deployment_objects(
         infrastructure: &infrastructure,
     });
     let mut objects = vec![bootstrap, infrastructure, object];
-    if let Some(check) = health_checks::effective(
-        md.class.machine_health_check.as_ref(),
-        md.topology.machine_health_check.as_ref(),
-    ) {
+    if let Some(check) = health_checks::effective(&md.class.health_check, &md.topology.health_check) {
         let selector = Map::from_iter([
             (TOPOLOGY_DEPLOYMENT_NAME_LABEL.to_owned(), json!(md.topology.name)),
             (TOPOLOGY_OWNED_LABEL.to_owned(), json!("")),
@@ -254,7 +250,7 @@ pub(super) fn deployment_objects(
             namespace,
             cluster_name,
             selector,
-            check,
+            &check,
         ));
     }
     objects

@@ -14,7 +14,7 @@ use super::plan::plan;
 use super::upgrade::UpgradePlan;
 use super::upgrade_report::{pending, Pending};
 use crate::api::labels::VARIABLES_RECONCILED_CONDITION;
-use crate::api::{Cluster, ObjectReference};
+use crate::api::{Cluster, ClusterClassTemplateReference};
 use crate::patches::external::ExternalPatches;
 use crate::store::{group_of, ObjectSource};
 
@@ -65,20 +65,20 @@ pub fn reconcile(
         .namespace
         .clone()
         .unwrap_or_else(|| "default".to_owned());
-    let Some(topology) = &cluster.spec.topology else {
+    let Some(topology) = cluster.spec.managed_topology() else {
         return Err(blocked(
             "NoTopology",
             format!("Cluster {name:?} has no spec.topology"),
         ));
     };
-    let class_namespace = match topology.class_namespace.as_deref() {
-        Some(ns) if !ns.is_empty() => ns.to_owned(),
-        _ => namespace.clone(),
+    let class_namespace = match topology.class_ref.namespace.as_str() {
+        "" => namespace.clone(),
+        ns => ns.to_owned(),
     };
-    let Some(entry) = source.cluster_class(&class_namespace, &topology.class) else {
+    let Some(entry) = source.cluster_class(&class_namespace, &topology.class_ref.name) else {
         return Err(blocked(
             "ClusterClassNotFound",
-            format!("ClusterClass {class_namespace}/{} not found", topology.class),
+            format!("ClusterClass {class_namespace}/{} not found", topology.class_ref.name),
         ));
     };
     let class = &entry.class;
@@ -88,7 +88,7 @@ pub fn reconcile(
             "ClusterClassNotReconciled",
             format!(
                 "ClusterClass {class_namespace}/{} has not been reconciled yet (generation {:?}, observed {:?}); waiting for its status",
-                topology.class,
+                topology.class_ref.name,
                 class.metadata.generation.unwrap_or_default(),
                 observed.unwrap_or_default()
             ),
@@ -162,25 +162,24 @@ fn owned_kinds(cluster: &Cluster, blueprint: &Blueprint) -> BTreeSet<(String, St
     let class = &blueprint.class;
     // Templates of objects created once per Cluster (the object is the template's kind without
     // "Template"); every template is also cloned under its own kind.
-    let mut singletons: Vec<&ObjectReference> = Vec::new();
-    singletons.extend(class.spec.infrastructure.r#ref.as_ref());
-    singletons.extend(class.spec.control_plane.r#ref.as_ref());
-    let mut templates: Vec<&ObjectReference> = singletons.clone();
-    if let Some(machine) = &class.spec.control_plane.machine_infrastructure {
-        templates.extend(machine.r#ref.as_ref());
-    }
+    let singletons: Vec<&ClusterClassTemplateReference> = vec![
+        &class.spec.infrastructure.template_ref,
+        &class.spec.control_plane.template_ref,
+    ];
+    let mut templates: Vec<&ClusterClassTemplateReference> = singletons.clone();
+    templates.extend(class.spec.control_plane.machine_infrastructure_ref());
     for md in &class.spec.workers.machine_deployments {
-        templates.extend(md.template.bootstrap.r#ref.as_ref());
-        templates.extend(md.template.infrastructure.r#ref.as_ref());
+        templates.push(&md.bootstrap.template_ref);
+        templates.push(&md.infrastructure.template_ref);
     }
     for mp in &class.spec.workers.machine_pools {
-        templates.extend(mp.template.bootstrap.r#ref.as_ref());
-        templates.extend(mp.template.infrastructure.r#ref.as_ref());
+        templates.push(&mp.bootstrap.template_ref);
+        templates.push(&mp.infrastructure.template_ref);
     }
-    let group_kind = |reference: &ObjectReference| {
+    let group_kind = |reference: &ClusterClassTemplateReference| {
         (
-            group_of(reference.api_version.as_deref().unwrap_or_default()).to_owned(),
-            reference.kind.clone().unwrap_or_default(),
+            group_of(&reference.api_version).to_owned(),
+            reference.kind.clone(),
         )
     };
     let mut kinds: BTreeSet<(String, String)> = templates.into_iter().map(group_kind).collect();
@@ -189,12 +188,10 @@ fn owned_kinds(cluster: &Cluster, blueprint: &Blueprint) -> BTreeSet<(String, St
             kinds.insert((group, object_kind.to_owned()));
         }
     }
-    for reference in [&cluster.spec.infrastructure_ref, &cluster.spec.control_plane_ref]
-        .into_iter()
-        .flatten()
-    {
-        let group = group_of(reference.api_version.as_deref().unwrap_or_default()).to_owned();
-        kinds.insert((group, reference.kind.clone().unwrap_or_default()));
+    for reference in [&cluster.spec.infrastructure_ref, &cluster.spec.control_plane_ref] {
+        if !reference.is_unset() {
+            kinds.insert((reference.api_group.clone(), reference.kind.clone()));
+        }
     }
     for kind in [
         "MachineDeployment",

@@ -13,8 +13,8 @@ use crate::api::labels::{
     CLUSTER_NAME_LABEL, MACHINE_POOL_NAME_LABEL, TOPOLOGY_DEPLOYMENT_NAME_LABEL, TOPOLOGY_POOL_NAME_LABEL,
 };
 use crate::api::{
-    ClusterClass, ClusterVariable, MachineDeploymentClass, MachineDeploymentTopology, MachinePoolClass,
-    MachinePoolTopology, NamingStrategy, TopologyMetadata, WorkerClassTemplate,
+    ClusterClass, ClusterClassTemplateReference, ClusterVariable, MachineDeploymentClass,
+    MachineDeploymentTopology, MachinePoolClass, MachinePoolTopology, NamingStrategy, TopologyMetadata,
 };
 use crate::patches::selector::Role;
 
@@ -59,8 +59,12 @@ pub trait WorkerClass {
     fn name(&self) -> &str;
     /// Its naming strategy, when set.
     fn naming_strategy(&self) -> Option<&NamingStrategy>;
-    /// Its templates.
-    fn template(&self) -> &WorkerClassTemplate;
+    /// The metadata of its objects.
+    fn metadata(&self) -> &TopologyMetadata;
+    /// Its bootstrap template.
+    fn bootstrap(&self) -> &ClusterClassTemplateReference;
+    /// Its infrastructure template.
+    fn infrastructure(&self) -> &ClusterClassTemplateReference;
 }
 
 /// The accessors both topology entry types implement the same way (their fields share names).
@@ -76,7 +80,7 @@ macro_rules! topology_fields {
             self.replicas
         }
         fn overrides(&self) -> &[ClusterVariable] {
-            self.variables.as_ref().map_or(&[], |v| &v.overrides)
+            &self.variables.overrides
         }
         fn annotations(&self) -> &BTreeMap<String, String> {
             &self.metadata.annotations
@@ -159,10 +163,16 @@ macro_rules! worker_class {
                 &self.class
             }
             fn naming_strategy(&self) -> Option<&NamingStrategy> {
-                self.naming_strategy.as_ref()
+                Some(&self.naming)
             }
-            fn template(&self) -> &WorkerClassTemplate {
-                &self.template
+            fn metadata(&self) -> &TopologyMetadata {
+                &self.metadata
+            }
+            fn bootstrap(&self) -> &ClusterClassTemplateReference {
+                &self.bootstrap.template_ref
+            }
+            fn infrastructure(&self) -> &ClusterClassTemplateReference {
+                &self.infrastructure.template_ref
             }
         }
     )*};

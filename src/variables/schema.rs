@@ -68,7 +68,7 @@ impl Schema {
         if depth > MAX_DEPTH {
             return;
         }
-        let keep = keep || self.props.x_preserve_unknown_fields;
+        let keep = keep || self.props.preserves_unknown_fields();
         let length = path.len();
         match value {
             Value::Object(map) => {
@@ -81,7 +81,7 @@ impl Schema {
                         schema.collect_unknown(child, path, out, false, depth + 1);
                     } else if let Some(schema) = &self.additional {
                         schema.collect_unknown(child, path, out, false, depth + 1);
-                    } else if !keep && (self.props.x_int_or_string || !self.props.type_.is_empty()) {
+                    } else if !keep && (self.props.is_int_or_string() || !self.props.type_.is_empty()) {
                         out.push(path.clone());
                     }
                     path.truncate(length);

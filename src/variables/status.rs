@@ -22,23 +22,28 @@ pub fn status_variables(
             let definition = ClusterClassStatusVariableDefinition {
                 from: from.to_owned(),
                 required: variable.required,
-                metadata: variable.metadata.clone(),
+                deprecated_v1_beta1_metadata: variable.deprecated_v1_beta1_metadata.clone(),
                 schema: variable.schema.clone(),
             };
             match position.get(&variable.name).map(|&i| &mut status[i]) {
                 Some(existing) => {
-                    existing.definitions_conflict |= existing.definitions.iter().any(|d| {
+                    // Compared with the first definition, `required` unset as false, as the
+                    // ClusterClass reconciler does.
+                    let differs = existing.definitions.first().is_some_and(|d| {
                         d.schema != definition.schema
-                            || d.required != definition.required
-                            || d.metadata != definition.metadata
+                            || d.required.unwrap_or(false) != definition.required.unwrap_or(false)
+                            || d.deprecated_v1_beta1_metadata != definition.deprecated_v1_beta1_metadata
                     });
+                    if differs {
+                        existing.definitions_conflict = Some(true);
+                    }
                     existing.definitions.push(definition);
                 }
                 None => {
                     position.insert(variable.name.clone(), status.len());
                     status.push(ClusterClassStatusVariable {
                         name: variable.name.clone(),
-                        definitions_conflict: false,
+                        definitions_conflict: Some(false),
                         definitions: vec![definition],
                     });
                 }
@@ -67,7 +72,7 @@ mod tests {
         );
         assert_eq!(status.len(), 1);
         assert_eq!(status[0].definitions[0].from, "inline");
-        assert!(status[0].definitions[0].required && !status[0].definitions_conflict);
+        assert!(status[0].definitions[0].required == Some(true) && !status[0].has_conflict());
     }
 
     #[test]
@@ -77,13 +82,13 @@ mod tests {
             "lb".to_owned(),
             variables("[{name: proxy, required: false, schema: {openAPIV3Schema: {type: string}}}]"),
         );
-        assert!(!status_variables(&inline, &[same])[0].definitions_conflict);
+        assert!(!status_variables(&inline, &[same])[0].has_conflict());
         let other = (
             "lb".to_owned(),
             variables("[{name: proxy, required: false, schema: {openAPIV3Schema: {type: object}}}]"),
         );
         let status = status_variables(&inline, &[other]);
-        assert!(status[0].definitions_conflict);
+        assert!(status[0].has_conflict());
         assert_eq!(
             status[0]
                 .definitions

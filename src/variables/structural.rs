@@ -62,7 +62,7 @@ fn invariants(
         invariants(additional, Level::Field, &additional_path, depth + 1, errors);
     }
     value_validation(schema, path, depth, errors);
-    if schema.type_.is_empty() && !schema.x_int_or_string && !schema.x_preserve_unknown_fields {
+    if schema.type_.is_empty() && !schema.is_int_or_string() && !schema.preserves_unknown_fields() {
         let detail = match level {
             Level::Field => "must not be empty for specified object fields",
             Level::Item => "must not be empty for specified array items",
@@ -75,7 +75,7 @@ fn invariants(
 /// `anyOf: [{type: integer}, {type: string}]`, also as the first `allOf`, is allowed).
 fn value_validation(schema: &JSONSchemaProps, path: &FieldPath, depth: usize, errors: &mut Vec<FieldError>) {
     let int_or_string = |branches: &[JSONSchemaProps]| {
-        schema.x_int_or_string
+        schema.is_int_or_string()
             && branches.len() == 2
             && branches.first().is_some_and(|b| b.type_ == "integer")
             && branches.get(1).is_some_and(|b| b.type_ == "string")
@@ -136,12 +136,12 @@ fn nested(schema: &JSONSchemaProps, path: &FieldPath, depth: usize, errors: &mut
         ),
         (
             "x-kubernetes-preserve-unknown-fields",
-            schema.x_preserve_unknown_fields,
+            schema.preserves_unknown_fields(),
             "must be false to be structural",
         ),
         (
             "x-kubernetes-int-or-string",
-            schema.x_int_or_string,
+            schema.is_int_or_string(),
             "must be false to be structural",
         ),
         (

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use foldhash::fast::SeedableRandomState as RandomState;
 use foldhash::SharedSeed;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::cel::{CelRules, Shown};
 use super::defaulting::{apply_defaults, DefaultsPatch};
@@ -17,21 +17,13 @@ use super::schema::Schema;
 use crate::api::{ClusterClassStatusVariable, ClusterVariable};
 use crate::field::{ErrorType, FieldError, FieldErrors, FieldPath};
 
-/// One definition, compiled.
-#[derive(Debug, Clone)]
-struct Definition {
-    from: String,
-    required: bool,
-    /// The compiled schema and CEL rules, or why they do not compile.
-    compiled: Result<(Schema, CelRules), String>,
-}
-
-/// One variable with all its definitions.
+/// One variable with its definition, compiled.
 #[derive(Debug, Clone)]
 struct Variable {
     name: String,
-    conflict: bool,
-    definitions: Vec<Definition>,
+    required: bool,
+    /// The compiled schema and CEL rules, or why they do not compile.
+    compiled: Result<(Schema, CelRules), String>,
 }
 
 /// Compiled variable definitions of a ClusterClass, reused by every request for the class.
@@ -40,34 +32,27 @@ pub struct CompiledVariables {
     variables: Vec<Variable>,
     /// Position of each variable in `variables`, by name (the first, should a name repeat).
     by_name: HashMap<String, usize, RandomState>,
-    /// Why the definitions cannot be used at all (a variable without definitions), as the value
-    /// and detail of the error every use reports.
+    /// Why the definitions cannot be used at all (a variable without definitions, or with
+    /// conflicting ones), as the value and detail of the error every use reports.
     unusable: Option<(String, String)>,
 }
 
 impl CompiledVariables {
-    /// Compiles `definitions`; never fails: a schema that does not compile is reported when a
-    /// value needs it.
+    /// Compiles `definitions` (of each variable the first: a usable variable has no conflicting
+    /// ones); never fails: a schema that does not compile is reported when a value needs it.
     pub fn compile(definitions: &[ClusterClassStatusVariable]) -> CompiledVariables {
         let variables = definitions
             .iter()
-            .map(|variable| Variable {
-                name: variable.name.clone(),
-                conflict: variable.definitions_conflict,
-                definitions: variable
-                    .definitions
-                    .iter()
-                    .map(|definition| {
-                        let props = &definition.schema.open_api_v3_schema;
-                        let schema = Schema::compile(props).map_err(|e| e.message);
-                        let rules = CelRules::compile(props, &FieldPath::root()).map_err(|e| e.to_string());
-                        Definition {
-                            from: definition.from.clone(),
-                            required: definition.required,
-                            compiled: schema.and_then(|s| rules.map(|r| (s, r))),
-                        }
-                    })
-                    .collect(),
+            .filter_map(|variable| {
+                let definition = variable.definitions.first()?;
+                let props = &definition.schema.open_api_v3_schema;
+                let schema = Schema::compile(props).map_err(|e| e.message);
+                let rules = CelRules::compile(props, &FieldPath::root()).map_err(|e| e.to_string());
+                Some(Variable {
+                    name: variable.name.clone(),
+                    required: definition.required == Some(true),
+                    compiled: schema.and_then(|s| rules.map(|r| (s, r))),
+                })
             })
             .collect::<Vec<_>>();
         let mut by_name = HashMap::with_capacity_and_hasher(variables.len(), keyed());
@@ -109,9 +94,9 @@ impl CompiledVariables {
 
     /// Cluster-level defaulting: existing entries keep their order and get nested defaults; then
     /// every absent variable with a top-level default is appended in the order of the class's
-    /// status, which is by name as Cluster API writes it (one entry per definition, with
-    /// `definitionFrom`, when the definitions conflict). Defaults `values` in place; `patch`, with
-    /// its pointer at the list, records what changed (appended entries as adds at their index).
+    /// status, which is by name as Cluster API writes it. Defaults `values` in place; `patch`,
+    /// with its pointer at the list, records what changed (appended entries as adds at their
+    /// index).
     pub fn default_cluster_variables(
         &self,
         values: Vec<ClusterVariable>,
@@ -119,47 +104,35 @@ impl CompiledVariables {
         mut patch: Option<&mut DefaultsPatch>,
     ) -> Result<Vec<ClusterVariable>, FieldErrors> {
         let mut defaulted = self.default_override_variables(values, path, patch.as_deref_mut())?;
-        let mut appended = Vec::new();
         // Nested defaulting adds no entry: what `values` sets is what `defaulted` sets.
-        let mut present = Presence::of(&defaulted);
+        let present: HashSet<String, RandomState> = {
+            let mut names = HashSet::with_capacity_and_hasher(defaulted.len(), keyed());
+            names.extend(defaulted.iter().map(|v| v.name.clone()));
+            names
+        };
         for variable in &self.variables {
-            for definition in &variable.definitions {
-                let from = if variable.conflict {
-                    definition.from.as_str()
-                } else {
-                    ""
-                };
-                // A value without definitionFrom for conflicting definitions is refused by
-                // validation; it is not defaulted around.
-                let is_set = present.has(
-                    &variable.name,
-                    variable.conflict.then_some(definition.from.as_str()),
-                ) || (variable.conflict && present.has(&variable.name, Some("")));
-                let Ok((schema, _)) = &definition.compiled else {
-                    continue;
-                };
-                if let (false, Some(default)) = (is_set, &schema.props.default) {
-                    let mut value = default.clone();
-                    apply_defaults(schema, &mut value, None);
-                    present.add(&variable.name, from);
-                    let entry = ClusterVariable {
-                        name: variable.name.clone(),
-                        definition_from: from.to_owned(),
-                        value,
-                    };
-                    if let Some(patch) = patch.as_deref_mut() {
-                        patch.pointer.push_back(defaulted.len() + appended.len());
-                        patch.add(entry_json(&entry));
-                        patch.pointer.pop_back();
-                    }
-                    appended.push(entry);
-                }
-                if !variable.conflict {
-                    break;
-                }
+            let Ok((schema, _)) = &variable.compiled else {
+                continue;
+            };
+            let Some(default) = &schema.props.default else {
+                continue;
+            };
+            if present.contains(&variable.name) {
+                continue;
             }
+            let mut value = default.clone();
+            apply_defaults(schema, &mut value, None);
+            let entry = ClusterVariable {
+                name: variable.name.clone(),
+                value,
+            };
+            if let Some(patch) = patch.as_deref_mut() {
+                patch.pointer.push_back(defaulted.len());
+                patch.add(serde_json::to_value(&entry).unwrap_or(Value::Null));
+                patch.pointer.pop_back();
+            }
+            defaulted.push(entry);
         }
-        defaulted.append(&mut appended);
         Ok(defaulted)
     }
 
@@ -175,18 +148,17 @@ impl CompiledVariables {
             return Err(unusable);
         }
         // A list setting a variable twice is not defaulted, as Cluster API's defaulting refuses it.
-        let mut seen: HashSet<(&str, &str), RandomState> =
-            HashSet::with_capacity_and_hasher(values.len(), keyed());
+        let mut seen: HashSet<&str, RandomState> = HashSet::with_capacity_and_hasher(values.len(), keyed());
         let repeated: FieldErrors = values
             .iter()
-            .filter(|value| !seen.insert((value.name.as_str(), value.definition_from.as_str())))
+            .filter(|value| !seen.insert(value.name.as_str()))
             .map(|value| repeated_error(value, path))
             .collect();
         if !repeated.is_empty() {
             return Err(repeated);
         }
         for (index, value) in values.iter_mut().enumerate() {
-            if let Some(Ok((schema, _))) = self.definition_for(value).map(|d| &d.compiled) {
+            if let Some(Ok((schema, _))) = self.variable(&value.name).map(|d| &d.compiled) {
                 match patch.as_deref_mut() {
                     Some(patch) => {
                         patch.pointer.push_back(index);
@@ -214,36 +186,18 @@ impl CompiledVariables {
             return unusable;
         }
         let mut errors = FieldErrors::new();
-        let present = Presence::of(values);
-        for variable in &self.variables {
-            for definition in variable.definitions.iter().filter(|d| d.required) {
-                if present.has(
-                    &variable.name,
-                    variable.conflict.then_some(definition.from.as_str()),
-                ) {
-                    continue;
-                }
-                let detail = if variable.conflict {
-                    format!(
-                        "required variable {:?} must be set for the definition from {:?}",
-                        variable.name, definition.from
-                    )
-                } else {
-                    format!("required variable {:?} must be set", variable.name)
-                };
+        for variable in self.variables.iter().filter(|v| v.required) {
+            if !values.iter().any(|value| value.name == variable.name) {
+                let detail = format!("required variable {:?} must be set", variable.name);
                 errors.push(FieldError::required(path, detail));
-                if !variable.conflict {
-                    break;
-                }
             }
         }
         errors.extend(self.validate_override_variables(values, old, path));
         errors
     }
 
-    /// Validates values (of the Cluster or of an override list): unique, defined, `definitionFrom`
-    /// naming a definition (required when definitions conflict), the schema, no unknown fields,
-    /// and the CEL rules (transition rules against the same entry of `old`).
+    /// Validates values (of the Cluster or of an override list): unique, defined, the schema, no
+    /// unknown fields, and the CEL rules (transition rules against the same entry of `old`).
     pub fn validate_override_variables(
         &self,
         values: &[ClusterVariable],
@@ -254,59 +208,24 @@ impl CompiledVariables {
             return unusable;
         }
         let mut errors = FieldErrors::new();
-        // Per name seen so far: the definitionFroms it was set with, and whether with or without one.
-        let mut earlier_sources: HashSet<(&str, &str), RandomState> =
+        let mut earlier: HashSet<&str, RandomState> =
             HashSet::with_capacity_and_hasher(values.len(), keyed());
-        let mut earlier_kinds: HashMap<&str, (bool, bool), RandomState> =
-            HashMap::with_capacity_and_hasher(values.len(), keyed());
-        let mut old_by_source: HashMap<(&str, &str), &ClusterVariable, RandomState> =
-            HashMap::with_hasher(keyed());
+        let mut old_by_name: HashMap<&str, &ClusterVariable, RandomState> = HashMap::with_hasher(keyed());
         for old in old.unwrap_or_default() {
-            old_by_source
-                .entry((old.name.as_str(), old.definition_from.as_str()))
-                .or_insert(old);
+            old_by_name.entry(old.name.as_str()).or_insert(old);
         }
         for value in values {
             let value_path = path.key(&value.name);
             let raw = || to_go_json(&value.value);
-            let from = value.definition_from.as_str();
-            let repeated = !earlier_sources.insert((value.name.as_str(), from));
-            let (with_from, without_from) = earlier_kinds.entry(value.name.as_str()).or_default();
-            let mixed = if from.is_empty() {
-                *with_from
-            } else {
-                *without_from
-            };
-            if from.is_empty() {
-                *without_from = true;
-            } else {
-                *with_from = true;
-            }
-            if repeated {
+            if !earlier.insert(value.name.as_str()) {
                 errors.push(repeated_error(value, path));
-                continue;
-            }
-            if mixed {
-                let detail = format!(
-                    "variable {:?} is set both with and without definitionFrom",
-                    value.name
-                );
-                errors.push(FieldError::invalid(
-                    &value_path.child("definitionFrom"),
-                    value.definition_from.as_str(),
-                    detail,
-                ));
                 continue;
             }
             let Some(variable) = self.variable(&value.name) else {
                 errors.push(FieldError::invalid(&value_path, raw(), "variable is not defined"));
                 continue;
             };
-            let Some(definition) = self.definition_for(value) else {
-                errors.push(definition_from_error(variable, value, &value_path));
-                continue;
-            };
-            let (schema, rules) = match &definition.compiled {
+            let (schema, rules) = match &variable.compiled {
                 Ok(compiled) => compiled,
                 Err(reason) => {
                     let detail = format!(
@@ -345,9 +264,7 @@ impl CompiledVariables {
                 errors.push(FieldError::invalid(&value_path, raw(), detail));
                 continue;
             }
-            let old_value = old_by_source
-                .get(&(value.name.as_str(), value.definition_from.as_str()))
-                .copied();
+            let old_value = old_by_name.get(value.name.as_str()).copied();
             errors.extend(rules.validate(
                 &value.value,
                 old_value.map(|o| &o.value),
@@ -356,23 +273,6 @@ impl CompiledVariables {
             ));
         }
         errors
-    }
-
-    /// The definition a value is for: the one its `definitionFrom` names, or, when it names none,
-    /// the first definition of a variable whose definitions do not conflict.
-    fn definition_for(&self, value: &ClusterVariable) -> Option<&Definition> {
-        let variable = self.variable(&value.name)?;
-        if value.definition_from.is_empty() {
-            return if variable.conflict {
-                None
-            } else {
-                variable.definitions.first()
-            };
-        }
-        variable
-            .definitions
-            .iter()
-            .find(|d| d.from == value.definition_from)
     }
 }
 
@@ -384,76 +284,29 @@ fn keyed() -> RandomState {
     RandomState::with_seed(seed, SharedSeed::global_random())
 }
 
-/// A variable entry as it serialises: `definitionFrom` only when set.
-fn entry_json(variable: &ClusterVariable) -> Value {
-    let mut entry = Map::new();
-    entry.insert("name".to_owned(), Value::String(variable.name.clone()));
-    if !variable.definition_from.is_empty() {
-        entry.insert(
-            "definitionFrom".to_owned(),
-            Value::String(variable.definition_from.clone()),
-        );
-    }
-    entry.insert("value".to_owned(), variable.value.clone());
-    Value::Object(entry)
-}
-
-/// Which variables a list sets, by name and by name and `definitionFrom`, for lookups in
-/// constant time; borrowed, so building it allocates only its two tables.
-struct Presence<'a> {
-    names: HashSet<&'a str, RandomState>,
-    sources: HashSet<(&'a str, &'a str), RandomState>,
-}
-
-impl<'a> Presence<'a> {
-    fn of(values: &'a [ClusterVariable]) -> Presence<'a> {
-        let mut presence = Presence {
-            names: HashSet::with_capacity_and_hasher(values.len(), keyed()),
-            sources: HashSet::with_capacity_and_hasher(values.len(), keyed()),
-        };
-        for value in values {
-            presence.add(&value.name, &value.definition_from);
-        }
-        presence
-    }
-
-    fn add(&mut self, name: &'a str, from: &'a str) {
-        self.names.insert(name);
-        self.sources.insert((name, from));
-    }
-
-    /// Whether `name` is set (from the definition `from`, when given).
-    fn has(&self, name: &str, from: Option<&str>) -> bool {
-        match from {
-            None => self.names.contains(name),
-            Some(from) => self.sources.contains(&(name, from)),
-        }
-    }
-}
-
-/// The error for a value set again (same name and `definitionFrom`) in one list.
+/// The error for a value set again (same name) in one list.
 fn repeated_error(value: &ClusterVariable, path: &FieldPath) -> FieldError {
-    let detail = if value.definition_from.is_empty() {
-        format!("variable {:?} is set more than once", value.name)
-    } else {
-        format!(
-            "variable {:?} from {:?} is set more than once",
-            value.name, value.definition_from
-        )
-    };
+    let detail = format!("variable {:?} is set more than once", value.name);
     FieldError::invalid(&path.key(&value.name), to_go_json(&value.value), detail)
 }
 
-/// Why a class's status variables cannot be used, if some variable has no definitions: every
-/// variable's name as Cluster API shows the list (`[Name: a,Name: b]`), and the reasons
-/// (one alone, several in brackets). Conflicting definitions are usable: values pick one with
-/// `definitionFrom` (seed 003).
+/// Why a class's status variables cannot be used, if some variable has no definitions or
+/// conflicting ones: every variable's name as Cluster API shows the list (`[Name: a,Name: b]`),
+/// and the reasons (one alone, several in brackets). Cluster API v1.14 has no `definitionFrom`
+/// to pick one of conflicting definitions, so they make the class unusable.
 fn unusable_definitions(definitions: &[ClusterClassStatusVariable]) -> Option<(String, String)> {
-    let reasons: Vec<String> = definitions
-        .iter()
-        .filter(|variable| variable.definitions.is_empty())
-        .map(|variable| format!("variable {:?} has no definitions", variable.name))
-        .collect();
+    let mut reasons = Vec::new();
+    for variable in definitions {
+        if variable.definitions.is_empty() {
+            reasons.push(format!("variable {:?} has no definitions", variable.name));
+        }
+        if variable.has_conflict() {
+            reasons.push(format!(
+                "variable {:?} has conflicting definitions",
+                variable.name
+            ));
+        }
+    }
     let reason = match reasons.as_slice() {
         [] => return None,
         [one] => one.clone(),
@@ -461,36 +314,6 @@ fn unusable_definitions(definitions: &[ClusterClassStatusVariable]) -> Option<(S
     };
     let names: Vec<String> = definitions.iter().map(|d| format!("Name: {}", d.name)).collect();
     Some((format!("[{}]", names.join(",")), reason))
-}
-
-/// The error for a value whose `definitionFrom` is missing (definitions conflict) or names no definition.
-fn definition_from_error(variable: &Variable, value: &ClusterVariable, path: &FieldPath) -> FieldError {
-    let sources: Vec<String> = variable
-        .definitions
-        .iter()
-        .map(|d| format!("{:?}", d.from))
-        .collect();
-    let path = path.child("definitionFrom");
-    if value.definition_from.is_empty() {
-        FieldError::required(
-            &path,
-            format!(
-                "variable {:?} has conflicting definitions: set definitionFrom to one of {}",
-                variable.name,
-                sources.join(", ")
-            ),
-        )
-    } else {
-        FieldError::invalid(
-            &path,
-            value.definition_from.as_str(),
-            format!(
-                "variable {:?} has no definition from it; definitions come from {}",
-                variable.name,
-                sources.join(", ")
-            ),
-        )
-    }
 }
 
 #[cfg(test)]
@@ -509,10 +332,8 @@ mod tests {
   definitions: [{from: inline, required: false, schema: {openAPIV3Schema: {type: integer,
     x-kubernetes-validations: [{rule: self >= oldSelf, message: may not shrink}]}}}]
 - name: proxy
-  definitionsConflict: true
   definitions:
-  - {from: inline, required: false, schema: {openAPIV3Schema: {type: string, default: p.example.com}}}
-  - {from: lb, required: true, schema: {openAPIV3Schema: {type: object, properties: {host: {type: string}}}}}
+  - {from: lb, required: false, schema: {openAPIV3Schema: {type: object, properties: {host: {type: string}}}}}
 "#;
 
     fn compiled() -> CompiledVariables {
@@ -542,17 +363,13 @@ mod tests {
                 None,
             )
             .unwrap();
-        let got: Vec<(String, String, Value)> = defaulted
-            .into_iter()
-            .map(|v| (v.name, v.definition_from, v.value))
-            .collect();
+        let got: Vec<(String, Value)> = defaulted.into_iter().map(|v| (v.name, v.value)).collect();
         assert_eq!(
             got,
             [
-                ("etcd".into(), "".into(), json!({"dir": "/d", "tag": "3.5"})),
-                ("size".into(), "".into(), json!(3)),
-                ("region".into(), "".into(), json!("eu")),
-                ("proxy".into(), "inline".into(), json!("p.example.com")),
+                ("etcd".into(), json!({"dir": "/d", "tag": "3.5"})),
+                ("size".into(), json!(3)),
+                ("region".into(), json!("eu")),
             ]
         );
     }
@@ -597,18 +414,34 @@ mod tests {
     }
 
     #[test]
-    fn required_undefined_and_conflicting_values() {
+    fn required_and_undefined_values() {
         let errors = compiled().validate_cluster_variables(
-            &values("[{name: nope, value: 1}, {name: proxy, value: x}, {name: region, value: eu}]"),
+            &values("[{name: nope, value: 1}, {name: size, value: 1}]"),
             None,
             &path(),
         );
         assert_eq!(
             messages(errors),
             [
-                r#"spec.topology.variables: Required value: required variable "proxy" must be set for the definition from "lb""#,
+                r#"spec.topology.variables: Required value: required variable "region" must be set"#,
                 r#"spec.topology.variables[nope]: Invalid value: "1": variable is not defined"#,
-                r#"spec.topology.variables[proxy].definitionFrom: Required value: variable "proxy" has conflicting definitions: set definitionFrom to one of "inline", "lb""#,
+            ]
+        );
+    }
+
+    /// Cluster API v1.14 has no `definitionFrom`: conflicting definitions make the class's
+    /// variables unusable (v1.10 let values pick one).
+    #[test]
+    fn conflicting_definitions_make_every_list_invalid() {
+        let status = "[{name: a, definitions: [{from: inline, schema: {openAPIV3Schema: {type: string}}}]},
+                       {name: proxy, definitionsConflict: true, definitions: [
+                         {from: inline, schema: {openAPIV3Schema: {type: string}}},
+                         {from: lb, schema: {openAPIV3Schema: {type: object}}}]}]";
+        let compiled = CompiledVariables::compile(&serde_yaml_ng::from_str::<Vec<_>>(status).unwrap());
+        assert_eq!(
+            messages(compiled.validate_cluster_variables(&values("[{name: a, value: x}]"), None, &path())),
+            [
+                r#"spec.topology.variables: Invalid value: "[Name: a,Name: proxy]": variable definitions in the ClusterClass not valid: variable "proxy" has conflicting definitions"#
             ]
         );
     }
@@ -616,7 +449,7 @@ mod tests {
     #[test]
     fn schema_unknown_fields_and_cel_with_old_values() {
         let vars = values(
-            "[{name: region, value: eu}, {name: proxy, definitionFrom: lb, value: {host: h, port: 1}},
+            "[{name: region, value: eu}, {name: proxy, value: {host: h, port: 1}},
               {name: etcd, value: {dir: rel}}, {name: size, value: 2}]",
         );
         let old = values("[{name: size, value: 5}]");
@@ -631,12 +464,9 @@ mod tests {
     }
 
     #[test]
-    fn repeated_entries_and_mixed_definition_from() {
+    fn repeated_entries() {
         let errors = compiled().validate_override_variables(
-            &values(
-                "[{name: size, value: 1}, {name: size, value: 2}, {name: proxy, definitionFrom: lb, value: {}},
-                  {name: proxy, definitionFrom: lb, value: {}}, {name: region, value: a}, {name: region, definitionFrom: inline, value: b}]",
-            ),
+            &values("[{name: size, value: 1}, {name: size, value: 2}, {name: proxy, value: {}}, {name: proxy, value: {}}]"),
             None,
             &path(),
         );
@@ -644,8 +474,7 @@ mod tests {
             messages(errors),
             [
                 r#"spec.topology.variables[size]: Invalid value: "2": variable "size" is set more than once"#,
-                r#"spec.topology.variables[proxy]: Invalid value: "{}": variable "proxy" from "lb" is set more than once"#,
-                r#"spec.topology.variables[region].definitionFrom: Invalid value: "inline": variable "region" is set both with and without definitionFrom"#,
+                r#"spec.topology.variables[proxy]: Invalid value: "{}": variable "proxy" is set more than once"#,
             ]
         );
     }
@@ -676,17 +505,5 @@ mod tests {
             .unwrap();
         let got: Vec<Value> = defaulted.into_iter().map(|v| v.value).collect();
         assert_eq!(got, [json!("eu"), json!({"tag": "3.5"})]);
-    }
-
-    #[test]
-    fn appended_entries_are_recorded_as_they_serialise() {
-        for from in ["", "lb"] {
-            let entry = ClusterVariable {
-                name: "proxy".into(),
-                definition_from: from.into(),
-                value: json!({"host": "h"}),
-            };
-            assert_eq!(entry_json(&entry), serde_json::to_value(&entry).unwrap());
-        }
     }
 }

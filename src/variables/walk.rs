@@ -234,7 +234,7 @@ impl Walker<'_> {
             return;
         };
         if let Some(min) = props.minimum {
-            let (fails, phrase) = if props.exclusive_minimum {
+            let (fails, phrase) = if props.exclusive_minimum == Some(true) {
                 (number <= min as f64, "greater than")
             } else {
                 (number < min as f64, "greater than or equal to")
@@ -244,7 +244,7 @@ impl Walker<'_> {
             }
         }
         if let Some(max) = props.maximum {
-            let (fails, phrase) = if props.exclusive_maximum {
+            let (fails, phrase) = if props.exclusive_maximum == Some(true) {
                 (number >= max as f64, "less than")
             } else {
                 (number > max as f64, "less than or equal to")
@@ -273,7 +273,7 @@ impl Walker<'_> {
         if let Some(max) = props.max_items.filter(|max| count > *max) {
             self.too_many(name, max);
         }
-        let duplicated = props.unique_items
+        let duplicated = props.unique_items == Some(true)
             && items
                 .iter()
                 .enumerate()
@@ -344,7 +344,7 @@ impl Walker<'_> {
 
 /// The type(s) a schema requires, comma-separated as kube-openapi prints them ("" for any).
 fn expected_type(schema: &Schema) -> &str {
-    if schema.props.x_int_or_string {
+    if schema.props.is_int_or_string() {
         "integer,string"
     } else {
         &schema.props.type_

@@ -3,9 +3,11 @@
 use serde_json::{json, Map, Value};
 
 use super::{
-    clone_template, cloned_from, merged_metadata, owned_labels, reference_to, set_node_timeouts, set_opt,
+    clone_template, cloned_from, contract_ref_to, merged_metadata, node_timeouts, owned_labels, reference_to,
+    set_deletion, set_list, set_opt,
 };
-use crate::api::{ControlPlaneClass, ControlPlaneTopology};
+use crate::api::convert::go_duration;
+use crate::api::{ControlPlaneClass, ControlPlaneTopology, MachineDeletionSpec};
 
 /// What the control plane is built from.
 #[derive(Debug, Clone, Copy)]
@@ -23,8 +25,11 @@ pub struct ControlPlaneInput<'a> {
     pub cluster: &'a str,
     /// The version to run.
     pub version: &'a str,
-    /// The topology's `rolloutAfter`, when set.
+    /// The v1beta1 topology-wide `rolloutAfter` (kept on the hub in an annotation), when set:
+    /// `spec.rollout.after` unless `controlPlane.rollout.after` is set.
     pub rollout_after: Option<&'a str>,
+    /// Whether the control plane follows the v1beta1 contract (see [`desired`]).
+    pub v1beta1_contract: bool,
     /// The class's control plane.
     pub class: &'a ControlPlaneClass,
     /// The topology's control plane.
@@ -73,9 +78,15 @@ fn overlay(base: &Value, over: &Map<String, Value>) -> Map<String, Value> {
 }
 
 /// The control plane: the template's spec, then the fields the topology owns set over whatever the
-/// patches wrote (version, rolloutAfter, replicas, machineTemplate metadata, infrastructureRef,
-/// readiness gates, timeouts). With an infrastructure machine template, the machines' metadata is
-/// the unpatched template's `machineTemplate.metadata` with the control plane's on top.
+/// patches wrote (version, `rollout.after`, replicas, machineTemplate metadata, infrastructureRef,
+/// readiness gates, taints, timeouts). With an infrastructure machine template, the machines'
+/// metadata is the unpatched template's `machineTemplate.metadata` with the control plane's on top.
+///
+/// Paths follow the control plane's contract, as Cluster API v1.14's `contract` package writes
+/// them: v1beta2 `machineTemplate.spec.{infrastructureRef {apiGroup, kind, name}, readinessGates,
+/// taints, deletion.*Seconds}`; v1beta1 `machineTemplate.{infrastructureRef (an object
+/// reference), readinessGates, taints, node*Timeout (durations)}`. `spec.rollout.after` is the
+/// same for both, as in v1.14.
 pub fn desired(input: &ControlPlaneInput<'_>) -> Value {
     let mut object = clone_template(
         input.template.clone(),
@@ -93,7 +104,16 @@ pub fn desired(input: &ControlPlaneInput<'_>) -> Value {
     }
     let spec = &mut object["spec"];
     spec["version"] = json!(input.version);
-    set_opt(spec, "rolloutAfter", json!(input.rollout_after));
+    let rollout_after = match &input.topology.rollout.after {
+        Some(after) => json!(after),
+        None => json!(input.rollout_after),
+    };
+    if !rollout_after.is_null() {
+        if !spec["rollout"].is_object() {
+            spec["rollout"] = json!({});
+        }
+        spec["rollout"]["after"] = rollout_after;
+    }
     set_opt(spec, "replicas", json!(input.topology.replicas));
     if input.machine_infrastructure.is_some() || spec.get("machineTemplate").is_some() {
         let mut machine = spec.get("machineTemplate").cloned().unwrap_or_else(|| json!({}));
@@ -106,30 +126,62 @@ pub fn desired(input: &ControlPlaneInput<'_>) -> Value {
                 "annotations",
                 Value::Object(overlay(&kept["annotations"], &annotations)),
             );
-            machine["infrastructureRef"] = reference_to(infra);
+            if input.v1beta1_contract {
+                machine["infrastructureRef"] = reference_to(infra);
+            } else {
+                machine_spec(&mut machine)["infrastructureRef"] = contract_ref_to(infra);
+            }
         }
-        let gates = if input.topology.readiness_gates.is_empty() {
-            &input.class.readiness_gates
+        let (topology, class) = (input.topology, input.class);
+        let gates = if topology.readiness_gates.is_empty() {
+            &class.readiness_gates
         } else {
-            &input.topology.readiness_gates
+            &topology.readiness_gates
         };
-        if !gates.is_empty() {
-            machine["readinessGates"] = serde_json::to_value(gates).unwrap_or(Value::Null);
+        let taints = if topology.taints.is_empty() {
+            &class.taints
+        } else {
+            &topology.taints
+        };
+        let timeouts = node_timeouts(&topology.deletion, &class.deletion);
+        if input.v1beta1_contract {
+            set_list(&mut machine, "readinessGates", gates);
+            set_list(&mut machine, "taints", taints);
+            set_v1beta1_timeouts(&mut machine, &timeouts);
+        } else {
+            let machine_spec = machine_spec(&mut machine);
+            set_list(machine_spec, "readinessGates", gates);
+            set_list(machine_spec, "taints", taints);
+            set_deletion(machine_spec, &timeouts);
+            if machine_spec.as_object().is_some_and(Map::is_empty) {
+                if let Some(map) = machine.as_object_mut() {
+                    map.remove("spec");
+                }
+            }
         }
-        set_node_timeouts(
-            &mut machine,
-            [
-                &input.topology.node_drain_timeout,
-                &input.topology.node_volume_detach_timeout,
-                &input.topology.node_deletion_timeout,
-            ],
-            [
-                &input.class.node_drain_timeout,
-                &input.class.node_volume_detach_timeout,
-                &input.class.node_deletion_timeout,
-            ],
-        );
         spec["machineTemplate"] = machine;
     }
     object
+}
+
+/// `machineTemplate.spec` of a v1beta2-contract control plane, made an object if it is not one.
+fn machine_spec(machine: &mut Value) -> &mut Value {
+    if !machine["spec"].is_object() {
+        machine["spec"] = json!({});
+    }
+    &mut machine["spec"]
+}
+
+/// A v1beta1-contract control plane's `machineTemplate.node*Timeout`, as durations (`10m0s`).
+fn set_v1beta1_timeouts(machine: &mut Value, timeouts: &MachineDeletionSpec) {
+    for (key, seconds) in [
+        ("nodeDrainTimeout", timeouts.node_drain_timeout_seconds),
+        (
+            "nodeVolumeDetachTimeout",
+            timeouts.node_volume_detach_timeout_seconds,
+        ),
+        ("nodeDeletionTimeout", timeouts.node_deletion_timeout_seconds),
+    ] {
+        set_opt(machine, key, json!(seconds.map(|s| go_duration(i64::from(s)))));
+    }
 }

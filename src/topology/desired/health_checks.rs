@@ -5,39 +5,34 @@ use serde_json::{json, Map, Value};
 use super::owned_labels;
 use crate::api::{MachineHealthCheckClass, MachineHealthCheckTopology};
 
-/// The health check settings in force: the topology's class when enabled and given, else the
-/// class's; none when the topology disables it or neither defines one.
-pub fn effective<'a>(
-    class: Option<&'a MachineHealthCheckClass>,
-    topology: Option<&'a MachineHealthCheckTopology>,
-) -> Option<&'a MachineHealthCheckClass> {
-    match topology {
-        Some(t) if t.enable == Some(false) => None,
-        Some(t) if t.class != MachineHealthCheckClass::default() => Some(&t.class),
-        Some(t) if t.enable == Some(true) => class,
-        _ => class,
-    }
-}
+/// Seconds Cluster API's MachineHealthCheck defaulting gives `checks.nodeStartupTimeoutSeconds`.
+const DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS: i32 = 600;
 
-/// What Cluster API's MachineHealthCheck defaulting sets on a desired check, so it equals the
-/// stored one: `maxUnhealthy` 100%, `nodeStartupTimeout` 10m0s, and the remediation template's
-/// namespace.
-fn set_defaults(spec: &mut Map<String, Value>, namespace: &str) {
-    spec.entry("maxUnhealthy").or_insert_with(|| json!("100%"));
-    spec.entry("nodeStartupTimeout").or_insert_with(|| json!("10m0s"));
-    if let Some(Value::Object(template)) = spec.get_mut("remediationTemplate") {
-        let empty = template
-            .get("namespace")
-            .and_then(Value::as_str)
-            .is_none_or(str::is_empty);
-        if empty {
-            template.insert("namespace".to_owned(), json!(namespace));
-        }
+/// The health check settings in force, as Cluster API v1.14 picks them: none when the topology
+/// disables it or neither the class nor the topology defines one; else the topology's checks and
+/// remediation when it defines some, otherwise the class's. `remediation.maxInFlight` belongs to
+/// the MachineDeployment, not to the check, so it is left out.
+pub fn effective(
+    class: &MachineHealthCheckClass,
+    topology: &MachineHealthCheckTopology,
+) -> Option<MachineHealthCheckClass> {
+    if topology.enabled == Some(false) || (class.is_unset() && !topology.is_defined()) {
+        return None;
     }
+    let mut check = if topology.is_defined() {
+        MachineHealthCheckClass {
+            checks: topology.checks.clone(),
+            remediation: topology.remediation.clone(),
+        }
+    } else {
+        class.clone()
+    };
+    check.remediation.max_in_flight = None;
+    Some(check)
 }
 
 /// A MachineHealthCheck named after its target, selecting its machines by `match_labels`, with
-/// Cluster API's defaults.
+/// Cluster API's defaults (`checks.nodeStartupTimeoutSeconds` 600).
 pub fn desired(
     name: &str,
     namespace: &str,
@@ -45,14 +40,23 @@ pub fn desired(
     match_labels: Map<String, Value>,
     check: &MachineHealthCheckClass,
 ) -> Value {
-    let mut spec = serde_json::to_value(check).unwrap_or_else(|_| json!({}));
-    if let Some(map) = spec.as_object_mut() {
-        map.insert("clusterName".to_owned(), json!(cluster));
-        map.insert("selector".to_owned(), json!({"matchLabels": match_labels}));
-        set_defaults(map, namespace);
+    let mut checks = check.checks.clone();
+    checks
+        .node_startup_timeout_seconds
+        .get_or_insert(DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS);
+    let mut spec = Map::new();
+    spec.insert("clusterName".to_owned(), json!(cluster));
+    spec.insert("selector".to_owned(), json!({"matchLabels": match_labels}));
+    spec.insert(
+        "checks".to_owned(),
+        serde_json::to_value(&checks).unwrap_or_else(|_| json!({})),
+    );
+    let remediation = serde_json::to_value(&check.remediation).unwrap_or(Value::Null);
+    if remediation.as_object().is_some_and(|r| !r.is_empty()) {
+        spec.insert("remediation".to_owned(), remediation);
     }
     json!({
-        "apiVersion": "cluster.x-k8s.io/v1beta1",
+        "apiVersion": super::CAPI_API_VERSION,
         "kind": "MachineHealthCheck",
         "metadata": {"name": name, "namespace": namespace, "labels": owned_labels(cluster)},
         "spec": spec,
@@ -66,28 +70,42 @@ mod tests {
     #[test]
     fn desired_checks_carry_the_defaults_of_the_webhook() {
         let bare: MachineHealthCheckClass =
-            serde_yaml_ng::from_str("{remediationTemplate: {kind: T, name: t}}").unwrap();
+            serde_yaml_ng::from_str("{remediation: {templateRef: {apiVersion: r/v1, kind: T, name: t}}}")
+                .unwrap();
         let check = desired("cp", "ns", "c1", Map::new(), &bare);
-        assert_eq!(check["spec"]["maxUnhealthy"], "100%");
-        assert_eq!(check["spec"]["nodeStartupTimeout"], "10m0s");
-        assert_eq!(check["spec"]["remediationTemplate"]["namespace"], "ns");
-        let set: MachineHealthCheckClass =
-            serde_yaml_ng::from_str("{maxUnhealthy: 2, nodeStartupTimeout: 5m}").unwrap();
+        assert_eq!(check["apiVersion"], "cluster.x-k8s.io/v1beta2");
+        assert_eq!(check["spec"]["checks"]["nodeStartupTimeoutSeconds"], 600);
+        assert_eq!(check["spec"]["remediation"]["templateRef"]["name"], "t");
+        let set: MachineHealthCheckClass = serde_yaml_ng::from_str(
+            "{checks: {nodeStartupTimeoutSeconds: 300}, remediation: {triggerIf: {unhealthyLessThanOrEqualTo: 2}}}",
+        )
+        .unwrap();
         let check = desired("cp", "ns", "c1", Map::new(), &set);
-        assert_eq!(check["spec"]["maxUnhealthy"], 2);
-        assert_eq!(check["spec"]["nodeStartupTimeout"], "5m");
+        assert_eq!(
+            check["spec"]["remediation"]["triggerIf"]["unhealthyLessThanOrEqualTo"],
+            2
+        );
+        assert_eq!(check["spec"]["checks"]["nodeStartupTimeoutSeconds"], 300);
     }
 
     #[test]
     fn topology_can_disable_or_replace_the_class_check() {
-        let class: MachineHealthCheckClass = serde_yaml_ng::from_str("{nodeStartupTimeout: 10m}").unwrap();
-        let off: MachineHealthCheckTopology = serde_yaml_ng::from_str("{enable: false}").unwrap();
-        let own: MachineHealthCheckTopology = serde_yaml_ng::from_str("{nodeStartupTimeout: 5m}").unwrap();
-        assert_eq!(effective(Some(&class), None), Some(&class));
-        assert_eq!(effective(Some(&class), Some(&off)), None);
+        let class: MachineHealthCheckClass = serde_yaml_ng::from_str(
+            "{checks: {nodeStartupTimeoutSeconds: 600}, remediation: {maxInFlight: 1}}",
+        )
+        .unwrap();
+        let off: MachineHealthCheckTopology = serde_yaml_ng::from_str("{enabled: false}").unwrap();
+        let own: MachineHealthCheckTopology =
+            serde_yaml_ng::from_str("{checks: {nodeStartupTimeoutSeconds: 300}}").unwrap();
+        let none = MachineHealthCheckTopology::default();
+        let from_class = effective(&class, &none).unwrap();
+        assert_eq!(from_class.checks, class.checks);
+        assert_eq!(from_class.remediation.max_in_flight, None);
+        assert_eq!(effective(&class, &off), None);
+        assert_eq!(effective(&MachineHealthCheckClass::default(), &none), None);
         assert_eq!(
-            effective(Some(&class), Some(&own)).and_then(|c| c.node_startup_timeout.clone()),
-            Some("5m".to_owned())
+            effective(&class, &own).and_then(|c| c.checks.node_startup_timeout_seconds),
+            Some(300)
         );
     }
 }

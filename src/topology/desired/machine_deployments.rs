@@ -3,7 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use super::worker_object::WorkerObject;
-use super::{merged_metadata, object_of, owned_labels, set_node_timeouts, set_opt, worker_annotations};
+use super::{merged_metadata, node_timeouts, object_of, owned_labels, set_list, set_opt, worker_annotations};
 use crate::api::labels::TOPOLOGY_DEPLOYMENT_NAME_LABEL;
 use crate::api::{MachineDeploymentClass, MachineDeploymentTopology};
 
@@ -18,7 +18,9 @@ pub struct MachineDeploymentInput<'a> {
     pub cluster: &'a str,
     /// The version to run.
     pub version: &'a str,
-    /// `spec.rolloutAfter`, when the topology's rollout has reached this MachineDeployment.
+    /// The v1beta1 topology-wide `rolloutAfter` (kept on the hub in an annotation), when the
+    /// sequencing has reached this MachineDeployment: `spec.rollout.after` unless the topology
+    /// sets its own `rollout`.
     pub rollout_after: Option<&'a str>,
     /// The worker class.
     pub class: &'a MachineDeploymentClass,
@@ -30,13 +32,15 @@ pub struct MachineDeploymentInput<'a> {
     pub infrastructure: &'a Value,
 }
 
-/// The MachineDeployment: labels and annotations of the class template, then of the topology (the
-/// topology wins), then the owned and deployment-name labels; topology values over class defaults.
+/// The MachineDeployment at v1beta2: labels and annotations of the class, then of the topology
+/// (the topology wins), then the owned and deployment-name labels; topology values over class
+/// defaults, as Cluster API v1.14 computes them (`rollout` is the topology's whole when it sets
+/// one, else the class's strategy).
 pub fn desired(input: &MachineDeploymentInput<'_>) -> Value {
     let (class, topology) = (input.class, input.topology);
     let mut fixed = owned_labels(input.cluster);
     fixed.insert(TOPOLOGY_DEPLOYMENT_NAME_LABEL.to_owned(), topology.name.clone());
-    let (labels, annotations) = merged_metadata(&[&class.template.metadata, &topology.metadata], fixed);
+    let (labels, annotations) = merged_metadata(&[&class.metadata, &topology.metadata], fixed);
     let mut selector = Map::new();
     for key in [
         crate::api::labels::CLUSTER_NAME_LABEL,
@@ -59,43 +63,60 @@ pub fn desired(input: &MachineDeploymentInput<'_>) -> Value {
         annotations: worker_annotations(annotations),
         replicas: topology.replicas,
         min_ready_seconds: topology.min_ready_seconds.or(class.min_ready_seconds),
+        deletion: node_timeouts(&topology.deletion, &class.deletion),
+        taints: if topology.taints.is_empty() {
+            &class.taints
+        } else {
+            &topology.taints
+        },
     }
     .build();
     let machine_spec = &mut object["spec"]["template"]["spec"];
-    set_opt(
-        machine_spec,
-        "failureDomain",
-        json!(topology.failure_domain.as_ref().or(class.failure_domain.as_ref())),
-    );
-    set_node_timeouts(
-        machine_spec,
-        [
-            &topology.node_drain_timeout,
-            &topology.node_volume_detach_timeout,
-            &topology.node_deletion_timeout,
-        ],
-        [
-            &class.node_drain_timeout,
-            &class.node_volume_detach_timeout,
-            &class.node_deletion_timeout,
-        ],
-    );
+    let failure_domain = if topology.failure_domain.is_empty() {
+        &class.failure_domain
+    } else {
+        &topology.failure_domain
+    };
+    if !failure_domain.is_empty() {
+        machine_spec["failureDomain"] = json!(failure_domain);
+    }
     let gates = if topology.readiness_gates.is_empty() {
         &class.readiness_gates
     } else {
         &topology.readiness_gates
     };
-    if !gates.is_empty() {
-        machine_spec["readinessGates"] = serde_json::to_value(gates).unwrap_or(Value::Null);
-    }
+    set_list(machine_spec, "readinessGates", gates);
     let spec = &mut object["spec"];
     spec["selector"] = object_of([("matchLabels", Value::Object(selector))]);
-    set_opt(spec, "rolloutAfter", json!(input.rollout_after));
-    let strategy = topology.strategy.as_ref().or(class.strategy.as_ref());
+    let mut rollout = if topology.rollout == Default::default() {
+        json!({"strategy": class.rollout.strategy})
+    } else {
+        serde_json::to_value(&topology.rollout).unwrap_or_else(|_| json!({}))
+    };
+    if rollout.get("after").is_none() {
+        set_opt(&mut rollout, "after", json!(input.rollout_after));
+    }
+    if rollout["strategy"].as_object().is_some_and(Map::is_empty) || rollout["strategy"].is_null() {
+        if let Some(map) = rollout.as_object_mut() {
+            map.remove("strategy");
+        }
+    }
+    set_opt(spec, "rollout", rollout);
+    let order = topology.deletion.order.or(class.deletion.order);
     set_opt(
         spec,
-        "strategy",
-        serde_json::to_value(strategy).unwrap_or(Value::Null),
+        "deletion",
+        json!(order.map(|order| json!({"order": order}))),
+    );
+    let max_in_flight = topology.health_check.remediation.max_in_flight.as_ref().or(class
+        .health_check
+        .remediation
+        .max_in_flight
+        .as_ref());
+    set_opt(
+        spec,
+        "remediation",
+        json!(max_in_flight.map(|m| json!({"maxInFlight": m}))),
     );
     object
 }

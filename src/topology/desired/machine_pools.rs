@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::worker_object::WorkerObject;
-use super::{merged_metadata, owned_labels, set_node_timeouts, worker_annotations};
+use super::{merged_metadata, node_timeouts, owned_labels, worker_annotations};
 use crate::api::labels::TOPOLOGY_POOL_NAME_LABEL;
 use crate::api::{MachinePoolClass, MachinePoolTopology};
 
@@ -42,7 +42,7 @@ pub fn desired(input: &MachinePoolInput<'_>) -> Value {
     let (class, topology) = (input.class, input.topology);
     let mut fixed = owned_labels(input.cluster);
     fixed.insert(TOPOLOGY_POOL_NAME_LABEL.to_owned(), topology.name.clone());
-    let (labels, annotations) = merged_metadata(&[&class.template.metadata, &topology.metadata], fixed);
+    let (labels, annotations) = merged_metadata(&[&class.metadata, &topology.metadata], fixed);
     let mut object = WorkerObject {
         kind: "MachinePool",
         name: input.name,
@@ -55,21 +55,14 @@ pub fn desired(input: &MachinePoolInput<'_>) -> Value {
         annotations: worker_annotations(annotations),
         replicas: topology.replicas,
         min_ready_seconds: topology.min_ready_seconds.or(class.min_ready_seconds),
+        deletion: node_timeouts(&topology.deletion, &class.deletion),
+        taints: if topology.taints.is_empty() {
+            &class.taints
+        } else {
+            &topology.taints
+        },
     }
     .build();
-    set_node_timeouts(
-        &mut object["spec"]["template"]["spec"],
-        [
-            &topology.node_drain_timeout,
-            &topology.node_volume_detach_timeout,
-            &topology.node_deletion_timeout,
-        ],
-        [
-            &class.node_drain_timeout,
-            &class.node_volume_detach_timeout,
-            &class.node_deletion_timeout,
-        ],
-    );
     let domains = if topology.failure_domains.is_empty() {
         &class.failure_domains
     } else {
@@ -89,8 +82,8 @@ mod tests {
     #[test]
     fn a_machine_pool_takes_topology_values_over_class_defaults() {
         let class: MachinePoolClass = serde_json::from_value(json!({
-            "class": "pool", "failureDomains": ["a"], "minReadySeconds": 5, "nodeDrainTimeout": "1m",
-            "template": {"metadata": {"labels": {"tier": "class", "keep": "yes"}}},
+            "class": "pool", "failureDomains": ["a"], "minReadySeconds": 5, "deletion": {"nodeDrainTimeoutSeconds": 60},
+            "metadata": {"labels": {"tier": "class", "keep": "yes"}},
         }))
         .unwrap();
         let topology: MachinePoolTopology = serde_json::from_value(json!({
@@ -114,7 +107,8 @@ mod tests {
         });
         assert_eq!(pool["kind"], "MachinePool");
         assert_eq!(pool["spec"]["replicas"], 2);
-        assert_eq!(pool["spec"]["minReadySeconds"], 5);
+        assert_eq!(pool["apiVersion"], "cluster.x-k8s.io/v1beta2");
+        assert_eq!(pool["spec"]["template"]["spec"]["minReadySeconds"], 5);
         assert_eq!(pool["spec"]["failureDomains"], json!(["b", "c"]));
         let labels = &pool["metadata"]["labels"];
         assert_eq!(labels["tier"], "topology");
@@ -127,8 +121,11 @@ mod tests {
         );
         let machine = &pool["spec"]["template"]["spec"];
         assert_eq!(machine["version"], "v1.31.0");
-        assert_eq!(machine["nodeDrainTimeout"], "1m");
+        assert_eq!(machine["deletion"]["nodeDrainTimeoutSeconds"], 60);
         assert_eq!(machine["bootstrap"]["configRef"]["kind"], "KubeadmConfig");
-        assert_eq!(machine["infrastructureRef"]["name"], "c1-mp-0-i");
+        assert_eq!(
+            machine["infrastructureRef"],
+            json!({"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "DockerMachinePool", "name": "c1-mp-0-i"})
+        );
     }
 }

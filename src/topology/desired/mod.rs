@@ -8,14 +8,18 @@ pub mod worker_object;
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::api::labels::{
     CLUSTER_NAME_LABEL, TEMPLATE_CLONED_FROM_GROUP_KIND_ANNOTATION, TEMPLATE_CLONED_FROM_NAME_ANNOTATION,
     TOPOLOGY_DEFER_UPGRADE_ANNOTATION, TOPOLOGY_HOLD_UPGRADE_SEQUENCE_ANNOTATION, TOPOLOGY_OWNED_LABEL,
 };
-use crate::api::TopologyMetadata;
+use crate::api::{MachineDeletionSpec, TopologyMetadata};
 use crate::store::group_of;
+
+/// The apiVersion of the Cluster API objects the engine generates (MachineDeployment,
+/// MachinePool, MachineHealthCheck): the v1beta2 hub.
+pub const CAPI_API_VERSION: &str = "cluster.x-k8s.io/v1beta2";
 
 /// Labels every generated object carries: the Cluster's name and the topology-owned marker.
 pub fn owned_labels(cluster: &str) -> BTreeMap<String, String> {
@@ -66,8 +70,8 @@ pub fn worker_annotations(mut annotations: Map<String, Value>) -> Map<String, Va
     annotations
 }
 
-/// The annotation `kubectl apply` leaves, never copied to a clone.
-const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
+/// The annotation `kubectl apply` leaves, never copied to a clone nor shown to patches.
+pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// The clone of a template as stored: same apiVersion and kind (`instantiate` false) or the kind
 /// without `Template` and the template's `spec.template.spec` (true). Its labels and annotations
@@ -159,7 +163,19 @@ pub fn cloned_from(template: &Value) -> [(String, Value); 2] {
     ]
 }
 
-/// An object reference (`apiVersion`, `kind`, `name`, `namespace`) to `object`.
+/// A v1beta2 contract-versioned reference (`apiGroup`, `kind`, `name`) to `object`, as Cluster
+/// API v1.14 writes the Cluster's, Machines' and workers' references.
+pub fn contract_ref_to(object: &Value) -> Value {
+    let group = group_of(object["apiVersion"].as_str().unwrap_or_default());
+    object_of([
+        ("apiGroup", Value::String(group.to_owned())),
+        ("kind", object["kind"].clone()),
+        ("name", object["metadata"]["name"].clone()),
+    ])
+}
+
+/// A v1beta1 object reference (`apiVersion`, `kind`, `name`, `namespace`) to `object`, as a
+/// v1beta1-contract control plane's `machineTemplate.infrastructureRef` holds it.
 pub fn reference_to(object: &Value) -> Value {
     let metadata = &object["metadata"];
     object_of([
@@ -175,19 +191,36 @@ pub fn object_of<const N: usize>(entries: [(&str, Value); N]) -> Value {
     Value::Object(entries.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
 }
 
-/// A node drain, volume detach and deletion timeout, in that order.
-pub type NodeTimeouts<'a> = [&'a Option<String>; 3];
+/// The node drain, volume detach and deletion timeouts in force: each the topology's, else the
+/// class's (the deletion order is not a machine's and is left out).
+pub fn node_timeouts(topology: &MachineDeletionSpec, class: &MachineDeletionSpec) -> MachineDeletionSpec {
+    MachineDeletionSpec {
+        order: None,
+        node_drain_timeout_seconds: topology
+            .node_drain_timeout_seconds
+            .or(class.node_drain_timeout_seconds),
+        node_volume_detach_timeout_seconds: topology
+            .node_volume_detach_timeout_seconds
+            .or(class.node_volume_detach_timeout_seconds),
+        node_deletion_timeout_seconds: topology
+            .node_deletion_timeout_seconds
+            .or(class.node_deletion_timeout_seconds),
+    }
+}
 
-/// Sets `nodeDrainTimeout`, `nodeVolumeDetachTimeout` and `nodeDeletionTimeout` on a machine spec:
-/// the topology's value, else the class's.
-pub fn set_node_timeouts(machine: &mut Value, topology: NodeTimeouts<'_>, class: NodeTimeouts<'_>) {
-    let keys = [
-        "nodeDrainTimeout",
-        "nodeVolumeDetachTimeout",
-        "nodeDeletionTimeout",
-    ];
-    for ((key, topology), class) in keys.into_iter().zip(topology).zip(class) {
-        set_opt(machine, key, json!(topology.as_ref().or(class.as_ref())));
+/// Sets a v1beta2 machine spec's `deletion` (`node*TimeoutSeconds`), when some timeout is set.
+pub fn set_deletion(machine: &mut Value, timeouts: &MachineDeletionSpec) {
+    set_opt(
+        machine,
+        "deletion",
+        serde_json::to_value(timeouts).unwrap_or(Value::Null),
+    );
+}
+
+/// Sets `key` to `list` on a JSON object when the list has entries.
+pub fn set_list<T: serde::Serialize>(object: &mut Value, key: &str, list: &[T]) {
+    if !list.is_empty() {
+        set_opt(object, key, serde_json::to_value(list).unwrap_or(Value::Null));
     }
 }
 
@@ -202,6 +235,7 @@ pub fn set_opt(object: &mut Value, key: &str, value: Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn instantiated_templates_drop_the_suffix_and_keep_only_the_inner_spec() {

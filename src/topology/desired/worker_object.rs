@@ -4,7 +4,8 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{object_of, reference_to, set_opt};
+use super::{contract_ref_to, object_of, set_deletion, set_list, set_opt, CAPI_API_VERSION};
+use crate::api::{MachineDeletionSpec, MachineTaint};
 
 /// The shared fields of a worker object.
 #[derive(Debug, Clone)]
@@ -31,20 +32,33 @@ pub struct WorkerObject<'a> {
     pub replicas: Option<i32>,
     /// Seconds a machine must be ready to count as available.
     pub min_ready_seconds: Option<i32>,
+    /// The machines' node drain, volume detach and deletion timeouts.
+    pub deletion: MachineDeletionSpec,
+    /// The machines' taints.
+    pub taints: &'a [MachineTaint],
 }
 
 impl WorkerObject<'_> {
-    /// The object; callers add what is particular to their kind.
+    /// The object, at `cluster.x-k8s.io/v1beta2`: references as `{apiGroup, kind, name}`,
+    /// `minReadySeconds`, `deletion` and `taints` on the machine template's spec; callers add what
+    /// is particular to their kind.
     pub fn build(self) -> Value {
-        let machine_spec = object_of([
+        let mut machine_spec = object_of([
             ("clusterName", json!(self.cluster)),
             ("version", json!(self.version)),
             (
                 "bootstrap",
-                object_of([("configRef", reference_to(self.bootstrap))]),
+                object_of([("configRef", contract_ref_to(self.bootstrap))]),
             ),
-            ("infrastructureRef", reference_to(self.infrastructure)),
+            ("infrastructureRef", contract_ref_to(self.infrastructure)),
         ]);
+        set_deletion(&mut machine_spec, &self.deletion);
+        set_list(&mut machine_spec, "taints", self.taints);
+        set_opt(
+            &mut machine_spec,
+            "minReadySeconds",
+            json!(self.min_ready_seconds),
+        );
         let mut template_metadata = object_of([("labels", Value::Object(self.labels.clone()))]);
         set_opt(
             &mut template_metadata,
@@ -59,7 +73,6 @@ impl WorkerObject<'_> {
             ),
         ]);
         set_opt(&mut spec, "replicas", json!(self.replicas));
-        set_opt(&mut spec, "minReadySeconds", json!(self.min_ready_seconds));
         let mut metadata = object_of([
             ("name", json!(self.name)),
             ("namespace", json!(self.namespace)),
@@ -67,7 +80,7 @@ impl WorkerObject<'_> {
         ]);
         set_opt(&mut metadata, "annotations", Value::Object(self.annotations));
         object_of([
-            ("apiVersion", json!("cluster.x-k8s.io/v1beta1")),
+            ("apiVersion", json!(CAPI_API_VERSION)),
             ("kind", json!(self.kind)),
             ("metadata", metadata),
             ("spec", spec),

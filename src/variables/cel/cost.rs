@@ -46,7 +46,7 @@ pub fn min_serialized_size(schema: &JSONSchemaProps) -> u64 {
     match schema.type_.as_str() {
         "boolean" => 4,
         "integer" | "number" => 1,
-        _ if schema.x_int_or_string => 1,
+        _ if schema.is_int_or_string() => 1,
         _ => 2,
     }
 }

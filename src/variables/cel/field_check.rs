@@ -173,7 +173,7 @@ impl<'s> Checker<'s> {
                     }
                 }
             }
-            _ if node.x_int_or_string => Type::Unknown,
+            _ if node.is_int_or_string() => Type::Unknown,
             scalar => {
                 if let Some(name) = scalar_type_name(scalar, &node.format) {
                     self.errors
