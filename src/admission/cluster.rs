@@ -1,7 +1,7 @@
-//! The Cluster webhooks: defaulting (ref namespaces, the `v` of the version, variables from the
-//! class's `status.variables`, which it also validates, as Cluster API does) and validation
-//! (refs, networks, topology, version changes, workers, health checks, autoscaler, class
-//! changes; not variables).
+//! The Cluster webhooks, as Cluster API v1.14 runs them on the v1beta2 hub: defaulting (the `v`
+//! of the version, variables from the class's `status.variables`, which it also validates) and
+//! validation (refs, networks, topology, version changes, workers, rollout, taints, health
+//! checks, autoscaler, class changes; not variables).
 
 pub(crate) mod metadata;
 mod patch;
@@ -37,31 +37,21 @@ fn default_recorded(
     source: &dyn ObjectSource,
     patch: &mut Recorder,
 ) -> Outcome {
-    let namespace = cluster.metadata.namespace.clone().unwrap_or_default();
-    for (place, reference) in [
-        (Place::InfrastructureRef, &mut cluster.spec.infrastructure_ref),
-        (Place::ControlPlaneRef, &mut cluster.spec.control_plane_ref),
-    ] {
-        let Some(reference) = reference else { continue };
-        if reference.namespace.as_deref().unwrap_or_default().is_empty() {
-            let pointer = place.pointer(&["namespace"]);
-            patch.set_string(place, pointer, reference.namespace.is_none(), &namespace);
-            reference.namespace = Some(namespace.clone());
-        }
-    }
-    let Some(topology) = cluster.spec.topology.as_mut() else {
+    // v1.14: nothing is defaulted without a topology; refs have no namespace any more.
+    let topology = &mut cluster.spec.topology;
+    if topology.is_unset() {
         return Outcome::default();
-    };
+    }
     if !topology.version.starts_with('v') {
+        let was_absent = topology.version.is_empty();
         topology.version = format!("v{}", topology.version);
         let pointer = Place::Version.pointer(&[]);
-        patch.set_string(Place::Version, pointer, false, &topology.version);
+        patch.set_string(Place::Version, pointer, was_absent, &topology.version);
     }
-    if topology.class.is_empty() {
-        let path = FieldPath::new("spec").children(&["topology", "class"]);
-        return Outcome::from_errors(FieldError::required(&path, "class cannot be empty").into());
+    if topology.class_ref.name.is_empty() {
+        let path = FieldPath::new("spec").children(&["topology", "classRef", "name"]);
+        return Outcome::from_errors(FieldError::required(&path, "cannot be empty").into());
     }
-    topology::default_remediation_namespaces(topology, &namespace, patch);
     let Ok(entry) = class_of(cluster, source) else {
         return Outcome::default();
     };
@@ -83,13 +73,13 @@ pub fn validate(cluster: &Cluster, old: Option<&Cluster>, source: &dyn ObjectSou
     validate_refs(cluster, old, errors);
     validate_networks(cluster, errors);
     let topology_path = FieldPath::new("spec").child("topology");
-    if cluster.spec.topology.is_some() {
+    if !cluster.spec.topology.is_unset() {
         if old.is_none() {
             validate_refs_with_topology(cluster, &mut outcome.errors);
         }
         outcome.merge(topology::validate(cluster, old, source));
     }
-    if old.is_some_and(|o| o.spec.topology.is_some()) && cluster.spec.topology.is_none() {
+    if old.is_some_and(|o| !o.spec.topology.is_unset()) && cluster.spec.topology.is_unset() {
         outcome.errors.push(FieldError::forbidden(
             &topology_path,
             "cannot be removed from an existing Cluster",
@@ -99,34 +89,37 @@ pub fn validate(cluster: &Cluster, old: Option<&Cluster>, source: &dyn ObjectSou
 }
 
 fn validate_refs(cluster: &Cluster, old: Option<&Cluster>, errors: &mut FieldErrors) {
-    let namespace = cluster.metadata.namespace.as_deref().unwrap_or_default();
     let spec = FieldPath::new("spec");
-    let refs = [
-        (
-            "infrastructureRef",
-            &cluster.spec.infrastructure_ref,
-            old.map(|o| &o.spec.infrastructure_ref),
-        ),
-        (
-            "controlPlaneRef",
-            &cluster.spec.control_plane_ref,
-            old.map(|o| &o.spec.control_plane_ref),
-        ),
-    ];
-    for (field, new, old) in refs {
-        if new.is_none() && old.is_some_and(Option::is_some) {
-            errors.push(FieldError::forbidden(&spec.child(field), "cannot be removed"));
-        }
-        if let Some(reference) = new {
-            let ref_namespace = reference.namespace.as_deref().unwrap_or_default();
-            if ref_namespace != namespace {
-                errors.push(FieldError::invalid(
-                    &spec.children(&[field, "namespace"]),
-                    ref_namespace,
-                    "must match metadata.namespace",
-                ));
-            }
-        }
+    let removed = |new: &crate::api::ContractVersionedObjectReference,
+                   old: Option<&crate::api::ContractVersionedObjectReference>| {
+        new.is_unset() && old.is_some_and(|o| !o.is_unset())
+    };
+    if removed(
+        &cluster.spec.infrastructure_ref,
+        old.map(|o| &o.spec.infrastructure_ref),
+    ) {
+        errors.push(FieldError::forbidden(
+            &spec.child("infrastructureRef"),
+            "cannot be removed",
+        ));
+    }
+    if cluster.spec.control_plane_ref.is_unset()
+        && cluster.spec.infrastructure_ref.is_unset()
+        && cluster.spec.topology.is_unset()
+    {
+        errors.push(FieldError::forbidden(
+            &spec,
+            "one of spec.controlPlaneRef, spec.infrastructureRef or spec.topology must be set",
+        ));
+    }
+    if removed(
+        &cluster.spec.control_plane_ref,
+        old.map(|o| &o.spec.control_plane_ref),
+    ) {
+        errors.push(FieldError::forbidden(
+            &spec.child("controlPlaneRef"),
+            "cannot be removed",
+        ));
     }
 }
 
@@ -134,13 +127,13 @@ fn validate_refs(cluster: &Cluster, old: Option<&Cluster>, errors: &mut FieldErr
 /// on update the topology controller has set them, so they are allowed there).
 fn validate_refs_with_topology(cluster: &Cluster, errors: &mut FieldErrors) {
     let spec = FieldPath::new("spec");
-    if cluster.spec.infrastructure_ref.is_some() {
+    if !cluster.spec.infrastructure_ref.is_unset() {
         errors.push(FieldError::forbidden(
             &spec.child("infrastructureRef"),
             "cannot be set together with spec.topology",
         ));
     }
-    if cluster.spec.control_plane_ref.is_some() {
+    if !cluster.spec.control_plane_ref.is_unset() {
         errors.push(FieldError::forbidden(
             &spec.child("controlPlaneRef"),
             "cannot be set together with spec.topology",
@@ -149,15 +142,12 @@ fn validate_refs_with_topology(cluster: &Cluster, errors: &mut FieldErrors) {
 }
 
 fn validate_networks(cluster: &Cluster, errors: &mut FieldErrors) {
-    let Some(network) = &cluster.spec.cluster_network else {
-        return;
-    };
+    let network = &cluster.spec.cluster_network;
     for (field, ranges) in [("pods", &network.pods), ("services", &network.services)] {
-        let Some(ranges) = ranges else { continue };
         let path = FieldPath::new("spec").children(&["clusterNetwork", field, "cidrBlocks"]);
         for (i, cidr) in ranges.cidr_blocks.iter().enumerate() {
             if let Err(reason) = parse_cidr(cidr) {
-                errors.push(FieldError::invalid(&path.index(i), cidr.as_str(), reason));
+                errors.push(FieldError::invalid(&path.index(i), cidr.clone(), reason));
             }
         }
     }
@@ -211,17 +201,33 @@ fn class_of(
     }
 }
 
+/// The ClusterClass condition Cluster API v1.14 reads to know the class's variables are current.
+const VARIABLES_READY_CONDITION: &str = "VariablesReady";
+
 /// A ClusterClass is reconciled when its status describes its generation and the
-/// `VariablesReconciled` condition is present and not False.
+/// `VariablesReady` condition is present and not False. A status written before v1beta2 (only
+/// the deprecated v1beta1 `VariablesReconciled` condition, no `VariablesReady`) is read through
+/// that condition instead: project decision, so classes reconciled by a v1beta1 controller are
+/// not taken as unreconciled during the migration.
 pub fn is_reconciled(class: &ClusterClass) -> bool {
     let Some(status) = &class.status else { return false };
     let generation = class.metadata.generation.unwrap_or(0);
     if status.observed_generation.unwrap_or(0) != generation {
         return false;
     }
-    status
+    if let Some(ready) = status
         .conditions
         .iter()
+        .find(|c| c.type_ == VARIABLES_READY_CONDITION)
+    {
+        return ready.status != "False";
+    }
+    status
+        .deprecated
+        .as_ref()
+        .and_then(|d| d.v1beta1.as_ref())
+        .into_iter()
+        .flat_map(|v| &v.conditions)
         .find(|c| c.type_ == crate::api::labels::VARIABLES_RECONCILED_CONDITION)
         .is_some_and(|c| c.status != "False")
 }

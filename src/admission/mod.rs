@@ -5,12 +5,14 @@ pub mod cluster_class;
 pub mod cluster_resource_set;
 pub mod cluster_resource_set_binding;
 mod diff;
+mod edge;
 pub mod extension_config;
 mod go_printed;
 pub mod health_check;
 pub mod request;
 mod review;
 pub mod status;
+pub mod taints;
 pub mod webhook;
 mod wire;
 

@@ -1,5 +1,6 @@
-//! AdmissionReview in, AdmissionReview out: decode the request, run the kind's rules, and answer
-//! with a minimal JSONPatch, a 422 `Status`, or a 400 for a request we cannot read.
+//! AdmissionReview in, AdmissionReview out: decode the request (converting objects sent in an
+//! older version to the hub), run the kind's rules, and answer with a minimal JSONPatch against
+//! what the client sent, a 422 `Status`, or a 400 for a request we cannot read.
 
 use json_patch::Patch;
 use kube::core::admission::{AdmissionResponse, AdmissionReview, Operation};
@@ -12,8 +13,8 @@ use serde_json::Value;
 
 use super::webhook::{Kind, Webhook};
 use super::{
-    cluster, cluster_class, cluster_resource_set, cluster_resource_set_binding, extension_config, status,
-    Outcome,
+    cluster, cluster_class, cluster_resource_set, cluster_resource_set_binding, edge, extension_config,
+    status, Outcome,
 };
 use crate::api::runtime::ExtensionConfig;
 use crate::api::{Cluster, ClusterClass, ClusterResourceSet, ClusterResourceSetBinding};
@@ -62,12 +63,14 @@ impl Admitted for ClusterClass {
     fn type_meta(&self) -> (&str, &str) {
         (&self.api_version, &self.kind)
     }
+    /// Cluster API v1.14 has no ClusterClass defaulting: the endpoint kept at the v1beta1
+    /// mutating path changes nothing.
     fn default(
         &mut self,
         _old: Option<&Self>,
         _source: &dyn ObjectSource,
     ) -> Result<(Outcome, Patch), String> {
-        diffed(self, cluster_class::default)
+        Ok((Outcome::default(), Patch(Vec::new())))
     }
     fn validate(&self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome {
         cluster_class::validate(self, old, source)
@@ -148,7 +151,8 @@ impl Admitted for ExtensionConfig {
 }
 
 /// The parts of an AdmissionReview the webhooks read, objects kept raw: read when the one-pass
-/// [`TypedReview`] fails, so that the answer can say which part is wrong.
+/// [`TypedReview`] does not apply (an object in an older version, or one that does not decode),
+/// so each object can be converted to the hub or the answer can say which part is wrong.
 #[derive(Debug, Deserialize)]
 struct WireReview<'a> {
     #[serde(borrow)]
@@ -160,6 +164,8 @@ struct WireReview<'a> {
 struct WireRequest<'a> {
     uid: String,
     kind: GroupVersionKind,
+    #[serde(default)]
+    request_kind: Option<GroupVersionKind>,
     operation: Operation,
     #[serde(borrow, default)]
     object: Option<&'a RawValue>,
@@ -167,8 +173,8 @@ struct WireRequest<'a> {
     old_object: Option<&'a RawValue>,
 }
 
-/// An AdmissionReview with its objects decoded straight into the webhook's type: one pass over
-/// the body. Any failure falls back to [`WireReview`], which names what is wrong.
+/// An AdmissionReview with its objects decoded straight into the webhook's (hub) type: one pass
+/// over the body. Anything else falls back to [`WireReview`].
 #[derive(Debug, Deserialize)]
 #[serde(bound = "T: DeserializeOwned")]
 struct TypedReview<T> {
@@ -180,6 +186,8 @@ struct TypedReview<T> {
 struct TypedRequest<T> {
     uid: String,
     kind: GroupVersionKind,
+    #[serde(default)]
+    request_kind: Option<GroupVersionKind>,
     operation: Operation,
     #[serde(default)]
     object: Option<T>,
@@ -187,8 +195,19 @@ struct TypedRequest<T> {
     old_object: Option<T>,
 }
 
+/// How the client sent the request, for the answer's versions.
+#[derive(Debug, Default)]
+struct Sent {
+    /// The object as sent, when not in the hub version (the JSONPatch is made against it).
+    object: Option<Value>,
+    /// Whether denials name fields as v1beta1 does (the client wrote an older version).
+    spoke_paths: bool,
+}
+
 /// Answers one AdmissionReview sent to `path`, whatever the bytes are: an unknown path, a body
-/// that is not an AdmissionReview, or an object that does not decode get `allowed: false`, code 400.
+/// that is not an AdmissionReview, or an object that does not decode get `allowed: false`, code
+/// 400. Objects may come in the hub version or the older one each kind serves; both paths of a
+/// webhook (v1beta2 and v1beta1) run the same rules.
 pub fn review(path: &str, body: &[u8], source: &dyn ObjectSource) -> AdmissionReview<DynamicObject> {
     if body.len() > MAX_BODY_BYTES {
         return bad_request(
@@ -269,8 +288,13 @@ fn allowed(uid: &str) -> AdmissionResponse {
     response
 }
 
-/// Runs the webhook on a body whose objects decode straight into `T` and whose kind is the
-/// webhook's; `None` when they do not, for [`admit`] to answer with the reason.
+/// Whether the client wrote the request in the kind's older version (`requestKind`).
+fn requested_spoke(kind: Kind, request_kind: Option<&GroupVersionKind>) -> bool {
+    request_kind.is_some_and(|gvk| gvk.group == kind.group() && gvk.version == kind.spoke_version())
+}
+
+/// Runs the webhook on a body whose objects are hub objects that decode straight into `T` and
+/// whose kind is the webhook's; `None` otherwise, for [`admit`] to convert or explain.
 fn admit_typed<T: Admitted>(
     mutating: bool,
     body: &[u8],
@@ -278,7 +302,17 @@ fn admit_typed<T: Admitted>(
 ) -> Option<AdmissionResponse> {
     let request = serde_json::from_slice::<TypedReview<T>>(body).ok()?.request?;
     check_kind(T::KIND, &request.kind).ok()?;
+    for object in [request.object.as_ref(), request.old_object.as_ref()]
+        .into_iter()
+        .flatten()
+    {
+        check_type_meta::<T>("object", object).ok()?;
+    }
     let response = allowed(&request.uid);
+    let sent = Sent {
+        object: None,
+        spoke_paths: requested_spoke(T::KIND, request.request_kind.as_ref()),
+    };
     Some(admit_decoded(
         mutating,
         &request.operation,
@@ -286,6 +320,7 @@ fn admit_typed<T: Admitted>(
         request.old_object,
         source,
         response,
+        &sent,
     ))
 }
 
@@ -295,15 +330,43 @@ fn admit_kind<T: Admitted>(
     source: &dyn ObjectSource,
     response: AdmissionResponse,
 ) -> AdmissionResponse {
-    let decoded = decode::<T>(request.object, "object")
-        .and_then(|object| Ok((object, decode::<T>(request.old_object, "oldObject")?)));
-    match decoded {
-        Ok((object, old)) => admit_decoded(mutating, &request.operation, object, old, source, response),
-        Err(message) => deny_bad_request(response, &message),
-    }
+    let decode = |raw: Option<&RawValue>, field: &str| -> Result<Option<edge::Decoded<T>>, String> {
+        let Some(raw) = raw.filter(|raw| raw.get() != "null") else {
+            return Ok(None);
+        };
+        let value: Value =
+            serde_json::from_str(raw.get()).map_err(|err| format!("cannot decode {field}: {err}"))?;
+        edge::decode(T::KIND, field, value).map(Some)
+    };
+    let decoded =
+        decode(request.object, "object").and_then(|o| Ok((o, decode(request.old_object, "oldObject")?)));
+    let (object, old) = match decoded {
+        Ok(decoded) => decoded,
+        Err(message) => return deny_bad_request(response, &message),
+    };
+    let spoke_paths = requested_spoke(T::KIND, request.request_kind.as_ref())
+        || object.as_ref().is_some_and(|o| o.sent.is_some())
+        || old.as_ref().is_some_and(|o| o.sent.is_some());
+    let (object, sent_object) = match object {
+        Some(decoded) => (Some(decoded.object), decoded.sent),
+        None => (None, None),
+    };
+    let sent = Sent {
+        object: sent_object,
+        spoke_paths,
+    };
+    admit_decoded(
+        mutating,
+        &request.operation,
+        object,
+        old.map(|o| o.object),
+        source,
+        response,
+        &sent,
+    )
 }
 
-/// Checks the decoded objects' type metadata, then runs the kind's rules for `operation`.
+/// Runs the kind's rules for `operation` on hub objects.
 fn admit_decoded<T: Admitted>(
     mutating: bool,
     operation: &Operation,
@@ -311,12 +374,8 @@ fn admit_decoded<T: Admitted>(
     old: Option<T>,
     source: &dyn ObjectSource,
     response: AdmissionResponse,
+    sent: &Sent,
 ) -> AdmissionResponse {
-    for (field, decoded) in [("object", object.as_ref()), ("oldObject", old.as_ref())] {
-        if let Some(Err(message)) = decoded.map(|o| check_type_meta::<T>(field, o)) {
-            return deny_bad_request(response, &message);
-        }
-    }
     match (operation, object, old) {
         (Operation::Delete, _, Some(old)) if !mutating => {
             let outcome = T::validate_delete(&old, source);
@@ -329,10 +388,10 @@ fn admit_decoded<T: Admitted>(
                 None
             };
             if mutating {
-                mutate(response, object, old.as_ref(), source)
+                mutate(response, object, old.as_ref(), source, sent)
             } else {
                 let outcome = object.validate(old.as_ref(), source);
-                answer(response, T::KIND, object.name(), outcome, None)
+                answer(response, T::KIND, object.name(), outcome, None, sent.spoke_paths)
             }
         }
         (Operation::Update, None, _) | (Operation::Create, None, _) => {
@@ -345,17 +404,37 @@ fn admit_decoded<T: Admitted>(
     }
 }
 
-/// Defaults `object` and answers with the JSONPatch of what the defaulting changed.
+/// Defaults `object` and answers with the JSONPatch of what the defaulting changed, against
+/// the object as the client sent it.
 fn mutate<T: Admitted>(
     response: AdmissionResponse,
     mut object: T,
     old: Option<&T>,
     source: &dyn ObjectSource,
+    sent: &Sent,
 ) -> AdmissionResponse {
-    match object.default(old, source) {
-        Ok((outcome, patch)) => answer(response, T::KIND, object.name(), outcome, Some(patch)),
-        Err(message) => deny_bad_request(response, &message),
-    }
+    let before = sent.object.as_ref().map(|_| object.clone());
+    let (outcome, patch) = match object.default(old, source) {
+        Ok(defaulted) => defaulted,
+        Err(message) => return deny_bad_request(response, &message),
+    };
+    let patch = match (&sent.object, before) {
+        (Some(sent_object), Some(before)) if outcome.errors.is_empty() && !patch.0.is_empty() => {
+            match edge::spoke_patch(&before, &object, sent_object, source) {
+                Ok(patch) => patch,
+                Err(message) => return deny_bad_request(response, &message),
+            }
+        }
+        _ => patch,
+    };
+    answer(
+        response,
+        T::KIND,
+        object.name(),
+        outcome,
+        Some(patch),
+        sent.spoke_paths,
+    )
 }
 
 /// Runs `default` on `object` and gives the JSONPatch from its typed serialisation before to
@@ -375,13 +454,19 @@ fn answer(
     name: &str,
     outcome: Outcome,
     patch: Option<Patch>,
+    spoke_paths: bool,
 ) -> AdmissionResponse {
     if !outcome.warnings.is_empty() {
         response.warnings = Some(outcome.warnings);
     }
     if !outcome.errors.is_empty() {
+        let errors = if spoke_paths {
+            edge::to_v1beta1_paths(outcome.errors)
+        } else {
+            outcome.errors
+        };
         response.allowed = false;
-        response.result = status::invalid(kind, name, &outcome.errors);
+        response.result = status::invalid(kind, name, &errors);
         return response;
     }
     match patch {
@@ -406,7 +491,7 @@ fn forbid(mut response: AdmissionResponse, kind: Kind, name: &str, outcome: Outc
     response
 }
 
-/// The decoded object must be what the webhook admits, whatever `request.kind` claims.
+/// A hub object decoded by the one-pass path must be what the webhook admits, in the hub version.
 fn check_type_meta<T: Admitted>(field: &str, object: &T) -> Result<(), String> {
     let (api_version, kind) = object.type_meta();
     let expected = T::KIND.name();
@@ -418,18 +503,15 @@ fn check_type_meta<T: Admitted>(field: &str, object: &T) -> Result<(), String> {
     }
     Err(format!(
         "{field} is {} {}, but this webhook admits {group}/{version} {expected}",
-        shown(api_version),
-        shown(kind),
+        edge::shown(api_version),
+        edge::shown(kind),
     ))
 }
 
-/// An attacker-supplied string as an error repeats it: quoted, and cut when long.
-fn shown(text: &str) -> String {
-    crate::field::truncate(format!("{text:?}"), 128)
-}
-
+/// The request's `kind` must be the webhook's, in a served version (the hub or the older one).
 fn check_kind(expected: Kind, gvk: &GroupVersionKind) -> Result<(), String> {
-    if gvk.group == expected.group() && gvk.version == expected.version() && gvk.kind == expected.name() {
+    let served = gvk.version == expected.version() || gvk.version == expected.spoke_version();
+    if gvk.group == expected.group() && served && gvk.kind == expected.name() {
         return Ok(());
     }
     let got = if gvk.group.is_empty() {
@@ -439,46 +521,12 @@ fn check_kind(expected: Kind, gvk: &GroupVersionKind) -> Result<(), String> {
     };
     let got = crate::field::truncate(got, 256);
     Err(format!(
-        "this webhook admits {}/{} {}, not {got}",
-        expected.group(),
+        "this webhook admits {group}/{} or {group}/{} {}, not {got}",
         expected.version(),
-        expected.name()
+        expected.spoke_version(),
+        expected.name(),
+        group = expected.group(),
     ))
-}
-
-/// Decodes a raw object; the fast path has no path tracking, and only a failure is decoded again
-/// to name the field at fault.
-fn decode<T: DeserializeOwned>(object: Option<&RawValue>, field: &str) -> Result<Option<T>, String> {
-    let Some(raw) = object.filter(|raw| raw.get() != "null") else {
-        return Ok(None);
-    };
-    match serde_json::from_str(raw.get()) {
-        Ok(typed) => Ok(Some(typed)),
-        Err(_) => {
-            if let Some(typed) = lenient_decode::<T>(raw) {
-                return Ok(Some(typed));
-            }
-            let mut deserializer = serde_json::Deserializer::from_str(raw.get());
-            let error = match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
-                Ok(_) => return Err(format!("cannot decode {field}")),
-                Err(error) => error,
-            };
-            let path = error.path().to_string();
-            Err(if path == "." {
-                format!("cannot decode {field}: {}", error.inner())
-            } else {
-                format!("cannot decode {field}: {path}: {}", error.inner())
-            })
-        }
-    }
-}
-
-/// The object decoded with explicit `null`s in typed fields taken as absent, as the API server
-/// decodes them; `None` when it still does not fit.
-fn lenient_decode<T: DeserializeOwned>(raw: &RawValue) -> Option<T> {
-    let mut value: Value = serde_json::from_str(raw.get()).ok()?;
-    crate::decode::drop_nulls(&mut value).then_some(())?;
-    serde_json::from_value(value).ok()
 }
 
 fn deny_bad_request(mut response: AdmissionResponse, message: &str) -> AdmissionResponse {

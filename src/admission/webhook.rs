@@ -6,15 +6,15 @@ use std::str::FromStr;
 /// Which kind a webhook admits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
-    /// cluster.x-k8s.io/v1beta1 Cluster.
+    /// cluster.x-k8s.io Cluster.
     Cluster,
-    /// cluster.x-k8s.io/v1beta1 ClusterClass.
+    /// cluster.x-k8s.io ClusterClass.
     ClusterClass,
-    /// addons.cluster.x-k8s.io/v1beta1 ClusterResourceSet.
+    /// addons.cluster.x-k8s.io ClusterResourceSet.
     ClusterResourceSet,
-    /// addons.cluster.x-k8s.io/v1beta1 ClusterResourceSetBinding (validated only).
+    /// addons.cluster.x-k8s.io ClusterResourceSetBinding (validated only).
     ClusterResourceSetBinding,
-    /// runtime.cluster.x-k8s.io/v1alpha1 ExtensionConfig (cluster-scoped).
+    /// runtime.cluster.x-k8s.io ExtensionConfig (cluster-scoped).
     ExtensionConfig,
 }
 
@@ -28,11 +28,16 @@ impl Kind {
         }
     }
 
-    /// The API version the kind is admitted in.
+    /// The API version the rules read the kind in: the hub, v1beta2.
     pub fn version(self) -> &'static str {
+        crate::api::HUB_VERSION
+    }
+
+    /// The older served version a client may still send (`v1beta1`; `v1alpha1` for ExtensionConfig).
+    pub fn spoke_version(self) -> &'static str {
         match self {
-            Self::ExtensionConfig => crate::api::runtime::RUNTIME_VERSION,
-            _ => crate::api::crd::VERSION,
+            Self::ExtensionConfig => crate::api::runtime::v1alpha1::VERSION,
+            _ => "v1beta1",
         }
     }
 
@@ -64,65 +69,140 @@ impl Kind {
     }
 }
 
-/// One admission endpoint: a kind and whether it defaults (mutating) or validates.
+/// One admission endpoint: a kind, whether it defaults (mutating) or validates, and whether it
+/// is served at the path of the older version (kept so clients registered there keep working
+/// during the migration; the same rules answer at both paths).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Webhook {
     /// The kind admitted.
     pub kind: Kind,
     /// True for the mutating (defaulting) endpoint.
     pub mutating: bool,
+    /// True for the endpoint at the v1beta1 (ExtensionConfig: v1alpha1) path.
+    pub spoke: bool,
 }
 
 impl Webhook {
-    /// Every endpoint: Cluster and ClusterClass (mutating, then validating), then the addons
-    /// kinds. Positions only ever grow at the end: the fuzz seeds select an endpoint by index.
-    /// ClusterResourceSetBinding has no defaulting, as in Cluster API.
-    pub const ALL: [Webhook; 9] = [
+    /// Every endpoint. Positions only ever grow at the end: the fuzz seeds select an endpoint by
+    /// index. First the v1beta1 (v1alpha1) paths as Cluster API v1.10 served them, then the
+    /// v1beta2 paths of Cluster API v1.14, which has no ClusterClass defaulting webhook (the
+    /// v1beta1 one is kept and changes nothing). ClusterResourceSetBinding has no defaulting.
+    pub const ALL: [Webhook; 17] = [
         Webhook {
             kind: Kind::Cluster,
             mutating: true,
+            spoke: true,
         },
         Webhook {
             kind: Kind::ClusterClass,
             mutating: true,
+            spoke: true,
         },
         Webhook {
             kind: Kind::Cluster,
             mutating: false,
+            spoke: true,
         },
         Webhook {
             kind: Kind::ClusterClass,
             mutating: false,
+            spoke: true,
         },
         Webhook {
             kind: Kind::ClusterResourceSet,
             mutating: true,
+            spoke: true,
         },
         Webhook {
             kind: Kind::ClusterResourceSet,
             mutating: false,
+            spoke: true,
         },
         Webhook {
             kind: Kind::ClusterResourceSetBinding,
             mutating: false,
+            spoke: true,
         },
         Webhook {
             kind: Kind::ExtensionConfig,
             mutating: true,
+            spoke: true,
         },
         Webhook {
             kind: Kind::ExtensionConfig,
             mutating: false,
+            spoke: true,
+        },
+        Webhook {
+            kind: Kind::Cluster,
+            mutating: true,
+            spoke: false,
+        },
+        Webhook {
+            kind: Kind::Cluster,
+            mutating: false,
+            spoke: false,
+        },
+        Webhook {
+            kind: Kind::ClusterClass,
+            mutating: false,
+            spoke: false,
+        },
+        Webhook {
+            kind: Kind::ClusterResourceSet,
+            mutating: true,
+            spoke: false,
+        },
+        Webhook {
+            kind: Kind::ClusterResourceSet,
+            mutating: false,
+            spoke: false,
+        },
+        Webhook {
+            kind: Kind::ClusterResourceSetBinding,
+            mutating: false,
+            spoke: false,
+        },
+        Webhook {
+            kind: Kind::ExtensionConfig,
+            mutating: true,
+            spoke: false,
+        },
+        Webhook {
+            kind: Kind::ExtensionConfig,
+            mutating: false,
+            spoke: false,
         },
     ];
 
-    /// The endpoints of `kind`, mutating first (the order the API server calls them in).
+    /// The v1beta2 endpoints of `kind`, mutating first (the order the API server calls them in).
     pub fn of_kind(kind: Kind) -> impl Iterator<Item = Webhook> {
-        Self::ALL.into_iter().filter(move |w| w.kind == kind)
+        Self::ALL.into_iter().filter(move |w| w.kind == kind && !w.spoke)
     }
 
-    /// The URL path, as in Cluster API's webhook configuration.
+    /// The URL path, as in Cluster API's webhook configuration (v1.14 for the v1beta2 ones;
+    /// ClusterClass defaulting exists only at its v1beta1 path).
     pub fn path(self) -> &'static str {
+        if self.spoke || (self.kind == Kind::ClusterClass && self.mutating) {
+            return self.spoke_path();
+        }
+        match (self.kind, self.mutating) {
+            (Kind::Cluster, true) => "/mutate-cluster-x-k8s-io-v1beta2-cluster",
+            (Kind::Cluster, false) => "/validate-cluster-x-k8s-io-v1beta2-cluster",
+            (Kind::ClusterClass, _) => "/validate-cluster-x-k8s-io-v1beta2-clusterclass",
+            (Kind::ClusterResourceSet, true) => "/mutate-addons-cluster-x-k8s-io-v1beta2-clusterresourceset",
+            (Kind::ClusterResourceSet, false) => {
+                "/validate-addons-cluster-x-k8s-io-v1beta2-clusterresourceset"
+            }
+            (Kind::ClusterResourceSetBinding, _) => {
+                "/validate-addons-cluster-x-k8s-io-v1beta2-clusterresourcesetbinding"
+            }
+            (Kind::ExtensionConfig, true) => "/mutate-runtime-cluster-x-k8s-io-v1beta2-extensionconfig",
+            (Kind::ExtensionConfig, false) => "/validate-runtime-cluster-x-k8s-io-v1beta2-extensionconfig",
+        }
+    }
+
+    fn spoke_path(self) -> &'static str {
         match (self.kind, self.mutating) {
             (Kind::Cluster, true) => "/mutate-cluster-x-k8s-io-v1beta1-cluster",
             (Kind::Cluster, false) => "/validate-cluster-x-k8s-io-v1beta1-cluster",
@@ -205,12 +285,42 @@ mod tests {
             binding,
             [Webhook {
                 kind: Kind::ClusterResourceSetBinding,
-                mutating: false
+                mutating: false,
+                spoke: false,
             }]
         );
         let set: Vec<bool> = Webhook::of_kind(Kind::ClusterResourceSet)
             .map(|w| w.mutating)
             .collect();
         assert_eq!(set, [true, false]);
+        let class: Vec<bool> = Webhook::of_kind(Kind::ClusterClass).map(|w| w.mutating).collect();
+        assert_eq!(class, [false], "v1.14 has no ClusterClass defaulting webhook");
+    }
+
+    #[test]
+    fn v1beta1_paths_keep_their_positions_and_v1beta2_ones_follow() {
+        assert_eq!(Webhook::ALL[0].path(), "/mutate-cluster-x-k8s-io-v1beta1-cluster");
+        assert_eq!(
+            Webhook::ALL[1].path(),
+            "/mutate-cluster-x-k8s-io-v1beta1-clusterclass"
+        );
+        assert_eq!(
+            Webhook::ALL[8].path(),
+            "/validate-runtime-cluster-x-k8s-io-v1alpha1-extensionconfig"
+        );
+        let hub: Vec<&str> = Webhook::ALL[9..].iter().map(|w| w.path()).collect();
+        assert_eq!(
+            hub,
+            [
+                "/mutate-cluster-x-k8s-io-v1beta2-cluster",
+                "/validate-cluster-x-k8s-io-v1beta2-cluster",
+                "/validate-cluster-x-k8s-io-v1beta2-clusterclass",
+                "/mutate-addons-cluster-x-k8s-io-v1beta2-clusterresourceset",
+                "/validate-addons-cluster-x-k8s-io-v1beta2-clusterresourceset",
+                "/validate-addons-cluster-x-k8s-io-v1beta2-clusterresourcesetbinding",
+                "/mutate-runtime-cluster-x-k8s-io-v1beta2-extensionconfig",
+                "/validate-runtime-cluster-x-k8s-io-v1beta2-extensionconfig",
+            ]
+        );
     }
 }

@@ -9,10 +9,6 @@ use serde_json::Value;
 /// Where a change sits in the serialised Cluster, in the order the diff visits the places.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Place {
-    /// `spec.controlPlaneRef`.
-    ControlPlaneRef,
-    /// `spec.infrastructureRef`.
-    InfrastructureRef,
     /// `spec.topology.version`.
     Version,
     /// `spec.topology.controlPlane`: its health check, then its variable overrides.
@@ -29,8 +25,6 @@ impl Place {
     /// The JSON pointer of the place, with `tokens` after it.
     pub(super) fn pointer(self, tokens: &[&str]) -> PointerBuf {
         let base: &[&str] = match self {
-            Place::ControlPlaneRef => &["spec", "controlPlaneRef"],
-            Place::InfrastructureRef => &["spec", "infrastructureRef"],
             Place::Version => &["spec", "topology", "version"],
             Place::ControlPlane => &["spec", "topology", "controlPlane"],
             Place::MachineDeployment(_) => &["spec", "topology", "workers", "machineDeployments"],

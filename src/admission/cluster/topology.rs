@@ -1,61 +1,30 @@
-//! Validation of `spec.topology`: class, version and its changes, metadata, worker topologies
-//! against the class, health checks, autoscaler annotations, and class changes.
+//! Validation of `spec.topology` as Cluster API v1.14 runs it: class, version format and
+//! changes, metadata, rollout, taints, worker topologies and health checks against the class,
+//! the class's `kubernetesVersions`, autoscaler annotations, and class changes.
 
 use std::collections::BTreeSet;
 
-use super::patch::{Place, Recorder};
 use super::{class_of, version, ClassProblem};
 use crate::admission::Outcome;
 use crate::api::labels::{
     AUTOSCALER_MAX_SIZE_ANNOTATION, AUTOSCALER_MIN_SIZE_ANNOTATION, TOPOLOGY_UPGRADE_CONCURRENCY_ANNOTATION,
     UNSAFE_UPDATE_CLASS_NAME_ANNOTATION, UNSAFE_UPDATE_VERSION_ANNOTATION,
 };
-use crate::api::{
-    Cluster, ClusterClass, MachineHealthCheckClass, MachineHealthCheckTopology, Topology, TopologyMetadata,
-};
+use crate::api::{Cluster, ClusterClass, MachineHealthCheckTopology, Topology, TopologyMetadata};
 use crate::field::{FieldError, FieldErrors, FieldPath};
 use crate::store::ObjectSource;
 use crate::topology::compatibility::check_classes_compatible;
 
-/// The namespace and name of the ClusterClass a Cluster uses (`classNamespace` defaults to the
-/// Cluster's own namespace).
+/// The namespace and name of the ClusterClass a Cluster uses (`classRef.namespace` defaults to
+/// the Cluster's own namespace).
 pub fn class_key(cluster: &Cluster) -> (String, String) {
-    let own = cluster.metadata.namespace.clone().unwrap_or_default();
-    let Some(topology) = &cluster.spec.topology else {
-        return (own, String::new());
+    let class_ref = &cluster.spec.topology.class_ref;
+    let namespace = if class_ref.namespace.is_empty() {
+        cluster.metadata.namespace.clone().unwrap_or_default()
+    } else {
+        class_ref.namespace.clone()
     };
-    let namespace = topology
-        .class_namespace
-        .clone()
-        .filter(|ns| !ns.is_empty())
-        .unwrap_or(own);
-    (namespace, topology.class.clone())
-}
-
-/// Sets the namespace of MachineHealthCheck remediation templates that have none.
-/// Records each in `patch`.
-pub(super) fn default_remediation_namespaces(topology: &mut Topology, namespace: &str, patch: &mut Recorder) {
-    let control_plane = topology
-        .control_plane
-        .machine_health_check
-        .as_mut()
-        .map(|check| (Place::ControlPlane, check));
-    let workers = topology
-        .workers
-        .iter_mut()
-        .flat_map(|w| w.machine_deployments.iter_mut().enumerate())
-        .filter_map(|(index, md)| Some((Place::MachineDeployment(index), md.machine_health_check.as_mut()?)));
-    for (place, check) in control_plane.into_iter().chain(workers) {
-        let Some(template) = check.class.remediation_template.as_mut() else {
-            continue;
-        };
-        if !template.namespace.as_deref().unwrap_or_default().is_empty() {
-            continue;
-        }
-        let pointer = place.pointer(&["machineHealthCheck", "remediationTemplate", "namespace"]);
-        patch.set_string(place, pointer, template.namespace.is_none(), namespace);
-        template.namespace = Some(namespace.to_owned());
-    }
+    (namespace, class_ref.name.clone())
 }
 
 use super::metadata::label_value_problems;
@@ -63,58 +32,68 @@ use super::metadata::label_value_problems;
 /// Validates the topology of `cluster` (create when `old` is None).
 pub fn validate(cluster: &Cluster, old: Option<&Cluster>, source: &dyn ObjectSource) -> Outcome {
     let mut outcome = Outcome::default();
-    let Some(topology) = &cluster.spec.topology else {
-        return outcome;
-    };
+    let topology = &cluster.spec.topology;
     let path = FieldPath::new("spec").child("topology");
     let errors = &mut outcome.errors;
-    if topology.class.is_empty() {
+    if topology.class_ref.name.is_empty() {
+        // Sic: Cluster API v1.14 still names the v1beta1 field here.
         errors.push(FieldError::required(
             &path.child("class"),
-            "class cannot be empty",
+            "classRef.name cannot be empty",
         ));
         return outcome;
     }
-    if !version::is_kube_semver(&topology.version) {
-        errors.push(FieldError::invalid(
-            &path.child("version"),
-            topology.version.as_str(),
-            "version must be a valid semantic version",
-        ));
-    }
+    errors.extend(version::format_errors(&path.child("version"), &topology.version));
     validate_metadata(topology, &path, errors);
+    validate_rollout(topology, &path, errors);
+    validate_taints(topology, &path, errors);
     validate_concurrency(cluster, errors);
     let (class_namespace, class_name) = class_key(cluster);
-    let class = class_of(cluster, source);
-    match &class {
-        Ok(entry) => {
-            errors.extend(validate_workers(cluster, &entry.class));
-            errors.extend(validate_health_checks(cluster, &entry.class));
-            // Variables are defaulted and validated by the defaulting webhook only, as Cluster
-            // API does: both steps read the class once, so a class changing between the two
-            // webhooks cannot deny what was defaulted.
+    // v1.14 validates against a class that is not reconciled too, after warning about it.
+    let class = match class_of(cluster, source) {
+        Ok(entry) => Some(entry),
+        Err(ClassProblem::Missing) => {
+            outcome.warnings.push(format!(
+                "Cluster refers to ClusterClass {class_namespace}/{class_name}, but this ClusterClass does not exist. Cluster topology has not been fully validated. The ClusterClass must be created to reconcile the Cluster"
+            ));
+            None
         }
-        Err(ClassProblem::Missing) => outcome.warnings.push(format!(
-            "Cluster refers to ClusterClass {class_namespace}/{class_name}, but this ClusterClass does not exist. Cluster topology has not been fully validated. The ClusterClass must be created to reconcile the Cluster"
-        )),
-        Err(ClassProblem::NotReconciled) => outcome.warnings.push(format!(
-            "Cluster refers to ClusterClass {class_namespace}/{class_name}, but this ClusterClass hasn't been successfully reconciled. Cluster topology has not been fully validated. Please take a look at the ClusterClass status"
-        )),
+        Err(ClassProblem::NotReconciled) => {
+            outcome.warnings.push(format!(
+                "Cluster refers to ClusterClass {class_namespace}/{class_name}, but this ClusterClass hasn't been successfully reconciled. Cluster topology has not been fully validated. Please take a look at the ClusterClass status"
+            ));
+            source.cluster_class(&class_namespace, &class_name)
+        }
+    };
+    let class = class.as_ref().map(|entry| &entry.class);
+    if let Some(class) = class {
+        // Variables are defaulted and validated by the defaulting webhook only, as Cluster
+        // API does: both steps read the class once, so a class changing between the two
+        // webhooks cannot deny what was defaulted.
+        outcome.errors.extend(validate_listed_version(cluster, class));
+        outcome.errors.extend(validate_workers(cluster, class));
+        outcome.errors.extend(validate_health_checks(cluster, class));
     }
-    outcome.errors.extend(validate_autoscaler(
-        cluster,
-        class.as_ref().ok().map(|e| &e.class),
-    ));
+    outcome.errors.extend(validate_autoscaler(cluster, class));
     if let Some(old) = old {
-        validate_update(
-            cluster,
-            old,
-            class.as_ref().ok().map(|e| &e.class),
-            source,
-            &mut outcome,
-        );
+        validate_update(cluster, old, class, source, &mut outcome);
     }
     outcome
+}
+
+/// With `kubernetesVersions` in the class, the Cluster's version must be one of them, exactly.
+fn validate_listed_version(cluster: &Cluster, class: &ClusterClass) -> FieldErrors {
+    let versions = &class.spec.kubernetes_versions;
+    let version = &cluster.spec.topology.version;
+    if versions.is_empty() || versions.contains(version) {
+        return FieldErrors::new();
+    }
+    FieldError::invalid(
+        &FieldPath::new("spec").children(&["topology", "version"]),
+        version.as_str(),
+        "version must match one of the versions defined in the ClusterClass",
+    )
+    .into()
 }
 
 fn validate_update(
@@ -127,40 +106,24 @@ fn validate_update(
     let path = FieldPath::new("spec").child("topology");
     let (class_namespace, class_name) = class_key(cluster);
     let annotations = cluster.metadata.annotations.as_ref();
-    if source.cluster_class(&class_namespace, &class_name).is_none() {
+    let Some(class) = class else {
         outcome.errors.push(FieldError::internal(
             &path.child("class"),
-            ClassProblem::Missing.describe(&class_name),
+            format!("ClusterClass {class_namespace}/{class_name} not found"),
         ));
         return;
-    }
-    let old_class_name = old
-        .spec
-        .topology
-        .as_ref()
-        .map(|t| t.class.as_str())
-        .unwrap_or_default();
-    if old_class_name.is_empty() {
+    };
+    if old.spec.topology.is_unset() || old.spec.topology.class_ref.name.is_empty() {
         if !annotations.is_some_and(|a| a.contains_key(UNSAFE_UPDATE_CLASS_NAME_ANNOTATION)) {
             outcome.errors.push(FieldError::forbidden(
                 &path.child("class"),
-                "class cannot be set on an existing Cluster",
+                "classRef cannot be set on an existing Cluster",
             ));
         }
         return;
     }
-    let version = cluster
-        .spec
-        .topology
-        .as_ref()
-        .map(|t| t.version.as_str())
-        .unwrap_or_default();
-    let old_version = old
-        .spec
-        .topology
-        .as_ref()
-        .map(|t| t.version.as_str())
-        .unwrap_or_default();
+    let version = cluster.spec.topology.version.as_str();
+    let old_version = old.spec.topology.version.as_str();
     let version_path = path.child("version");
     let (new_version, old_version, parse_errors) = version::parse_update(&version_path, version, old_version);
     outcome.errors.extend(parse_errors);
@@ -168,31 +131,81 @@ fn validate_update(
         outcome.warnings.push(format!(
             "Skipping version validation for Cluster because annotation {UNSAFE_UPDATE_VERSION_ANNOTATION:?} is set."
         ));
-    } else if let Some(error) =
-        version::check_change(&version_path, version, &new_version, &old_version, old, source)
-    {
-        outcome.errors.push(error);
+    } else {
+        let change = version::Change {
+            cluster,
+            old_cluster: old,
+            ceiling: class.spec.kubernetes_versions.is_empty()
+                && class
+                    .spec
+                    .upgrade
+                    .external
+                    .generate_upgrade_plan_extension
+                    .is_empty(),
+        };
+        if let Some(error) = version::check_change(
+            &version_path,
+            version,
+            &new_version,
+            &old_version,
+            &change,
+            source,
+        ) {
+            outcome.errors.push(error);
+        }
     }
     let old_key = class_key(old);
     if old_key != (class_namespace.clone(), class_name.clone()) {
         let old_path = format!("{}/{}", old_key.0, old_key.1);
-        match (class_of(old, source), class) {
-            (Ok(old_class), Some(new_class)) => {
-                outcome.errors.extend(check_classes_compatible(&old_class.class, new_class));
-            }
-            (Ok(_), None) => outcome.errors.push(FieldError::invalid(
-                &FieldPath::new(""),
-                "",
-                "could not compare ClusterClass compatibility: desired ClusterClass must not be nil",
-            )),
-            (Err(problem), _) => outcome.errors.push(FieldError::forbidden(
+        // The old class is read as it is, reconciled or not: a Cluster may rebase away from a
+        // broken class.
+        match source.cluster_class(&old_key.0, &old_key.1) {
+            Some(old_class) => outcome.errors.extend(check_classes_compatible(&old_class.class, class)),
+            None => outcome.errors.push(FieldError::forbidden(
                 &path.child("class"),
                 format!(
                     "valid ClusterClass with name {old_path:?} could not be retrieved, change from class {old_path:?} to class \"{class_namespace}/{class_name}\" cannot be validated. Error: {}",
-                    problem.describe(&old_key.1)
+                    ClassProblem::Missing.describe(&old_key.1)
                 ),
             )),
         }
+    }
+}
+
+/// MachineDeployment rollout strategies: ints or percentages, not both 0.
+fn validate_rollout(topology: &Topology, path: &FieldPath, errors: &mut FieldErrors) {
+    for md in &topology.workers.machine_deployments {
+        let at = path
+            .children(&["workers", "machineDeployments"])
+            .key(&md.name)
+            .children(&["rollout", "strategy"]);
+        errors.extend(crate::admission::health_check::validate_rolling_update(
+            &md.rollout.strategy.rolling_update,
+            &at,
+        ));
+    }
+}
+
+/// Taints of the control plane, MachineDeployments and MachinePools.
+fn validate_taints(topology: &Topology, path: &FieldPath, errors: &mut FieldErrors) {
+    use crate::admission::taints;
+    errors.extend(taints::validate(
+        &topology.control_plane.taints,
+        &path.children(&["controlPlane", "taints"]),
+    ));
+    for md in &topology.workers.machine_deployments {
+        let at = path
+            .children(&["workers", "machineDeployments"])
+            .key(&md.name)
+            .child("taints");
+        errors.extend(taints::validate(&md.taints, &at));
+    }
+    for mp in &topology.workers.machine_pools {
+        let at = path
+            .children(&["workers", "machinePools"])
+            .key(&mp.name)
+            .child("taints");
+        errors.extend(taints::validate(&mp.taints, &at));
     }
 }
 
@@ -208,23 +221,21 @@ fn validate_metadata(topology: &Topology, path: &FieldPath, errors: &mut FieldEr
         &topology.control_plane.metadata,
         path.children(&["controlPlane", "metadata"]),
     );
-    if let Some(workers) = &topology.workers {
-        for md in &workers.machine_deployments {
-            check(
-                &md.metadata,
-                path.children(&["workers", "machineDeployments"])
-                    .key(&md.name)
-                    .child("metadata"),
-            );
-        }
-        for mp in &workers.machine_pools {
-            check(
-                &mp.metadata,
-                path.children(&["workers", "machinePools"])
-                    .key(&mp.name)
-                    .child("metadata"),
-            );
-        }
+    for md in &topology.workers.machine_deployments {
+        check(
+            &md.metadata,
+            path.children(&["workers", "machineDeployments"])
+                .key(&md.name)
+                .child("metadata"),
+        );
+    }
+    for mp in &topology.workers.machine_pools {
+        check(
+            &mp.metadata,
+            path.children(&["workers", "machinePools"])
+                .key(&mp.name)
+                .child("metadata"),
+        );
     }
 }
 
@@ -254,9 +265,7 @@ fn validate_concurrency(cluster: &Cluster, errors: &mut FieldErrors) {
 /// MachineDeployment and MachinePool topologies: valid unique names, classes the ClusterClass has.
 fn validate_workers(cluster: &Cluster, class: &ClusterClass) -> FieldErrors {
     let mut errors = FieldErrors::new();
-    let Some(workers) = cluster.spec.topology.as_ref().and_then(|t| t.workers.as_ref()) else {
-        return errors;
-    };
+    let workers = &cluster.spec.topology.workers;
     let class_name = class.metadata.name.as_deref().unwrap_or_default();
     let md_classes: BTreeSet<&str> = class
         .spec
@@ -330,37 +339,51 @@ fn validate_workers(cluster: &Cluster, class: &ClusterClass) -> FieldErrors {
 }
 
 fn validate_health_checks(cluster: &Cluster, class: &ClusterClass) -> FieldErrors {
+    use crate::admission::health_check;
     let mut errors = FieldErrors::new();
-    let Some(topology) = &cluster.spec.topology else {
-        return errors;
-    };
-    let namespace = cluster.metadata.namespace.as_deref().unwrap_or_default();
-    if let Some(check) = &topology.control_plane.machine_health_check {
-        let path = FieldPath::new("spec").children(&["topology", "controlPlane", "machineHealthCheck"]);
-        if check.class != MachineHealthCheckClass::default()
-            && class.spec.control_plane.machine_infrastructure.is_none()
+    let topology = &cluster.spec.topology;
+    let check = &topology.control_plane.health_check;
+    let path = FieldPath::new("spec").children(&["topology", "controlPlane", "healthCheck"]);
+    if check.is_defined() {
+        if class
+            .spec
+            .control_plane
+            .machine_infrastructure
+            .template_ref
+            .is_unset()
         {
             errors.push(FieldError::forbidden(
                 &path,
-                "can be set only if spec.controlPlane.machineInfrastructure is set in ClusterClass",
+                "can be only set if spec.controlPlane.machineInfrastructure is set in ClusterClass",
             ));
         }
-        validate_health_check(
-            namespace,
-            check,
-            class.spec.control_plane.machine_health_check.as_ref(),
+        errors.extend(health_check::validate(
+            &check.checks,
+            &check.remediation,
+            false,
             &path,
-            &mut errors,
-        );
+        ));
     }
-    for md in topology.workers.iter().flat_map(|w| &w.machine_deployments) {
-        let Some(check) = &md.machine_health_check else {
-            continue;
-        };
+    validate_enabled(
+        check,
+        !class.spec.control_plane.health_check.is_unset(),
+        &path,
+        &mut errors,
+    );
+    for md in &topology.workers.machine_deployments {
+        let check = &md.health_check;
         let path = FieldPath::new("spec")
             .children(&["topology", "workers", "machineDeployments"])
             .key(&md.name)
-            .child("machineHealthCheck");
+            .child("healthCheck");
+        if check.is_defined() {
+            errors.extend(health_check::validate(
+                &check.checks,
+                &check.remediation,
+                true,
+                &path,
+            ));
+        }
         let md_class = class
             .spec
             .workers
@@ -368,43 +391,24 @@ fn validate_health_checks(cluster: &Cluster, class: &ClusterClass) -> FieldError
             .iter()
             .find(|c| c.class == md.class);
         if let Some(md_class) = md_class {
-            validate_health_check(
-                namespace,
-                check,
-                md_class.machine_health_check.as_ref(),
-                &path,
-                &mut errors,
-            );
-        } else {
-            errors.extend(crate::admission::health_check::validate(
-                &check.class,
-                namespace,
-                &path,
-            ));
+            validate_enabled(check, !md_class.health_check.is_unset(), &path, &mut errors);
         }
     }
     errors
 }
 
-fn validate_health_check(
-    namespace: &str,
+/// `enabled: true` needs a health check defined in the topology or the class.
+fn validate_enabled(
     check: &MachineHealthCheckTopology,
-    from_class: Option<&MachineHealthCheckClass>,
+    in_class: bool,
     path: &FieldPath,
     errors: &mut FieldErrors,
 ) {
-    let set_here = check.class != MachineHealthCheckClass::default();
-    if set_here {
-        errors.extend(crate::admission::health_check::validate(
-            &check.class,
-            namespace,
-            path,
-        ));
-    }
-    if check.enable == Some(true) && !set_here && from_class.is_none() {
+    if check.enabled == Some(true) && !check.is_defined() && !in_class {
+        // Sic: Cluster API v1.14 still names the field `enable`.
         errors.push(FieldError::forbidden(
             &path.child("enable"),
-            "cannot be set to true as MachineHealthCheck definition is not available in the Cluster topology or the ClusterClass",
+            "cannot be set to true as healthCheck definition is not available in the Cluster topology or the ClusterClass",
         ));
     }
 }
@@ -412,9 +416,7 @@ fn validate_health_check(
 /// Replicas must not be set on a MachineDeployment the cluster autoscaler manages.
 pub fn validate_autoscaler(cluster: &Cluster, class: Option<&ClusterClass>) -> FieldErrors {
     let mut errors = FieldErrors::new();
-    let Some(workers) = cluster.spec.topology.as_ref().and_then(|t| t.workers.as_ref()) else {
-        return errors;
-    };
+    let workers = &cluster.spec.topology.workers;
     let name = cluster.metadata.name.as_deref().unwrap_or_default();
     let namespace = cluster.metadata.namespace.as_deref().unwrap_or_default();
     let has_autoscaler = |metadata: &TopologyMetadata| {
@@ -437,7 +439,7 @@ pub fn validate_autoscaler(cluster: &Cluster, class: Option<&ClusterClass>) -> F
         let class_has = class
             .into_iter()
             .flat_map(|c| &c.spec.workers.machine_deployments)
-            .any(|c| c.class == md.class && has_autoscaler(&c.template.metadata));
+            .any(|c| c.class == md.class && has_autoscaler(&c.metadata));
         if class_has {
             errors.push(FieldError::invalid(
                 &path,

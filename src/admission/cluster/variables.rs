@@ -24,9 +24,7 @@ pub(super) fn default_and_validate(
     if !errors.is_empty() {
         return errors;
     }
-    let Some(topology) = cluster.spec.topology.as_mut() else {
-        return errors;
-    };
+    let topology = &mut cluster.spec.topology;
     let topology_path = FieldPath::new("spec").child("topology");
     let values = std::mem::take(&mut topology.variables);
     let was_empty = values.is_empty();
@@ -65,9 +63,7 @@ pub fn validate(cluster: &Cluster, old: Option<&Cluster>, compiled: &CompiledVar
 
 /// A variable list longer than the limit is refused before any of it is looked at.
 fn count_errors(cluster: &Cluster) -> FieldErrors {
-    let Some(topology) = &cluster.spec.topology else {
-        return FieldErrors::new();
-    };
+    let topology = &cluster.spec.topology;
     let cluster_list = (
         FieldPath::new("spec").children(&["topology", "variables"]),
         topology.variables.as_slice(),
@@ -80,10 +76,8 @@ fn count_errors(cluster: &Cluster) -> FieldErrors {
 
 fn validate_lists(cluster: &Cluster, old: Option<&Cluster>, compiled: &CompiledVariables) -> FieldErrors {
     let mut errors = FieldErrors::new();
-    let Some(topology) = &cluster.spec.topology else {
-        return errors;
-    };
-    let old_topology = old.and_then(|o| o.spec.topology.as_ref());
+    let topology = &cluster.spec.topology;
+    let old_topology = old.map(|o| &o.spec.topology);
     let path = FieldPath::new("spec").children(&["topology", "variables"]);
     let old_values = old_topology.map(|t| t.variables.as_slice());
     errors.extend(compiled.validate_cluster_variables(&topology.variables, old_values, &path));
@@ -135,77 +129,66 @@ struct OverrideList<'a> {
 fn override_lists(topology: &mut crate::api::Topology) -> Vec<OverrideList<'_>> {
     let base = FieldPath::new("spec").child("topology");
     let mut lists = Vec::new();
-    if let Some(overrides) = topology.control_plane.variables.as_mut() {
+    lists.push(OverrideList {
+        path: base.children(&["controlPlane", "variables", "overrides"]),
+        place: Place::ControlPlane,
+        overrides: &mut topology.control_plane.variables,
+    });
+    let workers = &mut topology.workers;
+    for (index, md) in workers.machine_deployments.iter_mut().enumerate() {
+        let path = base
+            .children(&["workers", "machineDeployments"])
+            .key(&md.name)
+            .children(&["variables", "overrides"]);
+        let place = Place::MachineDeployment(index);
         lists.push(OverrideList {
-            path: base.children(&["controlPlane", "variables", "overrides"]),
-            place: Place::ControlPlane,
-            overrides,
+            path,
+            place,
+            overrides: &mut md.variables,
         });
     }
-    if let Some(workers) = topology.workers.as_mut() {
-        for (index, md) in workers.machine_deployments.iter_mut().enumerate() {
-            if let Some(overrides) = md.variables.as_mut() {
-                let path = base
-                    .children(&["workers", "machineDeployments"])
-                    .key(&md.name)
-                    .children(&["variables", "overrides"]);
-                let place = Place::MachineDeployment(index);
-                lists.push(OverrideList {
-                    path,
-                    place,
-                    overrides,
-                });
-            }
-        }
-        for (index, mp) in workers.machine_pools.iter_mut().enumerate() {
-            if let Some(overrides) = mp.variables.as_mut() {
-                let path = base
-                    .children(&["workers", "machinePools"])
-                    .key(&mp.name)
-                    .children(&["variables", "overrides"]);
-                let place = Place::MachinePool(index);
-                lists.push(OverrideList {
-                    path,
-                    place,
-                    overrides,
-                });
-            }
-        }
+    for (index, mp) in workers.machine_pools.iter_mut().enumerate() {
+        let path = base
+            .children(&["workers", "machinePools"])
+            .key(&mp.name)
+            .children(&["variables", "overrides"]);
+        let place = Place::MachinePool(index);
+        lists.push(OverrideList {
+            path,
+            place,
+            overrides: &mut mp.variables,
+        });
     }
     lists
 }
 
 /// The override lists of a Cluster with their field paths.
 fn override_values(cluster: &Cluster) -> Vec<(FieldPath, &[ClusterVariable])> {
-    let Some(topology) = &cluster.spec.topology else {
-        return Vec::new();
-    };
+    let topology = &cluster.spec.topology;
     let base = FieldPath::new("spec").child("topology");
     let mut lists = Vec::new();
-    if let Some(overrides) = &topology.control_plane.variables {
+    if !topology.control_plane.variables.is_empty() {
         lists.push((
             base.children(&["controlPlane", "variables", "overrides"]),
-            overrides.overrides.as_slice(),
+            topology.control_plane.variables.overrides.as_slice(),
         ));
     }
-    if let Some(workers) = &topology.workers {
-        for md in &workers.machine_deployments {
-            if let Some(overrides) = &md.variables {
-                let path = base
-                    .children(&["workers", "machineDeployments"])
-                    .key(&md.name)
-                    .children(&["variables", "overrides"]);
-                lists.push((path, overrides.overrides.as_slice()));
-            }
+    for md in &topology.workers.machine_deployments {
+        if !md.variables.is_empty() {
+            let path = base
+                .children(&["workers", "machineDeployments"])
+                .key(&md.name)
+                .children(&["variables", "overrides"]);
+            lists.push((path, md.variables.overrides.as_slice()));
         }
-        for mp in &workers.machine_pools {
-            if let Some(overrides) = &mp.variables {
-                let path = base
-                    .children(&["workers", "machinePools"])
-                    .key(&mp.name)
-                    .children(&["variables", "overrides"]);
-                lists.push((path, overrides.overrides.as_slice()));
-            }
+    }
+    for mp in &topology.workers.machine_pools {
+        if !mp.variables.is_empty() {
+            let path = base
+                .children(&["workers", "machinePools"])
+                .key(&mp.name)
+                .children(&["variables", "overrides"]);
+            lists.push((path, mp.variables.overrides.as_slice()));
         }
     }
     lists

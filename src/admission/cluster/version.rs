@@ -1,17 +1,14 @@
 //! Kubernetes version changes of a managed Cluster: no downgrade, at most one minor ahead, and
 //! not while the control plane, MachineDeployments or MachinePools are still upgrading.
 
-use std::cmp::Ordering;
-use std::sync::OnceLock;
-
-use regex::Regex;
 use semver::Version;
 use serde_json::Value;
+use std::cmp::Ordering;
 
 use crate::api::labels::{CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
 use crate::api::Cluster;
 use crate::field::{FieldError, FieldErrors, FieldPath};
-use crate::store::{group_of, ObjectSource};
+use crate::store::ObjectSource;
 
 /// The API group of MachineDeployments, Machines and MachinePools.
 const CAPI_GROUP: &str = "cluster.x-k8s.io";
@@ -27,15 +24,21 @@ enum Order {
     Different,
 }
 
-/// Whether `version` is a Kubernetes semantic version (`v1.31.2`, `1.30.0+rke2r1`).
-pub fn is_kube_semver(version: &str) -> bool {
-    static PATTERN: OnceLock<Regex> = OnceLock::new();
-    PATTERN
-        .get_or_init(|| {
-            Regex::new(r"^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)([-0-9a-zA-Z_\.+]*)?$")
-                .unwrap_or_else(|_| unreachable!("fixed pattern"))
-        })
-        .is_match(version)
+/// The errors of a topology version as Cluster API v1.14 checks its format: it must start with
+/// `v`, and the rest must be a strict semantic version (both checks may fire).
+pub fn format_errors(path: &FieldPath, version: &str) -> FieldErrors {
+    let mut errors = FieldErrors::new();
+    if !version.starts_with('v') {
+        errors.push(FieldError::invalid(path, version, "must start with v"));
+    }
+    if Version::parse(version.strip_prefix('v').unwrap_or(version)).is_err() {
+        errors.push(FieldError::invalid(
+            path,
+            version,
+            "version must be a valid semantic version",
+        ));
+    }
+    errors
 }
 
 /// Parses like Go's `semver.ParseTolerant`: surrounding spaces and one leading `v` are dropped,
@@ -80,30 +83,53 @@ pub fn parse_update(path: &FieldPath, new: &str, old: &str) -> (Version, Version
     (new_version, old_version, errors)
 }
 
-/// The error for a change of `spec.topology.version` from `old_version` (`old_cluster`'s) to
-/// `new_version` (written `new`), if it is not allowed.
+/// The annotation listing the lifecycle hooks still blocking a Cluster (comma-separated).
+const PENDING_HOOKS_ANNOTATION: &str = "runtime.cluster.x-k8s.io/pending-hooks";
+
+/// What a version change is checked against besides the two versions.
+pub struct Change<'a> {
+    /// The Cluster as it will be (its pending hooks).
+    pub cluster: &'a Cluster,
+    /// The Cluster as it is (its control plane and workers).
+    pub old_cluster: &'a Cluster,
+    /// Whether the +1 minor ceiling applies: the class lists no `kubernetesVersions` and names
+    /// no GenerateUpgradePlan extension.
+    pub ceiling: bool,
+}
+
+/// The error for a change of `spec.topology.version` from `old_version` to `new_version`
+/// (written `new`), if it is not allowed (Cluster API v1.14's order: no-op, decrease ignoring
+/// pre-releases, ceiling, pending AfterClusterUpgrade hook, objects still upgrading).
 pub fn check_change(
     path: &FieldPath,
     new: &str,
     new_version: &Version,
     old_version: &Version,
-    old_cluster: &Cluster,
+    change: &Change<'_>,
     source: &dyn ObjectSource,
 ) -> Option<FieldError> {
-    let zero = Version::new(0, 0, 0);
-    match compare(new_version, old_version) {
-        Order::Equal => return None,
-        Order::Less if *new_version != zero && *old_version != zero => {
-            let detail = format!("version cannot be decreased from \"{old_version}\" to \"{new_version}\"");
-            return Some(FieldError::invalid(path, new, detail));
-        }
-        _ => {}
+    if new_version.to_string() == old_version.to_string() {
+        return None;
     }
-    let ceiling = Version::new(old_version.major, old_version.minor.saturating_add(2), 0);
-    if new_version.cmp_precedence(&ceiling) != Ordering::Less {
+    let zero = Version::new(0, 0, 0);
+    let core = |v: &Version| (v.major, v.minor, v.patch);
+    if *new_version != zero && *old_version != zero && core(new_version) < core(old_version) {
+        let detail = format!("version cannot be decreased from \"{old_version}\" to \"{new_version}\"");
+        return Some(FieldError::invalid(path, new, detail));
+    }
+    let ceiling = (old_version.major, old_version.minor.saturating_add(2), 0);
+    if change.ceiling && core(new_version) >= ceiling {
         let detail = format!("version cannot be increased from \"{old_version}\" to \"{new_version}\"");
         return Some(FieldError::invalid(path, new, detail));
     }
+    if hook_pending(change.cluster, "AfterClusterUpgrade") {
+        return Some(FieldError::invalid(
+            path,
+            new,
+            "version cannot be changed when the \"AfterClusterUpgrade\" hook is still blocking",
+        ));
+    }
+    let old_cluster = change.old_cluster;
     let problems: Vec<String> = [
         control_plane_problem(old_cluster, old_version, source),
         workers_problem(old_cluster, old_version, source, "MachineDeployment"),
@@ -122,6 +148,16 @@ pub fn check_change(
         new,
         format!("version cannot be changed: {detail}"),
     ))
+}
+
+/// Whether `hook` is listed in the Cluster's pending-hooks annotation.
+fn hook_pending(cluster: &Cluster, hook: &str) -> bool {
+    cluster
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(PENDING_HOOKS_ANNOTATION))
+        .is_some_and(|hooks| hooks.split(',').any(|h| h == hook))
 }
 
 /// Versions compare by precedence, then by build identifiers.
@@ -168,15 +204,16 @@ fn control_plane_problem(
     source: &dyn ObjectSource,
 ) -> Option<String> {
     let prefix = "failed to check if control plane is upgrading";
-    let Some(reference) = &cluster.spec.control_plane_ref else {
+    let reference = &cluster.spec.control_plane_ref;
+    if reference.is_unset() {
         return Some(format!(
             "{prefix}: failed to get control plane object: cannot get object - object reference not set"
         ));
-    };
-    let group = group_of(reference.api_version.as_deref().unwrap_or_default());
-    let kind = reference.kind.as_deref().unwrap_or_default();
-    let namespace = reference.namespace.as_deref().unwrap_or_default();
-    let name = reference.name.as_deref().unwrap_or_default();
+    }
+    let group = reference.api_group.as_str();
+    let kind = reference.kind.as_str();
+    let namespace = cluster.metadata.namespace.as_deref().unwrap_or_default();
+    let name = reference.name.as_str();
     let Some(control_plane) = source.get(group, kind, namespace, name) else {
         let object = if namespace.is_empty() {
             name.to_owned()
@@ -201,7 +238,7 @@ fn control_plane_problem(
             "{prefix}: failed to parse control plane version {spec_version}"
         ));
     };
-    if version.cmp_precedence(old_version) != Ordering::Equal {
+    if version.to_string() != old_version.to_string() {
         return Some(format!(
             "Cluster.spec.topology.version {old_version} was not propagated to control plane yet (control plane version {version})"
         ));
@@ -276,7 +313,7 @@ fn workers_problem(
                 "failed to check if {kind} {name} is upgrading: failed to parse version {version}"
             ));
         };
-        if parsed.cmp_precedence(old_version) != Ordering::Equal {
+        if parsed.to_string() != old_version.to_string() {
             upgrading.push(name);
             continue;
         }
@@ -330,7 +367,12 @@ fn machines_upgrading(
                 "failed to check if MachineDeployment {name} is upgrading: Machine {machine_name} has no version"
             ));
         };
-        if machine_version != version {
+        // v1.14 also counts a Machine whose kubelet reports another version (an in-place upgrade).
+        let kubelet = machine
+            .pointer("/status/nodeInfo/kubeletVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if machine_version != version || (!kubelet.is_empty() && kubelet != version) {
             return Ok(true);
         }
     }

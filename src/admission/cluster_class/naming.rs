@@ -13,14 +13,14 @@ pub fn validate(class: &ClusterClass) -> FieldErrors {
     let spec = FieldPath::new("spec");
     let strategies = [
         (
-            class.spec.infrastructure_naming_strategy.as_ref(),
-            spec.children(&["infrastructureNamingStrategy", "template"]),
+            &class.spec.infrastructure.naming,
+            spec.children(&["infrastructure", "naming", "template"]),
             "InfraCluster",
             None,
         ),
         (
-            class.spec.control_plane.naming_strategy.as_ref(),
-            spec.children(&["controlPlane", "namingStrategy", "template"]),
+            &class.spec.control_plane.naming,
+            spec.children(&["controlPlane", "naming", "template"]),
             "ControlPlane",
             None,
         ),
@@ -29,30 +29,22 @@ pub fn validate(class: &ClusterClass) -> FieldErrors {
         let path = spec
             .children(&["workers", "machineDeployments"])
             .key(&c.class)
-            .children(&["namingStrategy", "template"]);
-        (
-            c.naming_strategy.as_ref(),
-            path,
-            "MachineDeployment",
-            Some("machineDeployment"),
-        )
+            .children(&["naming", "template"]);
+        (&c.naming, path, "MachineDeployment", Some("machineDeployment"))
     });
     let mp = class.spec.workers.machine_pools.iter().map(|c| {
         let path = spec
             .children(&["workers", "machinePools"])
             .key(&c.class)
-            .children(&["namingStrategy", "template"]);
-        (
-            c.naming_strategy.as_ref(),
-            path,
-            "MachinePool",
-            Some("machinePool"),
-        )
+            .children(&["naming", "template"]);
+        (&c.naming, path, "MachinePool", Some("machinePool"))
     });
     for (strategy, path, kind, worker) in strategies.into_iter().chain(md).chain(mp) {
-        let Some(source) = strategy.and_then(|s| s.template.as_ref()) else {
+        // v1.14: an empty template is unset.
+        let source = &strategy.template;
+        if source.is_empty() {
             continue;
-        };
+        }
         match render(source, worker) {
             Err(reason) => errors.push(FieldError::invalid(
                 &path,

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use crate::api::labels::VARIABLE_DEFINITION_FROM_INLINE;
-use crate::api::{ClusterClass, ClusterClassPatch, JSONPatch, ObjectReference, PatchSelector};
+use crate::api::{ClusterClass, ClusterClassPatch, ClusterClassTemplateReference, JSONPatch, PatchSelector};
 use crate::field::{FieldError, FieldErrors, FieldPath};
 use crate::patches::selector::class_matches;
 use crate::patches::template::{Template, TemplateError};
@@ -25,6 +25,8 @@ const BUILTINS: &[&str] = &[
     "builtin.cluster.metadata.labels",
     "builtin.cluster.metadata.annotations",
     "builtin.cluster.topology",
+    "builtin.cluster.topology.classRef.name",
+    "builtin.cluster.topology.classRef.namespace",
     "builtin.cluster.topology.class",
     "builtin.cluster.topology.classNamespace",
     "builtin.cluster.topology.version",
@@ -32,7 +34,6 @@ const BUILTINS: &[&str] = &[
     "builtin.cluster.network.serviceDomain",
     "builtin.cluster.network.services",
     "builtin.cluster.network.pods",
-    "builtin.cluster.network.ipFamily",
     "builtin.controlPlane",
     "builtin.controlPlane.name",
     "builtin.controlPlane.replicas",
@@ -106,7 +107,8 @@ fn validate_definitions(
     path: &FieldPath,
     errors: &mut FieldErrors,
 ) {
-    if let Some(enabled_if) = &patch.enabled_if {
+    let enabled_if = &patch.enabled_if;
+    if !enabled_if.is_empty() {
         if let Err(err) = Template::parse(enabled_if) {
             errors.push(FieldError::invalid(
                 &path.child("enabledIf"),
@@ -126,12 +128,13 @@ fn validate_definitions(
             "only one of definitions or external can be defined",
         )),
         (_, Some(external))
-            if external.generate_extension.is_none() && external.validate_extension.is_none() =>
+            if external.generate_patches_extension.is_empty()
+                && external.validate_topology_extension.is_empty() =>
         {
             errors.push(FieldError::invalid(
                 &path.child("external"),
                 pretty(external),
-                "one of validateExtension and generateExtension must be defined",
+                "one of validateTopologyExtension and generatePatchesExtension must be defined",
             ))
         }
         _ => {}
@@ -173,55 +176,47 @@ fn validate_selector(
         .as_ref()
         .map(|m| m.names.as_slice())
         .unwrap_or_default();
-    if !resources.control_plane
-        && !resources.infrastructure_cluster
-        && md_names.is_empty()
-        && mp_names.is_empty()
-    {
+    let control_plane = resources.control_plane == Some(true);
+    let infrastructure_cluster = resources.infrastructure_cluster == Some(true);
+    if !control_plane && !infrastructure_cluster && md_names.is_empty() && mp_names.is_empty() {
         errors.push(FieldError::invalid(path, pretty(selector), "no selector enabled"));
         return;
     }
-    let matches = |reference: &Option<ObjectReference>| {
-        reference.as_ref().is_some_and(|r| {
-            r.api_version.as_deref() == Some(selector.api_version.as_str())
-                && r.kind.as_deref() == Some(selector.kind.as_str())
-        })
+    let matches = |reference: &ClusterClassTemplateReference| {
+        reference.api_version == selector.api_version && reference.kind == selector.kind
     };
-    if resources.infrastructure_cluster && !matches(&class.spec.infrastructure.r#ref) {
+    if infrastructure_cluster && !matches(&class.spec.infrastructure.template_ref) {
         errors.push(FieldError::invalid(
             &path.children(&["matchResources", "infrastructureCluster"]),
-            selector.match_resources.infrastructure_cluster,
+            true,
             "selector is enabled but does not match the infrastructure ref",
         ));
     }
-    let machine_infrastructure = class
-        .spec
-        .control_plane
-        .machine_infrastructure
-        .as_ref()
-        .map(|m| &m.r#ref);
-    if resources.control_plane
-        && !matches(&class.spec.control_plane.r#ref)
+    let machine_infrastructure = class.spec.control_plane.machine_infrastructure_ref();
+    if control_plane
+        && !matches(&class.spec.control_plane.template_ref)
         && !machine_infrastructure.is_some_and(matches)
     {
         errors.push(FieldError::invalid(
             &path.children(&["matchResources", "controlPlane"]),
-            selector.match_resources.control_plane,
+            true,
             "selector is enabled but matches neither the controlPlane ref nor the controlPlane machineInfrastructure ref",
         ));
     }
-    let deployments = class
-        .spec
-        .workers
-        .machine_deployments
-        .iter()
-        .map(|c| (c.class.as_str(), &c.template));
-    let pools = class
-        .spec
-        .workers
-        .machine_pools
-        .iter()
-        .map(|c| (c.class.as_str(), &c.template));
+    let deployments = class.spec.workers.machine_deployments.iter().map(|c| {
+        (
+            c.class.as_str(),
+            &c.bootstrap.template_ref,
+            &c.infrastructure.template_ref,
+        )
+    });
+    let pools = class.spec.workers.machine_pools.iter().map(|c| {
+        (
+            c.class.as_str(),
+            &c.bootstrap.template_ref,
+            &c.infrastructure.template_ref,
+        )
+    });
     for (field, kind, names, classes) in [
         (
             "machineDeploymentClass",
@@ -242,9 +237,8 @@ fn validate_selector(
                 errors.push(FieldError::invalid(&name_path, name.as_str(), problem));
                 continue;
             }
-            let matched = classes.iter().any(|(class_name, template)| {
-                class_matches(name, class_name)
-                    && (matches(&template.bootstrap.r#ref) || matches(&template.infrastructure.r#ref))
+            let matched = classes.iter().any(|(class_name, bootstrap, infrastructure)| {
+                class_matches(name, class_name) && (matches(bootstrap) || matches(infrastructure))
             });
             if !matched {
                 errors.push(FieldError::invalid(
@@ -285,11 +279,11 @@ fn validate_json_patch(
     if !OPS.contains(&patch.op.as_str()) {
         errors.push(FieldError::not_supported(&path.child("op"), pretty(patch), &OPS));
     }
-    if !patch.path.starts_with("/spec/") {
+    if !patch.path.starts_with("/spec") {
         errors.push(FieldError::invalid(
             &path.child("path"),
             pretty(patch),
-            "jsonPatch path must start with \"/spec/\"",
+            "jsonPatch path must start with \"/spec\"",
         ));
     }
     for part in patch.path.split('/') {
@@ -330,20 +324,21 @@ fn validate_json_patch(
     }
     let Some(from) = &patch.value_from else { return };
     let from_path = path.child("valueFrom");
-    match (&from.variable, &from.template) {
-        (None, None) => errors.push(FieldError::invalid(
+    let (variable, source) = (&from.variable, &from.template);
+    match (variable.is_empty(), source.is_empty()) {
+        (true, true) => errors.push(FieldError::invalid(
             &from_path,
             pretty(from),
             "valueFrom must set either template or variable",
         )),
-        (Some(_), Some(_)) => errors.push(FieldError::invalid(
+        (false, false) => errors.push(FieldError::invalid(
             &from_path,
             pretty(from),
             "valueFrom can not set both template and variable",
         )),
         _ => {}
     }
-    if let Some(source) = &from.template {
+    if !source.is_empty() {
         if let Err(err) = Template::parse(source) {
             errors.push(FieldError::invalid(
                 &from_path.child("template"),
@@ -355,7 +350,7 @@ fn validate_json_patch(
             ));
         }
     }
-    if let Some(variable) = &from.variable {
+    if !variable.is_empty() {
         if variable.starts_with("builtin.") {
             if !BUILTINS.contains(&variable.as_str()) {
                 errors.push(FieldError::invalid(

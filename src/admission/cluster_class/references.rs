@@ -1,104 +1,68 @@
-//! Template references, worker class names, health checks and metadata of a ClusterClass.
+//! Template references, worker class names, health checks, rollout strategies, taints and
+//! metadata of a ClusterClass.
 
 use std::collections::BTreeSet;
 
-use crate::admission::health_check;
-use crate::api::{ClusterClass, LocalObjectTemplate, TopologyMetadata};
+use crate::admission::{health_check, taints};
+use crate::api::{ClusterClass, ClusterClassTemplateReference, TopologyMetadata};
 use crate::field::{FieldError, FieldErrors, FieldPath};
 
 /// Suffix every template kind has.
 const TEMPLATE_SUFFIX: &str = "Template";
 
-/// Every template reference is set, named, in the class's namespace, of a `*Template` kind with
-/// a valid apiVersion.
+/// Every template reference is named, of a `*Template` kind with a valid apiVersion. The paths
+/// end in `.ref` as Cluster API v1.14 still writes them (its v1beta1 names).
 pub fn validate(class: &ClusterClass) -> FieldErrors {
-    let namespace = class.metadata.namespace.as_deref().unwrap_or_default();
     let spec = FieldPath::new("spec");
     let mut errors = FieldErrors::new();
+    let control_plane = &class.spec.control_plane;
     errors.extend(validate_template(
-        &class.spec.infrastructure,
-        namespace,
+        &class.spec.infrastructure.template_ref,
         &spec.child("infrastructure"),
     ));
-    let control_plane = LocalObjectTemplate {
-        r#ref: class.spec.control_plane.r#ref.clone(),
-    };
     errors.extend(validate_template(
-        &control_plane,
-        namespace,
+        &control_plane.template_ref,
         &spec.child("controlPlane"),
     ));
-    if let Some(infrastructure) = &class.spec.control_plane.machine_infrastructure {
+    if let Some(infrastructure) = control_plane.machine_infrastructure_ref() {
         errors.extend(validate_template(
             infrastructure,
-            namespace,
             &spec.children(&["controlPlane", "machineInfrastructure"]),
         ));
     }
-    for (field, templates) in [
-        (
-            "machineDeployments",
-            class
-                .spec
-                .workers
-                .machine_deployments
-                .iter()
-                .map(|c| &c.template)
-                .collect::<Vec<_>>(),
-        ),
-        (
-            "machinePools",
-            class
-                .spec
-                .workers
-                .machine_pools
-                .iter()
-                .map(|c| &c.template)
-                .collect::<Vec<_>>(),
-        ),
-    ] {
-        for (i, template) in templates.into_iter().enumerate() {
+    let workers = &class.spec.workers;
+    let deployments = workers
+        .machine_deployments
+        .iter()
+        .map(|c| (&c.bootstrap.template_ref, &c.infrastructure.template_ref));
+    let pools = workers
+        .machine_pools
+        .iter()
+        .map(|c| (&c.bootstrap.template_ref, &c.infrastructure.template_ref));
+    let lists: [(&str, Vec<_>); 2] = [
+        ("machineDeployments", deployments.collect()),
+        ("machinePools", pools.collect()),
+    ];
+    for (field, templates) in lists {
+        for (i, (bootstrap, infrastructure)) in templates.into_iter().enumerate() {
             let path = spec.children(&["workers", field]).index(i).child("template");
-            errors.extend(validate_template(
-                &template.bootstrap,
-                namespace,
-                &path.child("bootstrap"),
-            ));
-            errors.extend(validate_template(
-                &template.infrastructure,
-                namespace,
-                &path.child("infrastructure"),
-            ));
+            errors.extend(validate_template(bootstrap, &path.child("bootstrap")));
+            errors.extend(validate_template(infrastructure, &path.child("infrastructure")));
         }
     }
     errors
 }
 
-fn validate_template(template: &LocalObjectTemplate, namespace: &str, path: &FieldPath) -> FieldErrors {
+fn validate_template(reference: &ClusterClassTemplateReference, path: &FieldPath) -> FieldErrors {
     let mut errors = FieldErrors::new();
-    let Some(reference) = &template.r#ref else {
-        errors.push(FieldError::required(
-            &path.child("ref"),
-            "template reference must be defined",
-        ));
-        return errors;
-    };
     let path = path.child("ref");
-    if reference.name.as_deref().unwrap_or_default().is_empty() {
+    if reference.name.is_empty() {
         errors.push(FieldError::required(
             &path.child("name"),
             "template name must be defined",
         ));
     }
-    let ref_namespace = reference.namespace.as_deref().unwrap_or_default();
-    if !namespace.is_empty() && ref_namespace != namespace {
-        errors.push(FieldError::invalid(
-            &path.child("namespace"),
-            ref_namespace,
-            format!("template must be in the same namespace as the ClusterClass ({namespace})"),
-        ));
-    }
-    let kind = reference.kind.as_deref().unwrap_or_default();
+    let kind = reference.kind.as_str();
     if kind.len() <= TEMPLATE_SUFFIX.len() || !kind.ends_with(TEMPLATE_SUFFIX) {
         errors.push(FieldError::invalid(
             &path.child("kind"),
@@ -106,7 +70,7 @@ fn validate_template(template: &LocalObjectTemplate, namespace: &str, path: &Fie
             format!("template kind must be of form \"<name>{TEMPLATE_SUFFIX}\""),
         ));
     }
-    let api_version = reference.api_version.as_deref().unwrap_or_default();
+    let api_version = reference.api_version.as_str();
     if api_version.is_empty() {
         errors.push(FieldError::required(
             &path.child("apiVersion"),
@@ -168,28 +132,82 @@ pub fn validate_worker_classes_unique(class: &ClusterClass) -> FieldErrors {
     errors
 }
 
-/// MachineHealthCheck classes are valid; the control plane's needs machine infrastructure.
+/// Health checks of the control plane class (which needs machine infrastructure) and of the
+/// MachineDeployment classes.
 pub fn validate_health_checks(class: &ClusterClass) -> FieldErrors {
-    let namespace = class.metadata.namespace.as_deref().unwrap_or_default();
     let mut errors = FieldErrors::new();
-    if let Some(check) = &class.spec.control_plane.machine_health_check {
-        let path = FieldPath::new("spec").children(&["controlPlane", "machineHealthCheck"]);
-        errors.extend(health_check::validate(check, namespace, &path));
-        if class.spec.control_plane.machine_infrastructure.is_none() {
+    let control_plane = &class.spec.control_plane;
+    let check = &control_plane.health_check;
+    if !check.is_unset() {
+        let path = FieldPath::new("spec").children(&["controlPlane", "healthCheck"]);
+        errors.extend(health_check::validate(
+            &check.checks,
+            &check.remediation,
+            false,
+            &path,
+        ));
+        if control_plane.machine_infrastructure_ref().is_none() {
             errors.push(FieldError::forbidden(
-                &path.child("machineInfrastructure"),
-                "can be set only if spec.controlPlane.machineInfrastructure is set",
+                &path,
+                "can be only set if spec.controlPlane.machineInfrastructure is set",
             ));
         }
     }
     for md in &class.spec.workers.machine_deployments {
-        if let Some(check) = &md.machine_health_check {
-            let path = FieldPath::new("spec")
-                .children(&["workers", "machineDeployments"])
-                .key(&md.class)
-                .child("machineHealthCheck");
-            errors.extend(health_check::validate(check, namespace, &path));
+        let check = &md.health_check;
+        if check.is_unset() {
+            continue;
         }
+        let path = FieldPath::new("spec")
+            .children(&["workers", "machineDeployments"])
+            .key(&md.class)
+            .child("healthCheck");
+        errors.extend(health_check::validate(
+            &check.checks,
+            &check.remediation,
+            true,
+            &path,
+        ));
+    }
+    errors
+}
+
+/// MachineDeployment class rollout strategies: ints or percentages, not both 0.
+pub fn validate_rollout(class: &ClusterClass) -> FieldErrors {
+    let mut errors = FieldErrors::new();
+    for md in &class.spec.workers.machine_deployments {
+        let path = FieldPath::new("spec")
+            .children(&["workers", "machineDeployments"])
+            .key(&md.class)
+            .children(&["rollout", "strategy"]);
+        errors.extend(health_check::validate_rolling_update(
+            &md.rollout.strategy.rolling_update,
+            &path,
+        ));
+    }
+    errors
+}
+
+/// Taints of the control plane, MachineDeployment and MachinePool classes.
+pub fn validate_taints(class: &ClusterClass) -> FieldErrors {
+    let spec = FieldPath::new("spec");
+    let mut errors = taints::validate(
+        &class.spec.control_plane.taints,
+        &spec.children(&["controlPlane", "taints"]),
+    );
+    for md in &class.spec.workers.machine_deployments {
+        let path = spec
+            .children(&["workers", "machineDeployments"])
+            .key(&md.class)
+            .child("taints");
+        errors.extend(taints::validate(&md.taints, &path));
+    }
+    for mp in &class.spec.workers.machine_pools {
+        let path = spec
+            .children(&["workers", "machinePools"])
+            .key(&mp.class)
+            .child("taints");
+        errors.extend(taints::validate(&mp.taints, &path));
     }
     errors
 }
@@ -203,19 +221,20 @@ pub fn validate_metadata(class: &ClusterClass) -> FieldErrors {
         &spec.children(&["controlPlane", "metadata"]),
         &mut errors,
     );
+    // Sic: Cluster API v1.14 still names the v1beta1 `template.metadata`.
     for md in &class.spec.workers.machine_deployments {
         let path = spec
             .children(&["workers", "machineDeployments"])
             .key(&md.class)
             .children(&["template", "metadata"]);
-        check_metadata(&md.template.metadata, &path, &mut errors);
+        check_metadata(&md.metadata, &path, &mut errors);
     }
     for mp in &class.spec.workers.machine_pools {
         let path = spec
             .children(&["workers", "machinePools"])
             .key(&mp.class)
             .children(&["template", "metadata"]);
-        check_metadata(&mp.template.metadata, &path, &mut errors);
+        check_metadata(&mp.metadata, &path, &mut errors);
     }
     errors
 }

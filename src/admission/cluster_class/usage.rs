@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::api::labels::{AUTOSCALER_MAX_SIZE_ANNOTATION, AUTOSCALER_MIN_SIZE_ANNOTATION};
-use crate::api::{Cluster, ClusterClass, ClusterClassVariable};
+use crate::api::{Cluster, ClusterClass, ClusterClassVariable, ClusterVariable};
 use crate::field::{FieldError, FieldErrors, FieldPath};
 use crate::store::ObjectSource;
 use crate::variables::{status_variables, CompiledVariables};
@@ -22,12 +22,13 @@ pub fn validate_update(old: &ClusterClass, new: &ClusterClass, source: &dyn Obje
     if clusters.is_empty() {
         return errors;
     }
+    errors.extend(super::versions::validate_used(&clusters, new));
     removed_worker_classes(&clusters, old, new, &mut errors);
     removed_health_checks(&clusters, old, new, &mut errors);
     // Only autoscaler annotations on the class's templates can make a Cluster's replicas invalid
     // here; those on the Cluster itself were checked when the Cluster was admitted.
     let autoscaled = new.spec.workers.machine_deployments.iter().any(|c| {
-        let annotations = &c.template.metadata.annotations;
+        let annotations = &c.metadata.annotations;
         annotations.contains_key(AUTOSCALER_MIN_SIZE_ANNOTATION)
             || annotations.contains_key(AUTOSCALER_MAX_SIZE_ANNOTATION)
     });
@@ -97,9 +98,7 @@ fn removed_worker_classes(
         .filter(|c| !kept_mp.contains(c))
         .collect();
     for cluster in clusters {
-        let Some(workers) = cluster.spec.topology.as_ref().and_then(|t| t.workers.as_ref()) else {
-            continue;
-        };
+        let workers = &cluster.spec.topology.workers;
         let cluster_name = cluster.metadata.name.as_deref().unwrap_or_default();
         for md in workers
             .machine_deployments
@@ -134,31 +133,19 @@ fn removed_health_checks(
     new: &ClusterClass,
     errors: &mut FieldErrors,
 ) {
-    let relies = |check: Option<&crate::api::MachineHealthCheckTopology>| {
-        check.is_some_and(|c| {
-            c.enable == Some(true) && c.class == crate::api::MachineHealthCheckClass::default()
-        })
-    };
-    if old.spec.control_plane.machine_health_check.is_some()
-        && new.spec.control_plane.machine_health_check.is_none()
-    {
+    let relies =
+        |check: &crate::api::MachineHealthCheckTopology| check.enabled == Some(true) && !check.is_defined();
+    if !old.spec.control_plane.health_check.is_unset() && new.spec.control_plane.health_check.is_unset() {
         let users: Vec<&str> = clusters
             .iter()
-            .filter(|c| {
-                relies(
-                    c.spec
-                        .topology
-                        .as_ref()
-                        .and_then(|t| t.control_plane.machine_health_check.as_ref()),
-                )
-            })
+            .filter(|c| relies(&c.spec.topology.control_plane.health_check))
             .map(|c| c.metadata.name.as_deref().unwrap_or_default())
             .collect();
         if !users.is_empty() {
             errors.push(FieldError::forbidden(
-                &FieldPath::new("spec").children(&["controlPlane", "machineHealthCheck"]),
+                &FieldPath::new("spec").children(&["controlPlane", "healthCheck"]),
                 format!(
-                    "MachineHealthCheck cannot be deleted because it is used by Cluster(s) {:?}",
+                    "healthCheck cannot be deleted because it is used by Cluster(s) {:?}",
                     users.join(",")
                 ),
             ));
@@ -174,7 +161,7 @@ fn removed_health_checks(
         else {
             continue;
         };
-        if old_class.machine_health_check.is_none() || class.machine_health_check.is_some() {
+        if old_class.health_check.is_unset() || !class.health_check.is_unset() {
             continue;
         }
         let users: Vec<&str> = clusters
@@ -182,10 +169,10 @@ fn removed_health_checks(
             .filter(|c| {
                 c.spec
                     .topology
+                    .workers
+                    .machine_deployments
                     .iter()
-                    .flat_map(|t| t.workers.iter())
-                    .flat_map(|w| &w.machine_deployments)
-                    .any(|md| md.class == class.class && relies(md.machine_health_check.as_ref()))
+                    .any(|md| md.class == class.class && relies(&md.health_check))
             })
             .map(|c| c.metadata.name.as_deref().unwrap_or_default())
             .collect();
@@ -194,9 +181,9 @@ fn removed_health_checks(
                 &FieldPath::new("spec")
                     .children(&["workers", "machineDeployments"])
                     .key(&class.class)
-                    .child("machineHealthCheck"),
+                    .child("healthCheck"),
                 format!(
-                    "MachineHealthCheck cannot be deleted because it is used by Cluster(s) {:?}",
+                    "healthCheck cannot be deleted because it is used by Cluster(s) {:?}",
                     users.join(",")
                 ),
             ));
@@ -272,49 +259,30 @@ fn variables_still_valid(
     }
 }
 
+/// The variable lists of a Cluster: its own, then each override list.
+fn variable_lists(cluster: &Cluster) -> impl Iterator<Item = &Vec<ClusterVariable>> {
+    let topology = &cluster.spec.topology;
+    let workers = &topology.workers;
+    std::iter::once(&topology.variables)
+        .chain(std::iter::once(&topology.control_plane.variables.overrides))
+        .chain(
+            workers
+                .machine_deployments
+                .iter()
+                .map(|md| &md.variables.overrides),
+        )
+        .chain(workers.machine_pools.iter().map(|mp| &mp.variables.overrides))
+}
+
 /// Whether the Cluster sets the variable, at the Cluster level or in an override.
 fn sets_variable(cluster: &Cluster, name: &str) -> bool {
-    let Some(topology) = &cluster.spec.topology else {
-        return false;
-    };
-    let overrides = topology
-        .control_plane
-        .variables
-        .iter()
-        .chain(topology.workers.iter().flat_map(|w| {
-            w.machine_deployments
-                .iter()
-                .filter_map(|md| md.variables.as_ref())
-        }))
-        .chain(
-            topology
-                .workers
-                .iter()
-                .flat_map(|w| w.machine_pools.iter().filter_map(|mp| mp.variables.as_ref())),
-        );
-    topology.variables.iter().any(|v| v.name == name)
-        || overrides.flat_map(|o| &o.overrides).any(|v| v.name == name)
+    variable_lists(cluster).flatten().any(|v| v.name == name)
 }
 
 /// Whether every value the Cluster sets for `name` passes the new definitions.
 fn value_still_valid(cluster: &Cluster, name: &str, compiled: &CompiledVariables) -> bool {
-    let Some(topology) = &cluster.spec.topology else {
-        return true;
-    };
     let path = FieldPath::new("spec").children(&["topology", "variables"]);
-    let lists = std::iter::once(&topology.variables)
-        .chain(topology.control_plane.variables.as_ref().map(|o| &o.overrides))
-        .chain(topology.workers.iter().flat_map(|w| {
-            w.machine_deployments
-                .iter()
-                .filter_map(|md| md.variables.as_ref().map(|o| &o.overrides))
-        }))
-        .chain(topology.workers.iter().flat_map(|w| {
-            w.machine_pools
-                .iter()
-                .filter_map(|mp| mp.variables.as_ref().map(|o| &o.overrides))
-        }));
-    lists.into_iter().all(|values| {
+    variable_lists(cluster).all(|values| {
         let mine: Vec<_> = values.iter().filter(|v| v.name == name).cloned().collect();
         mine.is_empty()
             || compiled

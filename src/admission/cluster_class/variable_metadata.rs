@@ -1,6 +1,6 @@
 //! Labels and annotations a ClusterClass attaches to its variables, for runtime extensions: a
-//! variable's `metadata` and the `x-metadata` of any schema node, validated as Kubernetes
-//! validates object metadata, at `spec.variables[<name>].metadata.labels` and
+//! variable's `deprecatedV1Beta1Metadata` and the `x-metadata` of any schema node, validated as
+//! Kubernetes validates object metadata, at `spec.variables[<name>].deprecatedV1Beta1Metadata.labels` and
 //! `spec.variables[<name>].schema.openAPIV3Schema.properties[<p>].x-metadata.annotations`.
 
 use crate::admission::cluster::metadata;
@@ -13,9 +13,9 @@ pub fn validate(class: &ClusterClass) -> FieldErrors {
     for variable in &class.spec.variables {
         let path = FieldPath::new("spec").child("variables").key(&variable.name);
         errors.extend(metadata::validate(
-            &variable.metadata.labels,
-            &variable.metadata.annotations,
-            &path.child("metadata"),
+            &variable.deprecated_v1_beta1_metadata.labels,
+            &variable.deprecated_v1_beta1_metadata.annotations,
+            &path.child("deprecatedV1Beta1Metadata"),
         ));
         let schema_path = path.children(&["schema", "openAPIV3Schema"]);
         errors.extend(x_metadata(&variable.schema.open_api_v3_schema, &schema_path));

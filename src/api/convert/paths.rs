@@ -45,49 +45,113 @@ const CLASS_MPS: &[&str] = &["spec", "workers", "machinePools"];
 const RULES: &[Rule] = &[
     // Cluster.
     after(&["spec", "topology"], &["classRef", "name"], &["class"]),
-    after(&["spec", "topology"], &["classRef", "namespace"], &["classNamespace"]),
+    after(
+        &["spec", "topology"],
+        &["classRef", "namespace"],
+        &["classNamespace"],
+    ),
     after(&["spec", "topology"], &["classRef"], &["class"]),
     after(&["spec", "controlPlaneRef"], &["apiGroup"], &["apiVersion"]),
     after(&["spec", "infrastructureRef"], &["apiGroup"], &["apiVersion"]),
     // Health checks, in a topology or a class.
-    anywhere(&["healthCheck", "checks", "nodeStartupTimeoutSeconds"], &["machineHealthCheck", "nodeStartupTimeout"]),
-    anywhere(&["healthCheck", "checks", "unhealthyNodeConditions"], &["machineHealthCheck", "unhealthyConditions"]),
     anywhere(
-        &["healthCheck", "remediation", "triggerIf", "unhealthyLessThanOrEqualTo"],
+        &["healthCheck", "checks", "nodeStartupTimeoutSeconds"],
+        &["machineHealthCheck", "nodeStartupTimeout"],
+    ),
+    anywhere(
+        &["healthCheck", "checks", "unhealthyNodeConditions"],
+        &["machineHealthCheck", "unhealthyConditions"],
+    ),
+    anywhere(
+        &[
+            "healthCheck",
+            "remediation",
+            "triggerIf",
+            "unhealthyLessThanOrEqualTo",
+        ],
         &["machineHealthCheck", "maxUnhealthy"],
     ),
     anywhere(
         &["healthCheck", "remediation", "triggerIf", "unhealthyInRange"],
         &["machineHealthCheck", "unhealthyRange"],
     ),
-    anywhere(&["healthCheck", "remediation", "templateRef"], &["machineHealthCheck", "remediationTemplate"]),
-    anywhere(&["healthCheck", "remediation", "maxInFlight"], &["strategy", "remediation", "maxInFlight"]),
+    anywhere(
+        &["healthCheck", "remediation", "templateRef"],
+        &["machineHealthCheck", "remediationTemplate"],
+    ),
+    anywhere(
+        &["healthCheck", "remediation", "maxInFlight"],
+        &["strategy", "remediation", "maxInFlight"],
+    ),
     anywhere(&["healthCheck", "enabled"], &["machineHealthCheck", "enable"]),
     anywhere(&["healthCheck"], &["machineHealthCheck"]),
     // Rollout and deletion of machines.
     anywhere(&["rollout", "strategy"], &["strategy"]),
-    anywhere(&["deletion", "order"], &["strategy", "rollingUpdate", "deletePolicy"]),
+    anywhere(
+        &["deletion", "order"],
+        &["strategy", "rollingUpdate", "deletePolicy"],
+    ),
     anywhere(&["deletion", "nodeDrainTimeoutSeconds"], &["nodeDrainTimeout"]),
-    anywhere(&["deletion", "nodeVolumeDetachTimeoutSeconds"], &["nodeVolumeDetachTimeout"]),
-    anywhere(&["deletion", "nodeDeletionTimeoutSeconds"], &["nodeDeletionTimeout"]),
+    anywhere(
+        &["deletion", "nodeVolumeDetachTimeoutSeconds"],
+        &["nodeVolumeDetachTimeout"],
+    ),
+    anywhere(
+        &["deletion", "nodeDeletionTimeoutSeconds"],
+        &["nodeDeletionTimeout"],
+    ),
     // ClusterClass templates and naming.
     after(&["spec", "infrastructure"], &["templateRef"], &["ref"]),
-    after(&["spec", "infrastructure"], &["naming"], &["..", "infrastructureNamingStrategy"]),
+    after(
+        &["spec", "infrastructure"],
+        &["naming"],
+        &["..", "infrastructureNamingStrategy"],
+    ),
     after(&["spec", "controlPlane"], &["templateRef"], &["ref"]),
     after(&["spec", "controlPlane"], &["naming"], &["namingStrategy"]),
-    after(&["spec", "controlPlane", "machineInfrastructure"], &["templateRef"], &["ref"]),
-    after(CLASS_MDS, &["bootstrap", "templateRef"], &["template", "bootstrap", "ref"]),
-    after(CLASS_MDS, &["infrastructure", "templateRef"], &["template", "infrastructure", "ref"]),
+    after(
+        &["spec", "controlPlane", "machineInfrastructure"],
+        &["templateRef"],
+        &["ref"],
+    ),
+    after(
+        CLASS_MDS,
+        &["bootstrap", "templateRef"],
+        &["template", "bootstrap", "ref"],
+    ),
+    after(
+        CLASS_MDS,
+        &["infrastructure", "templateRef"],
+        &["template", "infrastructure", "ref"],
+    ),
     after(CLASS_MDS, &["metadata"], &["template", "metadata"]),
     after(CLASS_MDS, &["naming"], &["namingStrategy"]),
-    after(CLASS_MPS, &["bootstrap", "templateRef"], &["template", "bootstrap", "ref"]),
-    after(CLASS_MPS, &["infrastructure", "templateRef"], &["template", "infrastructure", "ref"]),
+    after(
+        CLASS_MPS,
+        &["bootstrap", "templateRef"],
+        &["template", "bootstrap", "ref"],
+    ),
+    after(
+        CLASS_MPS,
+        &["infrastructure", "templateRef"],
+        &["template", "infrastructure", "ref"],
+    ),
     after(CLASS_MPS, &["metadata"], &["template", "metadata"]),
     after(CLASS_MPS, &["naming"], &["namingStrategy"]),
     // Variables and patches.
-    after(&["spec", "variables"], &["deprecatedV1Beta1Metadata"], &["metadata"]),
-    anywhere(&["external", "generatePatchesExtension"], &["external", "generateExtension"]),
-    anywhere(&["external", "validateTopologyExtension"], &["external", "validateExtension"]),
+    after(
+        &["spec", "variables"],
+        &["deprecatedV1Beta1Metadata"],
+        &["metadata"],
+    ),
+    anywhere(
+        &["external", "generatePatchesExtension"],
+        &["external", "generateExtension"],
+    ),
+    anywhere(
+        &["external", "validateTopologyExtension"],
+        &["external", "validateExtension"],
+    ),
 ];
 
 /// One field of a path: its name and the keys or indexes right after it (`machineDeployments`,
@@ -116,7 +180,9 @@ fn segments(path: &str) -> Vec<Segment<'_>> {
             name: Cow::Borrowed(name),
             brackets: &rest[name_end..brackets_end],
         });
-        rest = rest[brackets_end..].strip_prefix('.').unwrap_or(&rest[brackets_end..]);
+        rest = rest[brackets_end..]
+            .strip_prefix('.')
+            .unwrap_or(&rest[brackets_end..]);
     }
     out
 }
@@ -136,7 +202,9 @@ pub fn to_v1beta1(path: &str) -> Cow<'_, str> {
             let end = i + rule.from.len();
             end <= segments.len()
                 && names_match(&segments[i..end], rule.from)
-                && rule.context.is_none_or(|c| i == c.len() && names_match(&segments[..i], c))
+                && rule
+                    .context
+                    .is_none_or(|c| i == c.len() && names_match(&segments[..i], c))
         });
         let Some(rule) = rule else {
             out.push(segments[i].clone());
@@ -191,7 +259,11 @@ pub fn text_to_v1beta1(text: &str) -> Cow<'_, str> {
             .map_or(rest.len(), |e| start + e);
         out.push_str(&rest[..start]);
         let path = &rest[start..end];
-        let translated = if boundary { to_v1beta1(path) } else { Cow::Borrowed(path) };
+        let translated = if boundary {
+            to_v1beta1(path)
+        } else {
+            Cow::Borrowed(path)
+        };
         changed |= matches!(translated, Cow::Owned(_));
         out.push_str(&translated);
         rest = &rest[end..];
@@ -225,10 +297,19 @@ mod tests {
                 "spec.topology.workers.machineDeployments[md.0].rollout.strategy.rollingUpdate.maxSurge",
                 "spec.topology.workers.machineDeployments[md.0].strategy.rollingUpdate.maxSurge",
             ),
-            ("spec.topology.controlPlane.healthCheck.enable", "spec.topology.controlPlane.machineHealthCheck.enable"),
+            (
+                "spec.topology.controlPlane.healthCheck.enable",
+                "spec.topology.controlPlane.machineHealthCheck.enable",
+            ),
             ("spec.controlPlaneRef.apiGroup", "spec.controlPlaneRef.apiVersion"),
-            ("spec.topology.variables[cpu].value", "spec.topology.variables[cpu].value"),
-            ("spec.topology.controlPlane.taints[0].key", "spec.topology.controlPlane.taints[0].key"),
+            (
+                "spec.topology.variables[cpu].value",
+                "spec.topology.variables[cpu].value",
+            ),
+            (
+                "spec.topology.controlPlane.taints[0].key",
+                "spec.topology.controlPlane.taints[0].key",
+            ),
             ("spec", "spec"),
             ("", ""),
         ];
@@ -242,9 +323,18 @@ mod tests {
         let cases = [
             ("spec.controlPlane.templateRef", "spec.controlPlane.ref"),
             ("spec.controlPlane.templateRef.kind", "spec.controlPlane.ref.kind"),
-            ("spec.infrastructure.templateRef.apiVersion", "spec.infrastructure.ref.apiVersion"),
-            ("spec.infrastructure.naming.template", "spec.infrastructureNamingStrategy.template"),
-            ("spec.controlPlane.machineInfrastructure.templateRef.kind", "spec.controlPlane.machineInfrastructure.ref.kind"),
+            (
+                "spec.infrastructure.templateRef.apiVersion",
+                "spec.infrastructure.ref.apiVersion",
+            ),
+            (
+                "spec.infrastructure.naming.template",
+                "spec.infrastructureNamingStrategy.template",
+            ),
+            (
+                "spec.controlPlane.machineInfrastructure.templateRef.kind",
+                "spec.controlPlane.machineInfrastructure.ref.kind",
+            ),
             (
                 "spec.workers.machineDeployments[2].infrastructure.templateRef",
                 "spec.workers.machineDeployments[2].template.infrastructure.ref",
@@ -253,9 +343,18 @@ mod tests {
                 "spec.workers.machinePools[0].bootstrap.templateRef.kind",
                 "spec.workers.machinePools[0].template.bootstrap.ref.kind",
             ),
-            ("spec.workers.machineDeployments[w].naming.template", "spec.workers.machineDeployments[w].namingStrategy.template"),
-            ("spec.controlPlane.healthCheck", "spec.controlPlane.machineHealthCheck"),
-            ("spec.variables[v].deprecatedV1Beta1Metadata.labels", "spec.variables[v].metadata.labels"),
+            (
+                "spec.workers.machineDeployments[w].naming.template",
+                "spec.workers.machineDeployments[w].namingStrategy.template",
+            ),
+            (
+                "spec.controlPlane.healthCheck",
+                "spec.controlPlane.machineHealthCheck",
+            ),
+            (
+                "spec.variables[v].deprecatedV1Beta1Metadata.labels",
+                "spec.variables[v].metadata.labels",
+            ),
             ("spec.patches[0].external", "spec.patches[0].external"),
             ("spec.infrastructure.ref.kind", "spec.infrastructure.ref.kind"),
             ("spec.kubernetesVersion[1]", "spec.kubernetesVersion[1]"),
@@ -272,7 +371,13 @@ mod tests {
             "can be only set if spec.controlPlane.machineHealthCheck is set"
         );
         assert!(matches!(text_to_v1beta1("nothing here"), Cow::Borrowed(_)));
-        assert!(matches!(text_to_v1beta1("in spec.topology.version"), Cow::Borrowed(_)));
-        assert_eq!(text_to_v1beta1("Cluster.spec.topology.version"), "Cluster.spec.topology.version");
+        assert!(matches!(
+            text_to_v1beta1("in spec.topology.version"),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            text_to_v1beta1("Cluster.spec.topology.version"),
+            "Cluster.spec.topology.version"
+        );
     }
 }

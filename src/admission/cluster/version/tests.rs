@@ -2,12 +2,12 @@ use super::*;
 use crate::store::MemoryStore;
 
 const OLD_CLUSTER: &str = r#"
-apiVersion: cluster.x-k8s.io/v1beta1
+apiVersion: cluster.x-k8s.io/v1beta2
 kind: Cluster
 metadata: {name: prod, namespace: default}
 spec:
-  controlPlaneRef: {apiVersion: controlplane.cluster.x-k8s.io/v1beta1, kind: KubeadmControlPlane, name: prod-cp, namespace: default}
-  topology: {class: quick-start, version: OLD}
+  controlPlaneRef: {apiGroup: controlplane.cluster.x-k8s.io, kind: KubeadmControlPlane, name: prod-cp}
+  topology: {classRef: {name: quick-start}, version: OLD}
 "#;
 
 fn control_plane(spec: &str, status: Option<&str>) -> String {
@@ -20,12 +20,26 @@ fn control_plane(spec: &str, status: Option<&str>) -> String {
 
 /// The detail of the error for changing the version from `old` to `new` with `objects` stored.
 fn change(old: &str, new: &str, objects: &str) -> Option<String> {
+    change_with(old, new, objects, "", true)
+}
+
+/// [`change`] with the new Cluster's annotations (a YAML map) and whether the ceiling applies.
+fn change_with(old: &str, new: &str, objects: &str, annotations: &str, ceiling: bool) -> Option<String> {
     let cluster: Cluster = serde_yaml_ng::from_str(&OLD_CLUSTER.replace("OLD", old)).unwrap();
+    let mut new_cluster = cluster.clone();
+    if !annotations.is_empty() {
+        new_cluster.metadata.annotations = Some(serde_yaml_ng::from_str(annotations).unwrap());
+    }
     let store = MemoryStore::from_yaml(objects).unwrap();
     let path = FieldPath::new("spec").children(&["topology", "version"]);
     let (new_version, old_version, errors) = parse_update(&path, new, old);
     assert!(errors.is_empty());
-    check_change(&path, new, &new_version, &old_version, &cluster, &store).map(|e| e.to_string())
+    let change = Change {
+        cluster: &new_cluster,
+        old_cluster: &cluster,
+        ceiling,
+    };
+    check_change(&path, new, &new_version, &old_version, &change, &store).map(|e| e.to_string())
 }
 
 #[test]
@@ -54,30 +68,81 @@ fn other_textual_build_is_no_decrease() {
 }
 
 #[test]
-fn numeric_build_decrease_is_rejected() {
+fn decrease_ignores_builds_and_pre_releases() {
+    // v1.14 compares without pre-releases and build metadata: these fall through to the
+    // control plane check instead of being a decrease.
+    let objects = control_plane("v1.30.0+2", Some("v1.30.0+2"));
+    assert_eq!(change("v1.30.0+2", "v1.30.0+1", &objects), None);
+    let objects = control_plane("v1.30.0", Some("v1.30.0"));
+    assert_eq!(change("v1.30.0", "v1.30.0-rc.0", &objects), None);
     assert_eq!(
-        change("v1.30.0+2", "v1.30.0+1", "").as_deref(),
+        change("v1.30.1", "v1.30.0-rc.0", "").as_deref(),
         Some(
-            r#"spec.topology.version: Invalid value: "v1.30.0+1": version cannot be decreased from "1.30.0+2" to "1.30.0+1""#
+            r#"spec.topology.version: Invalid value: "v1.30.0-rc.0": version cannot be decreased from "1.30.1" to "1.30.0-rc.0""#
         )
     );
 }
 
 #[test]
-fn next_minor_release_candidate_is_below_the_ceiling() {
+fn ceiling_ignores_pre_releases_and_is_skipped_when_the_class_bounds_versions() {
     let objects = control_plane("v1.30.0", Some("v1.30.0"));
     assert_eq!(change("v1.30.0", "v1.31.0-rc.1", &objects), None);
     assert_eq!(
-        change("v1.30.0", "v1.32.0-rc.1", &objects),
-        None,
-        "Go compares the pre-release below 1.32.0"
+        change("v1.30.0", "v1.32.0-rc.1", &objects).as_deref(),
+        Some(
+            r#"spec.topology.version: Invalid value: "v1.32.0-rc.1": version cannot be increased from "1.30.0" to "1.32.0-rc.1""#
+        ),
+        "v1.14 compares without the pre-release"
     );
+    assert_eq!(change_with("v1.30.0", "v1.33.0", &objects, "", false), None);
     assert_eq!(
         change("v1.30.0", "v1.32.0", &objects).as_deref(),
         Some(
             r#"spec.topology.version: Invalid value: "v1.32.0": version cannot be increased from "1.30.0" to "1.32.0""#
         )
     );
+}
+
+#[test]
+fn pending_after_cluster_upgrade_hook_blocks_a_change() {
+    let objects = control_plane("v1.30.0", Some("v1.30.0"));
+    let pending = "{runtime.cluster.x-k8s.io/pending-hooks: 'BeforeClusterUpgrade,AfterClusterUpgrade'}";
+    assert_eq!(
+        change_with("v1.30.0", "v1.31.0", &objects, pending, true).as_deref(),
+        Some(
+            r#"spec.topology.version: Invalid value: "v1.31.0": version cannot be changed when the "AfterClusterUpgrade" hook is still blocking"#
+        )
+    );
+    let other = "{runtime.cluster.x-k8s.io/pending-hooks: AfterControlPlaneUpgrade}";
+    assert_eq!(change_with("v1.30.0", "v1.31.0", &objects, other, true), None);
+    assert_eq!(change_with("v1.30.0", "v1.30.0", &objects, pending, true), None);
+}
+
+#[test]
+fn strict_format_needs_the_v() {
+    let path = FieldPath::new("spec").children(&["topology", "version"]);
+    let shown =
+        |v: &str| -> Vec<String> { format_errors(&path, v).iter().map(ToString::to_string).collect() };
+    assert!(shown("v1.30.0-rc.1+b.2").is_empty());
+    assert_eq!(
+        shown("1.30.0"),
+        [r#"spec.topology.version: Invalid value: "1.30.0": must start with v"#]
+    );
+    for bad in [
+        "v1.30.0.1",
+        "v1.30.0_x",
+        "v1.30.0-",
+        "v1.30.0-rc.01",
+        "v1.30.0+",
+        "v1.30",
+    ] {
+        assert_eq!(
+            shown(bad),
+            [format!(
+                r#"spec.topology.version: Invalid value: "{bad}": version must be a valid semantic version"#
+            )],
+        );
+    }
 }
 
 #[test]
@@ -111,9 +176,9 @@ fn control_plane_states() {
         "another textual build counts as upgrading"
     );
     assert_eq!(
-        detail(&control_plane("v1.30.0+a", Some("v1.30.0+a"))),
-        None,
-        "build metadata does not count when comparing with the Cluster's version"
+        detail(&control_plane("v1.30.0+a", Some("v1.30.0+a"))).as_deref(),
+        Some("Cluster.spec.topology.version 1.30.0 was not propagated to control plane yet (control plane version 1.30.0+a)"),
+        "v1.14 compares the full version string, build metadata included"
     );
     assert_eq!(
         change("v1.30.0", "v1.30.1", "apiVersion: controlplane.cluster.x-k8s.io/v1beta1\nkind: KubeadmControlPlane\nmetadata: {name: prod-cp, namespace: default}\nspec: {}\n").as_deref(),
