@@ -1,11 +1,13 @@
-//! Whether a ClusterClass refers to its templates at the API version Cluster API uses for them:
-//! the newest version the template CRD's contract label lists (`RefVersionsUpToDate`, as
-//! Cluster API v1.10 reports it; the class itself is not rewritten, so GitOps owners keep it).
+//! Whether a v1beta2 ClusterClass refers to its templates at the API version Cluster API uses for
+//! them: the newest version the template CRD's contract label lists (`v1beta2` label before
+//! `v1beta1`). Reported as `RefVersionsUpToDate`, a metav1 condition and its v1beta1 twin, as
+//! Cluster API v1.14 reports it; the class itself is not rewritten, so GitOps owners keep it.
 
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use super::conditions::meta_condition;
 use super::crd_name::crd_name;
 use super::versions::newest_for_contract;
 
@@ -14,9 +16,9 @@ pub const REF_VERSIONS_UP_TO_DATE: &str = "RefVersionsUpToDate";
 
 /// Where a ClusterClass refers to templates.
 const REF_POINTERS: [&str; 3] = [
-    "/spec/infrastructure/ref",
-    "/spec/controlPlane/ref",
-    "/spec/controlPlane/machineInfrastructure/ref",
+    "/spec/infrastructure/templateRef",
+    "/spec/controlPlane/templateRef",
+    "/spec/controlPlane/machineInfrastructure/templateRef",
 ];
 
 /// Every template reference of `class`, each once, in the class's order.
@@ -28,18 +30,13 @@ pub fn template_refs(class: &Value) -> Vec<&Value> {
             .and_then(Value::as_array);
         for pool in classes.into_iter().flatten() {
             for part in ["bootstrap", "infrastructure"] {
-                refs.extend(pool.pointer(&format!("/template/{part}/ref")));
+                refs.extend(pool.pointer(&format!("/{part}/templateRef")));
             }
         }
     }
     let mut seen = Vec::new();
     refs.retain(|r| {
-        let key = (
-            r["apiVersion"].clone(),
-            r["kind"].clone(),
-            r["namespace"].clone(),
-            r["name"].clone(),
-        );
+        let key = (r["apiVersion"].clone(), r["kind"].clone(), r["name"].clone());
         if seen.contains(&key) {
             return false;
         }
@@ -57,12 +54,11 @@ pub fn crd_of(reference: &Value) -> String {
 }
 
 /// `RefVersionsUpToDate` for `refs`, given each CRD's labels by name (`None`: the CRD was not
-/// found).
+/// found): the metav1 condition and the v1beta1 one, without transition times.
 pub fn ref_versions_condition(
     refs: &[&Value],
     labels_of: impl Fn(&str) -> Option<BTreeMap<String, String>>,
-    now: &str,
-) -> Value {
+) -> (Value, Value) {
     let mut outdated = Vec::new();
     let mut problems = Vec::new();
     for reference in refs {
@@ -75,41 +71,48 @@ pub fn ref_versions_condition(
             Err(why) => problems.push(format!("* {why}")),
             Ok(newest) => {
                 let api_version = reference["apiVersion"].as_str().unwrap_or_default();
-                let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+                let version = api_version.rsplit_once('/').map_or(api_version, |(_, v)| v);
                 if version != newest {
-                    let mut up_to_date = (*reference).clone();
-                    up_to_date["apiVersion"] = json!(format!("{group}/{newest}"));
                     outdated.push(format!(
-                        "* Ref {:?} should be {:?}",
-                        ref_string(reference),
-                        ref_string(&up_to_date)
+                        "* {} {}: current: {version}, latest: {newest}",
+                        reference["kind"].as_str().unwrap_or_default(),
+                        reference["name"].as_str().unwrap_or_default(),
                     ));
                 }
             }
         }
     }
+    let old = |status: &str, reason: &str, severity: &str, message: &str| {
+        json!({"type": REF_VERSIONS_UP_TO_DATE, "status": status, "severity": severity,
+            "reason": reason, "message": message})
+    };
     if !problems.is_empty() {
-        return json!({"type": REF_VERSIONS_UP_TO_DATE, "status": "Unknown", "severity": "Warning",
-            "reason": "RefVersionsUnknown", "message": problems.join("\n"), "lastTransitionTime": now});
+        let message = problems.join("\n");
+        return (
+            meta_condition(REF_VERSIONS_UP_TO_DATE, "Unknown", "InternalError", &message),
+            old("Unknown", "InternalError", "Info", &message),
+        );
     }
     if !outdated.is_empty() {
-        return json!({"type": REF_VERSIONS_UP_TO_DATE, "status": "False", "severity": "Warning",
-            "reason": "OutdatedRefVersions", "message": outdated.join("\n"), "lastTransitionTime": now});
+        outdated.insert(
+            0,
+            "The following templateRefs are not using the latest apiVersion:".to_owned(),
+        );
+        let message = outdated.join("\n");
+        return (
+            meta_condition(
+                REF_VERSIONS_UP_TO_DATE,
+                "False",
+                "RefVersionsNotUpToDate",
+                &message,
+            ),
+            old("False", "OutdatedRefVersions", "Warning", &message),
+        );
     }
-    json!({"type": REF_VERSIONS_UP_TO_DATE, "status": "True", "lastTransitionTime": now})
-}
-
-/// `group/version, Kind=Kind namespace/name`, as Cluster API prints a reference.
-fn ref_string(reference: &Value) -> String {
-    let text = |key: &str| reference[key].as_str().unwrap_or_default();
-    let api_version = text("apiVersion");
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let gvk = if group.is_empty() {
-        format!("/{version}, Kind={}", text("kind"))
-    } else {
-        format!("{group}/{version}, Kind={}", text("kind"))
-    };
-    format!("{gvk} {}/{}", text("namespace"), text("name"))
+    (
+        meta_condition(REF_VERSIONS_UP_TO_DATE, "True", "RefVersionsUpToDate", ""),
+        json!({"type": REF_VERSIONS_UP_TO_DATE, "status": "True"}),
+    )
 }
 
 #[cfg(test)]
@@ -118,15 +121,15 @@ mod tests {
 
     fn class() -> Value {
         json!({"spec": {
-            "infrastructure": {"ref": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
-                "kind": "AWSClusterTemplate", "namespace": "ns", "name": "aws"}},
-            "controlPlane": {"ref": {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1",
-                "kind": "KubeadmControlPlaneTemplate", "namespace": "ns", "name": "cp"}},
+            "infrastructure": {"templateRef": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+                "kind": "AWSClusterTemplate", "name": "aws"}},
+            "controlPlane": {"templateRef": {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1",
+                "kind": "KubeadmControlPlaneTemplate", "name": "cp"}},
             "workers": {"machineDeployments": [
-                {"class": "a", "template": {"bootstrap": {"ref": {"apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1",
-                    "kind": "KubeadmConfigTemplate", "namespace": "ns", "name": "boot"}}}},
-                {"class": "b", "template": {"bootstrap": {"ref": {"apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1",
-                    "kind": "KubeadmConfigTemplate", "namespace": "ns", "name": "boot"}}}}]}}})
+                {"class": "a", "bootstrap": {"templateRef": {"apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1",
+                    "kind": "KubeadmConfigTemplate", "name": "boot"}}},
+                {"class": "b", "bootstrap": {"templateRef": {"apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1",
+                    "kind": "KubeadmConfigTemplate", "name": "boot"}}}]}}})
     }
 
     fn labels(value: &str) -> Option<BTreeMap<String, String>> {
@@ -149,37 +152,50 @@ mod tests {
     #[test]
     fn an_older_version_is_reported_with_the_one_to_use() {
         let class = class();
-        let condition = ref_versions_condition(
-            &template_refs(&class),
-            |crd| match crd {
-                "awsclustertemplates.infrastructure.cluster.x-k8s.io" => labels("v1beta1_v1beta2"),
-                _ => labels("v1beta1"),
-            },
-            "now",
-        );
-        assert_eq!(condition["status"], "False");
+        let (meta, old) = ref_versions_condition(&template_refs(&class), |crd| match crd {
+            "awsclustertemplates.infrastructure.cluster.x-k8s.io" => labels("v1beta1_v1beta2"),
+            // The v1beta2 contract label wins over the v1beta1 one.
+            "kubeadmcontrolplanetemplates.controlplane.cluster.x-k8s.io" => Some(BTreeMap::from([
+                ("cluster.x-k8s.io/v1beta1".to_owned(), "v1beta1".to_owned()),
+                ("cluster.x-k8s.io/v1beta2".to_owned(), "v1beta2".to_owned()),
+            ])),
+            _ => labels("v1beta1"),
+        });
         assert_eq!(
-            condition["message"],
-            "* Ref \"infrastructure.cluster.x-k8s.io/v1beta1, Kind=AWSClusterTemplate ns/aws\" should be \
-             \"infrastructure.cluster.x-k8s.io/v1beta2, Kind=AWSClusterTemplate ns/aws\""
+            (&meta["status"], &meta["reason"]),
+            (&json!("False"), &json!("RefVersionsNotUpToDate"))
         );
-        let current = ref_versions_condition(&template_refs(&class), |_| labels("v1beta1"), "now");
-        assert_eq!(current["status"], "True");
+        assert_eq!(
+            meta["message"],
+            "The following templateRefs are not using the latest apiVersion:\n\
+             * AWSClusterTemplate aws: current: v1beta1, latest: v1beta2\n\
+             * KubeadmControlPlaneTemplate cp: current: v1beta1, latest: v1beta2"
+        );
+        assert_eq!(old["reason"], "OutdatedRefVersions");
+        let (current, old) = ref_versions_condition(&template_refs(&class), |_| labels("v1beta1"));
+        assert_eq!(
+            (&current["status"], &current["reason"]),
+            (&json!("True"), &json!("RefVersionsUpToDate"))
+        );
+        assert_eq!(old["status"], "True");
     }
 
     #[test]
     fn a_missing_crd_or_label_is_unknown_and_says_which() {
         let class = class();
-        let condition = ref_versions_condition(&template_refs(&class), |_| None, "now");
-        assert_eq!(condition["status"], "Unknown");
+        let (condition, _) = ref_versions_condition(&template_refs(&class), |_| None);
+        assert_eq!(
+            (&condition["status"], &condition["reason"]),
+            (&json!("Unknown"), &json!("InternalError"))
+        );
         assert!(condition["message"]
             .as_str()
             .unwrap()
             .contains("* CRD kubeadmconfigtemplates.bootstrap.cluster.x-k8s.io not found"));
-        let condition = ref_versions_condition(&template_refs(&class), |_| Some(BTreeMap::new()), "now");
+        let (condition, _) = ref_versions_condition(&template_refs(&class), |_| Some(BTreeMap::new()));
         assert!(condition["message"]
             .as_str()
             .unwrap()
-            .contains("label cluster.x-k8s.io/v1beta1 is missing"));
+            .contains("contract version label(s) are either missing or empty"));
     }
 }

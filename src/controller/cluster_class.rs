@@ -1,7 +1,9 @@
-//! The ClusterClass controller: writes each class's `status.variables`, `observedGeneration` and
-//! `VariablesReconciled`, which the Cluster webhooks and the topology controller read, and
-//! `RefVersionsUpToDate` (whether its template references use the version of the contract). The
-//! variables of external patches come from their DiscoverVariables hooks, called here.
+//! The ClusterClass controller: writes each (v1beta2) class's `status.variables`,
+//! `observedGeneration` and `VariablesReady`, which the Cluster webhooks and the topology
+//! controller read, and `RefVersionsUpToDate` (whether its template references use the version of
+//! the contract), with their v1beta1 twins under `status.deprecated.v1beta1` (see
+//! [`cluster_class_status`](super::cluster_class_status)). The variables of external patches come
+//! from their DiscoverVariables hooks, called here.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -14,9 +16,9 @@ use kube::core::ApiResource;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::Client;
-use serde_json::Value;
 use tokio::sync::mpsc::UnboundedReceiver;
 
+use super::cluster_class_status::class_status_patch;
 use super::sync::Syncer;
 use crate::api::runtime::DiscoverVariablesRequest;
 use crate::api::ClusterClass;
@@ -27,7 +29,7 @@ use crate::runtime::RuntimeExtensions;
 use crate::store::object_value;
 use crate::store::WatchCache;
 use crate::topology::blueprint::Blueprint;
-use crate::topology::class_status::{class_status, discovering_patches, status_is_current, Discovery};
+use crate::topology::class_status::{class_status, discovering_patches, Discovery};
 
 /// How often a settled class's template references are checked against the CRDs' contract
 /// versions.
@@ -85,7 +87,7 @@ pub async fn reconcile_class(class: Arc<DynamicObject>, ctx: Arc<Context>) -> Re
         discoveries.push((patch.to_owned(), outcome));
     }
     let discovered = discoveries.iter().all(|(_, outcome)| outcome.is_ok());
-    let mut desired = class_status(&typed, generation, &discoveries, &now);
+    let engine = class_status(&typed, generation, &discoveries, &now);
     let refs = template_refs(&object);
     let mut crd_labels = HashMap::new();
     for reference in &refs {
@@ -95,14 +97,11 @@ pub async fn reconcile_class(class: Arc<DynamicObject>, ctx: Arc<Context>) -> Re
             slot.insert(labels);
         }
     }
-    let ref_versions = ref_versions_condition(&refs, |crd| crd_labels.get(crd).cloned().flatten(), &now);
-    if let Some(conditions) = desired.get_mut("conditions").and_then(Value::as_array_mut) {
-        conditions.push(ref_versions);
-    }
-    if !status_is_current(object.get("status"), &desired) {
+    let ref_versions = ref_versions_condition(&refs, |crd| crd_labels.get(crd).cloned().flatten());
+    if let Some(patch) = class_status_patch(object.get("status"), &engine, ref_versions, generation, &now) {
         let written = ctx
             .syncer
-            .patch_status(&object, &desired)
+            .patch_status(&object, &patch)
             .await
             .map_err(|source| ReconcileError {
                 name: class.metadata.name.clone().unwrap_or_default(),
@@ -182,11 +181,11 @@ mod tests {
     #[test]
     fn a_class_is_mapped_to_the_configs_of_its_discover_variables_handlers() {
         let class: DynamicObject = serde_json::from_value(serde_json::json!({
-            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "ClusterClass",
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "ClusterClass",
             "metadata": {"name": "c", "namespace": "default"},
             "spec": {"patches": [
                 {"name": "inline", "definitions": []},
-                {"name": "lb", "external": {"generateExtension": "generate.other",
+                {"name": "lb", "external": {"generatePatchesExtension": "generate.other",
                                             "discoverVariablesExtension": "discover.ext.example"}}]}
         }))
         .unwrap();

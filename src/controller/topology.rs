@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::backoff::Backoff;
 use super::sync::{Outcome, Syncer};
+use super::topology_status::{paused, status_patch};
 use crate::api::describe;
 use crate::api::labels::PAUSED_ANNOTATION;
 use crate::api::Cluster;
@@ -23,8 +24,9 @@ use crate::decode::decode_value;
 use crate::runtime::RuntimeExtensions;
 use crate::store::WatchCache;
 use crate::store::{object_value, ObjectSource};
-use super::topology_status::{paused, status_patch};
-use crate::topology::reconcile::{reconcile, topology_condition, Blocked, Reconciliation, EXTERNAL_PATCH_FAILED};
+use crate::topology::reconcile::{
+    reconcile, topology_condition, Blocked, Reconciliation, EXTERNAL_PATCH_FAILED,
+};
 
 const CAPI_GROUP: &str = "cluster.x-k8s.io";
 

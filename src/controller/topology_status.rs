@@ -50,7 +50,12 @@ pub fn topology_conditions(engine: &Value, generation: Option<&Value>) -> (Value
             (FAILED, FAILED_V1BETA1, "Error")
         };
         (
-            meta_condition(TOPOLOGY_RECONCILED_CONDITION, "False", meta_reason, text("message")),
+            meta_condition(
+                TOPOLOGY_RECONCILED_CONDITION,
+                "False",
+                meta_reason,
+                text("message"),
+            ),
             json!({"type": TOPOLOGY_RECONCILED_CONDITION, "status": "False", "reason": old_reason,
                    "severity": severity, "message": text("message")}),
         )
@@ -122,7 +127,10 @@ mod tests {
         let engine = json!({"status": "False", "reason": "ControlPlaneUpgradePending", "message": "m"});
         let (meta, v1beta1) = topology_conditions(&engine, None);
         assert_eq!(meta["reason"], "ControlPlaneUpgradePending");
-        assert_eq!((&v1beta1["reason"], &v1beta1["severity"]), (&json!("ControlPlaneUpgradePending"), &json!("Info")));
+        assert_eq!(
+            (&v1beta1["reason"], &v1beta1["severity"]),
+            (&json!("ControlPlaneUpgradePending"), &json!("Info"))
+        );
         let (meta, v1beta1) = topology_conditions(&json!({"status": "True"}), None);
         assert_eq!(meta["reason"], "ReconcileSucceeded");
         assert_eq!(v1beta1, json!({"type": "TopologyReconciled", "status": "True"}));
@@ -136,7 +144,10 @@ mod tests {
         let mut written = cluster.clone();
         written["status"] = patch;
         assert_eq!(written["status"]["conditions"][0]["observedGeneration"], 2);
-        assert_eq!(written["status"]["deprecated"]["v1beta1"]["conditions"][0]["status"], "True");
+        assert_eq!(
+            written["status"]["deprecated"]["v1beta1"]["conditions"][0]["status"],
+            "True"
+        );
         assert_eq!(status_patch(&written, &engine, "2026-11-25T13:00:00Z"), None);
     }
 
