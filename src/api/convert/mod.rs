@@ -63,6 +63,15 @@ pub use data::{CONVERSION_DATA, V1BETA1_FIELDS};
 pub fn go_duration(seconds: i64) -> String {
     duration::from_seconds(seconds)
 }
+
+/// A ClusterClassVariable as a v1beta1 writer shapes it (an old Runtime Extension's
+/// DiscoverVariables answer: `metadata`, `required` a bool) converted to the hub in place;
+/// anything but an object is left alone.
+pub fn variable_to_hub(variable: &mut Value) {
+    if let Some(obj) = variable.as_object_mut() {
+        schema::variable_to_hub(obj, None);
+    }
+}
 use value::Obj;
 
 /// The hub version of every group this module converts.
