@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use super::extensions::{runtime_extensions, with_discovered_variables};
-use super::files::read;
+use super::files::{check_versions, read};
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::clock::now_rfc3339;
 use crate::offline::apply::{apply, Applied, Verdict};
@@ -44,7 +44,8 @@ struct Report<'a> {
     applied: &'a Applied,
 }
 
-/// Applies every object; exit 1 when any was denied.
+/// Applies every object; exit 1 when any was denied, 2 (before applying any) when one is of our
+/// groups in a version no CRD serves.
 pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     let read = read(&args.files)?;
     if read.objects.is_empty() {
@@ -52,6 +53,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let objects = read.objects;
+    check_versions(&objects)?;
     // Classes take the variables their external patches' extensions declare, as the ClusterClass
     // controller would list them, when the files register those extensions.
     let registering: Vec<_> = objects

@@ -7,20 +7,27 @@ use serde_json::Value;
 use crate::api::runtime::{DiscoverVariablesRequest, ExtensionConfig};
 use crate::api::ClusterClass;
 use crate::decode::decode_value;
+use crate::offline::edge::hub_view;
 use crate::runtime::{NamespaceLabels, RuntimeExtensions};
 use crate::topology::class_status::{class_status, discovering_patches, VARIABLE_DISCOVERY_FAILED_REASON};
 
-/// The object `class`, when a ClusterClass, with the definitions its external patches' DiscoverVariables hooks
-/// answer listed in `status.variables`, as the ClusterClass controller lists them (the offline
-/// store then keeps them); unchanged when it has no such patch; why not when a hook fails.
+/// The object `class`, when a ClusterClass (of any served version), in v1beta2 with the
+/// definitions its external patches' DiscoverVariables hooks answer listed in
+/// `status.variables`, as the ClusterClass controller lists them (the offline store then keeps
+/// them); unchanged when it has no such patch; why not when a hook fails.
 pub fn with_discovered_variables(
-    mut class: Value,
+    class: Value,
     extensions: &RuntimeExtensions,
     now: &str,
 ) -> Result<Value, String> {
-    if class["apiVersion"] != "cluster.x-k8s.io/v1beta1" || class["kind"] != "ClusterClass" {
+    if class["kind"] != "ClusterClass"
+        || !class["apiVersion"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("cluster.x-k8s.io/"))
+    {
         return Ok(class);
     }
+    let mut class = hub_view(&class);
     let Ok(typed) = decode_value::<ClusterClass>(class.clone()) else {
         return Ok(class);
     };
@@ -56,15 +63,15 @@ pub fn with_discovered_variables(
 /// The Runtime Extensions the ExtensionConfigs among `objects` register, called for objects in
 /// the namespaces among them (with their labels).
 pub fn runtime_extensions(objects: &[Value]) -> RuntimeExtensions {
-    let of_kind = |api_version: &'static str, kind: &'static str| {
-        objects
-            .iter()
-            .filter(move |o| o["apiVersion"] == api_version && o["kind"] == kind)
+    let of_kind = |group: &'static str, kind: &'static str| {
+        objects.iter().filter(move |o| {
+            o["kind"] == kind && crate::store::group_of(o["apiVersion"].as_str().unwrap_or_default()) == group
+        })
     };
-    let configs = of_kind("runtime.cluster.x-k8s.io/v1alpha1", "ExtensionConfig")
-        .filter_map(|o| decode_value::<ExtensionConfig>(o.clone()).ok())
+    let configs = of_kind("runtime.cluster.x-k8s.io", "ExtensionConfig")
+        .filter_map(|o| decode_value::<ExtensionConfig>(hub_view(o)).ok())
         .collect();
-    let namespaces: NamespaceLabels = of_kind("v1", "Namespace")
+    let namespaces: NamespaceLabels = of_kind("", "Namespace")
         .filter_map(|o| {
             let name = o["metadata"]["name"].as_str()?.to_owned();
             let labels = serde_json::from_value(o["metadata"]["labels"].clone()).unwrap_or_default();

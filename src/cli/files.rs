@@ -5,8 +5,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::Value;
 
+use crate::api::convert::to_hub;
 use crate::clock::now_rfc3339;
 use crate::offline::apply::{apply, Verdict};
+use crate::offline::edge::check_served;
 use crate::store::{parse_manifests, MemoryStore};
 
 /// Manifest file endings read from a directory.
@@ -52,6 +54,14 @@ impl Read {
     }
 }
 
+/// Fails on the first object of our groups in a version no CRD serves (kubectl's mapping error).
+pub fn check_versions(objects: &[SourcedObject]) -> Result<()> {
+    for sourced in objects {
+        check_served(&sourced.object, &sourced.source.display().to_string())?;
+    }
+    Ok(())
+}
+
 /// Every object in `paths` and how many files held them.
 pub fn read(paths: &[PathBuf]) -> Result<Read> {
     let mut files = Vec::new();
@@ -75,13 +85,16 @@ pub fn read(paths: &[PathBuf]) -> Result<Read> {
     })
 }
 
-/// A store holding every object in `paths`, taken as given.
+/// A store holding every object in `paths`, taken as given but converted to v1beta2 (what an API
+/// server storing v1beta2 returns for it).
 pub fn load_store(paths: &[PathBuf]) -> Result<MemoryStore> {
     let mut store = MemoryStore::default();
-    for sourced in read_objects(paths)? {
-        store
-            .insert(sourced.object)
-            .with_context(|| format!("{}", sourced.source.display()))?;
+    let objects = read_objects(paths)?;
+    check_versions(&objects)?;
+    for sourced in objects {
+        let source = || sourced.source.display().to_string();
+        let object = to_hub(sourced.object).with_context(source)?;
+        store.insert(object).with_context(source)?;
     }
     Ok(store)
 }
@@ -92,7 +105,9 @@ pub fn load_store(paths: &[PathBuf]) -> Result<MemoryStore> {
 pub fn admitted_store(paths: &[PathBuf]) -> Result<MemoryStore> {
     let mut store = MemoryStore::default();
     let now = now_rfc3339();
-    for sourced in read_objects(paths)? {
+    let objects = read_objects(paths)?;
+    check_versions(&objects)?;
+    for sourced in objects {
         let source = sourced.source.display().to_string();
         let applied = apply(&mut store, sourced.object, &source, &now)?;
         if applied.verdict == Verdict::Denied {

@@ -10,10 +10,13 @@ use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 
 use super::extensions::{runtime_extensions, with_discovered_variables};
-use super::files::read;
+use super::files::{check_versions, read};
 use super::{print_stdout, EXIT_FINDINGS};
+use crate::api::convert::{from_hub, is_convertible, ConvertError};
 use crate::api::Cluster;
 use crate::offline::apply::{apply, Verdict};
+use crate::offline::contracts::CrdContracts;
+use crate::offline::edge::hub_view;
 use crate::runtime::RuntimeExtensions;
 use crate::store::{MemoryStore, ObjectSource};
 use crate::topology::diff::{diff, Change};
@@ -40,6 +43,21 @@ pub struct PlanArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Yaml)]
     pub output: Format,
+    /// The version Cluster, ClusterClass, ClusterResourceSet(Binding) and ExtensionConfig are
+    /// printed in (ExtensionConfig's older version is v1alpha1). v1beta1 needs the CRDs of the
+    /// kinds a Cluster references in the files (their contract label gives the apiVersion).
+    /// Machine kinds are always printed in v1beta2.
+    #[arg(long, value_enum, default_value_t = OutputVersion::V1beta2)]
+    pub output_version: OutputVersion,
+}
+
+/// The versions `plan` prints our kinds in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputVersion {
+    /// The stored version (the hub).
+    V1beta2,
+    /// The older version, converted from v1beta2 as the conversion webhook would.
+    V1beta1,
 }
 
 /// Fixed timestamp for objects stored while planning, so the output does not depend on the clock.
@@ -50,7 +68,9 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     let read = read(&args.files)?;
     let summary = read.summary(&args.files);
     let objects = read.objects;
-    let all: Vec<Value> = objects.iter().map(|o| o.object.clone()).collect();
+    check_versions(&objects)?;
+    let all: Vec<Value> = objects.iter().map(|o| hub_view(&o.object)).collect();
+    let contracts = CrdContracts::from_objects(&all);
     // External patches call the extensions of the files' ExtensionConfigs, as the controller would.
     let extensions = runtime_extensions(&all);
     // Without ExtensionConfigs in the files, classes keep the discovered variables they list.
@@ -87,7 +107,12 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     let mut out = String::new();
     for (namespace, resource) in clusters {
         let name = resource.rsplit('/').next().unwrap_or_default();
-        match plan_cluster(&store, &namespace, name, &all, &extensions) {
+        let planned = plan_cluster(&store, &namespace, name, &all, &extensions);
+        let planned = match (planned, args.output_version) {
+            (Ok(planned), OutputVersion::V1beta1) => Ok(to_v1beta1(planned, &contracts)?),
+            (other, _) => other,
+        };
+        match planned {
             Ok(planned) => render(&mut out, args.output, &namespace, name, &planned)?,
             Err(err) => {
                 eprintln!("Cluster {namespace}/{name}: {err:#}");
@@ -102,6 +127,35 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The plan with our kinds converted to their older version; an error (naming the CRD) when a
+/// Cluster references a kind whose CRD with a contract label is not in the files.
+fn to_v1beta1(mut planned: Planned, contracts: &CrdContracts) -> Result<Planned> {
+    for object in &mut planned.desired {
+        let api_version = object["apiVersion"].as_str().unwrap_or_default().to_owned();
+        let kind = object["kind"].as_str().unwrap_or_default();
+        if !is_convertible(&api_version, kind).unwrap_or(false) {
+            continue;
+        }
+        let group = crate::store::group_of(&api_version);
+        let spoke = if group == crate::api::runtime::RUNTIME_GROUP {
+            crate::api::runtime::v1alpha1::VERSION
+        } else {
+            crate::api::crd::SPOKE_VERSION
+        };
+        *object =
+            from_hub(object.take(), &format!("{group}/{spoke}"), contracts).map_err(|err| match err {
+                ConvertError::MissingContract {
+                    ref group, ref kind, ..
+                } => {
+                    let crd = crate::contract::crd_name::crd_name(group, kind);
+                    anyhow::anyhow!("{err}; add the CRD {crd} to the files to print v1beta1")
+                }
+                other => other.into(),
+            })?;
+    }
+    Ok(planned)
 }
 
 /// One Cluster's plan as printed.

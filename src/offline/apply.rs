@@ -1,5 +1,6 @@
 //! An in-memory API server for offline checks: applies an object as `kubectl apply` would,
-//! through the mutating then the validating webhook, and keeps what the server would keep.
+//! converted to the stored version (v1beta2) and then through the mutating then the validating
+//! webhook of that version, and keeps what the server would keep.
 
 use std::fmt;
 
@@ -7,10 +8,22 @@ use kube::core::admission::{AdmissionResponse, Operation};
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use super::edge::{check_served, to_stored, UnknownVersion};
 use crate::admission::{self, Kind, Webhook};
 use crate::api::ClusterClass;
 use crate::decode::decode_value;
 use crate::store::{group_of, MemoryStore, ObjectSource, StoreError};
+
+/// Why an object could not be applied at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    /// The store cannot hold it (no name, undecodable).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// It is of one of our groups in a version no CRD serves.
+    #[error(transparent)]
+    UnknownVersion(#[from] UnknownVersion),
+}
 use crate::topology::class_status::{class_status, listed_discoveries};
 
 /// What applying one object came to.
@@ -56,19 +69,22 @@ pub struct Applied {
 }
 
 /// Applies `object` (read from `source`, named in messages) to `store`. `now` stamps condition
-/// transition times. Errors only when the object cannot be stored at all (no name, undecodable).
-pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) -> Result<Applied, StoreError> {
+/// transition times. Errors only when the object cannot be stored at all (no name, undecodable,
+/// an unknown version of our groups).
+pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) -> Result<Applied, ApplyError> {
+    check_served(&object, source)?;
     let kind = object
         .get("kind")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
-    let api_version = object
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let group = group_of(&api_version).to_owned();
+    let group = group_of(
+        object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default(),
+    )
+    .to_owned();
     let name = object
         .pointer("/metadata/name")
         .and_then(Value::as_str)
@@ -88,14 +104,12 @@ pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) ->
     let old = store
         .get(&group, &kind, &namespace, &name)
         .map(|old| (*old).clone());
-    let admitted_kind = match (api_version.as_str(), kind.as_str()) {
-        ("cluster.x-k8s.io/v1beta1", "Cluster") => Some(Kind::Cluster),
-        ("cluster.x-k8s.io/v1beta1", "ClusterClass") => Some(Kind::ClusterClass),
-        ("addons.cluster.x-k8s.io/v1beta1", "ClusterResourceSet") => Some(Kind::ClusterResourceSet),
-        ("addons.cluster.x-k8s.io/v1beta1", "ClusterResourceSetBinding") => {
-            Some(Kind::ClusterResourceSetBinding)
-        }
-        ("runtime.cluster.x-k8s.io/v1alpha1", "ExtensionConfig") => Some(Kind::ExtensionConfig),
+    let admitted_kind = match (group.as_str(), kind.as_str()) {
+        ("cluster.x-k8s.io", "Cluster") => Some(Kind::Cluster),
+        ("cluster.x-k8s.io", "ClusterClass") => Some(Kind::ClusterClass),
+        ("addons.cluster.x-k8s.io", "ClusterResourceSet") => Some(Kind::ClusterResourceSet),
+        ("addons.cluster.x-k8s.io", "ClusterResourceSetBinding") => Some(Kind::ClusterResourceSetBinding),
+        ("runtime.cluster.x-k8s.io", "ExtensionConfig") => Some(Kind::ExtensionConfig),
         _ => None,
     };
     // The store files a cluster-scoped object under `default` too; the report says it has none.
@@ -109,6 +123,15 @@ pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) ->
     };
     let mut object = object;
     if let Some(kind) = admitted_kind {
+        let verb = if old.is_some() { "patching" } else { "creating" };
+        object = match to_stored(object, source, verb) {
+            Ok(stored) => stored,
+            Err(message) => {
+                applied.verdict = Verdict::Denied;
+                applied.message = message;
+                return Ok(applied);
+            }
+        };
         object = carry_server_fields(object, old.as_ref());
         match admit_through_webhooks(store, kind, object, old.as_ref(), source) {
             Ok((admitted, warnings)) => {

@@ -1,6 +1,10 @@
 //! The offline API server: manifests applied through the same admission webhooks as `kubectl
 //! apply` would send them to a real API server (defaulting, validation, status of the classes),
-//! into a [`MemoryStore`](crate::store::MemoryStore). It sits above admission and the topology
-//! engine; `check`, `plan` and `serve --objects` use it.
+//! into a [`MemoryStore`](crate::store::MemoryStore). Objects of our kinds may be written in any
+//! served version (v1beta1 or v1beta2, mixed); they are converted to v1beta2 first, as the API
+//! server does through the conversion webhook ([`edge`]). It sits above admission and the
+//! topology engine; `check`, `plan` and `serve --objects` use it.
 
 pub mod apply;
+pub mod contracts;
+pub mod edge;

@@ -13,35 +13,24 @@ use super::handlers::refuse;
 use super::AppState;
 use crate::api::convert::review::{review_bytes, REVIEW_API_VERSION};
 use crate::api::convert::ContractVersions;
-use crate::contract::crd_name::crd_name;
-use crate::contract::versions::newest_for_contract;
 use crate::metrics::Rejection;
+use crate::store::contract::{contract_api_version, defines, CRD_GROUP, CRD_KIND};
 use crate::store::ObjectSource;
 
 /// The path the CRDs' `spec.conversion.webhook.clientConfig.service.path` names.
 pub const PATH: &str = crate::api::crd::CONVERSION_PATH;
 
-/// The contract versions of referenced kinds, as the source knows them: its own answer, else
-/// the labels of the kind's CRD when the source holds CRDs.
+/// The contract versions of referenced kinds, from the contract labels of their CRDs in the
+/// source (the newest version the `cluster.x-k8s.io/v1beta2` label lists, else the v1beta1 one).
 pub struct SourceContracts<'a>(pub &'a dyn ObjectSource);
 
 impl ContractVersions for SourceContracts<'_> {
     fn version_of(&self, group: &str, kind: &str) -> Option<String> {
-        if let Some(version) = self.0.contract_version(group, kind) {
-            return Some(version);
-        }
-        let name = crd_name(group, kind);
-        let crd = ["", "default"].into_iter().find_map(|ns| {
-            self.0
-                .get("apiextensions.k8s.io", "CustomResourceDefinition", ns, &name)
-        })?;
-        let labels = crd
-            .pointer("/metadata/labels")
-            .and_then(Value::as_object)?
+        self.0
+            .list(CRD_GROUP, CRD_KIND, "")
             .iter()
-            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-            .collect();
-        newest_for_contract(&name, &labels).ok()
+            .filter(|crd| defines(crd, group, kind))
+            .find_map(|crd| contract_api_version(crd))
     }
 }
 
