@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::webhook::Kind;
 use crate::api::convert::{self, paths, ContractVersions, CONVERSION_DATA, V1BETA1_FIELDS};
 use crate::field::{FieldError, FieldErrors, FieldPath};
-use crate::store::{group_of, ObjectSource};
+use crate::store::group_of;
 
 /// One object of a request, decoded into the hub type.
 pub(super) struct Decoded<T> {
@@ -71,14 +71,9 @@ pub(super) fn shown(text: &str) -> String {
 /// defaulting changed between the hub objects `before` and `after`: both are converted back to
 /// the client's version and compared, so only what defaulting changed appears (never the
 /// conversion-data annotations, nor fields our types do not know).
-pub(super) fn spoke_patch<T: Serialize>(
-    before: &T,
-    after: &T,
-    sent: &Value,
-    source: &dyn ObjectSource,
-) -> Result<Patch, String> {
+pub(super) fn spoke_patch<T: Serialize>(before: &T, after: &T, sent: &Value) -> Result<Patch, String> {
     let api_version = sent.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
-    let versions = SentVersions { sent, source };
+    let versions = SentVersions { sent };
     let render = |object: &T| -> Result<Value, String> {
         let hub = serde_json::to_value(object).map_err(|err| format!("cannot encode object: {err}"))?;
         let mut spoke = convert::from_hub(hub, api_version, &versions)
@@ -103,10 +98,9 @@ pub(super) fn spoke_patch<T: Serialize>(
 }
 
 /// The versions of referenced kinds for converting back: the apiVersion the client sent on the
-/// Cluster's own refs, else the source's contract labels.
+/// Cluster's own refs (so the refs come back exactly as sent, and never appear in the patch).
 struct SentVersions<'a> {
     sent: &'a Value,
-    source: &'a dyn ObjectSource,
 }
 
 impl ContractVersions for SentVersions<'_> {
@@ -117,10 +111,7 @@ impl ContractVersions for SentVersions<'_> {
             .find(|r| r.get("kind").and_then(Value::as_str) == Some(kind))
             .and_then(|r| r.get("apiVersion").and_then(Value::as_str))
             .filter(|api_version| group_of(api_version) == group);
-        if let Some(api_version) = sent_ref {
-            return Some(api_version.rsplit('/').next().unwrap_or_default().to_owned());
-        }
-        self.source.contract_version(group, kind)
+        sent_ref.map(|api_version| api_version.rsplit('/').next().unwrap_or_default().to_owned())
     }
 }
 

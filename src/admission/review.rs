@@ -420,7 +420,7 @@ fn mutate<T: Admitted>(
     };
     let patch = match (&sent.object, before) {
         (Some(sent_object), Some(before)) if outcome.errors.is_empty() && !patch.0.is_empty() => {
-            match edge::spoke_patch(&before, &object, sent_object, source) {
+            match edge::spoke_patch(&before, &object, sent_object) {
                 Ok(patch) => patch,
                 Err(message) => return deny_bad_request(response, &message),
             }
