@@ -62,12 +62,21 @@ pub fn check_versions(objects: &[SourcedObject]) -> Result<()> {
     Ok(())
 }
 
+/// The manifest files in `paths`, in order (files as given, directories walked in name order),
+/// each with the path it was found under.
+pub fn manifest_files(paths: &[PathBuf]) -> Result<Vec<(PathBuf, PathBuf)>> {
+    let mut found = Vec::new();
+    for path in paths {
+        let mut files = Vec::new();
+        collect_files(path, 0, &mut files)?;
+        found.extend(files.into_iter().map(|file| (path.clone(), file)));
+    }
+    Ok(found)
+}
+
 /// Every object in `paths` and how many files held them.
 pub fn read(paths: &[PathBuf]) -> Result<Read> {
-    let mut files = Vec::new();
-    for path in paths {
-        collect_files(path, 0, &mut files)?;
-    }
+    let files: Vec<PathBuf> = manifest_files(paths)?.into_iter().map(|(_, file)| file).collect();
     let count = files.len();
     let mut objects = Vec::new();
     for file in files {

@@ -4,6 +4,7 @@ mod admit;
 mod certs;
 mod check;
 mod contract;
+mod convert;
 mod crds;
 mod extensions;
 mod files;
@@ -36,6 +37,10 @@ pub enum Command {
     /// Print the objects the topology controller would create for every Cluster in the files,
     /// or their difference with the current objects given (`-o diff`).
     Plan(plan::PlanArgs),
+    /// Rewrite manifests of Cluster, ClusterClass, ClusterResourceSet(Binding) and ExtensionConfig
+    /// into v1beta2 or v1beta1 (ExtensionConfig v1alpha1), as the conversion webhook converts them;
+    /// other objects are passed through as written.
+    Convert(convert::ConvertArgs),
     /// Check a provider's CRDs and ClusterRoles against the infrastructure provider contract
     /// (seed 001) before installing them.
     Contract(contract::ContractArgs),
@@ -72,6 +77,7 @@ pub fn run() -> ExitCode {
         Command::Admit(args) => admit::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Plan(args) => plan::run(&args),
+        Command::Convert(args) => convert::run(&args),
         Command::Contract(args) => contract::run(&args),
         Command::Crds(args) => crds::run(&args),
         Command::Certs(args) => certs::run(&args),
