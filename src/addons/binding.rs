@@ -8,8 +8,8 @@ use crate::api::{
     ADDONS_GROUP,
 };
 
-/// The `apiVersion` of ClusterResourceSets and their bindings.
-pub const ADDONS_API_VERSION: &str = "addons.cluster.x-k8s.io/v1beta1";
+/// The `apiVersion` of ClusterResourceSets and their bindings (the hub).
+pub const ADDONS_API_VERSION: &str = "addons.cluster.x-k8s.io/v1beta2";
 
 /// The binding `current` (or a new one for the Cluster `namespace/cluster`) with an entry and a
 /// non-controller owner reference for each of `sets`. Entries of other sets stay.

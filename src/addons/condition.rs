@@ -1,6 +1,9 @@
 //! A ClusterResourceSet's `ResourcesApplied` condition: True when every resource could be read
 //! and applied to every selected Cluster; otherwise which resources and which Clusters failed and
-//! why, worded the same on every retry so a failing set is not rewritten.
+//! why, worded the same on every retry so a failing set is not rewritten. A v1beta2 set carries it
+//! twice: as a metav1 Condition in `status.conditions` (v1.14 reasons `Applied`, `NotApplied`,
+//! `WrongSecretType`, `InternalError`) and in the v1beta1 shape (reasons of [`reasons`], a
+//! severity) in `status.deprecated.v1beta1.conditions`.
 
 use std::collections::BTreeMap;
 
@@ -112,6 +115,19 @@ pub fn resources_applied(problems: &SetProblems, now: &str) -> Value {
            "message": lines.join("; "), "lastTransitionTime": now})
 }
 
+/// The metav1 twin of a v1beta1 `ResourcesApplied` condition made by [`resources_applied`]: the
+/// same status and message, the reason as Cluster API v1.14 names it, without a transition time.
+pub fn meta_resources_applied(condition: &Value) -> Value {
+    let reason = match condition["reason"].as_str() {
+        None if condition["status"] == "True" => "Applied",
+        Some(reasons::WRONG_SECRET_TYPE) => "WrongSecretType",
+        Some(reasons::APPLY_FAILED) => "NotApplied",
+        _ => "InternalError",
+    };
+    json!({"type": RESOURCES_APPLIED, "status": condition["status"], "reason": reason,
+           "message": condition["message"].as_str().unwrap_or_default()})
+}
+
 fn rank(reason: &str) -> usize {
     [
         reasons::CLUSTER_MATCH_FAILED,
@@ -174,6 +190,29 @@ mod tests {
             .as_str()
             .unwrap()
             .starts_with("Secret db: unsupported secret type \"Opaque\"; Cluster a:"));
+    }
+
+    #[test]
+    fn the_metav1_twin_uses_the_v1beta2_reasons() {
+        let reason = |problem: Problem| {
+            let mut problems = SetProblems::default();
+            problems.clusters.insert("a".to_owned(), problem);
+            meta_resources_applied(&resources_applied(&problems, "t"))["reason"].clone()
+        };
+        assert_eq!(reason(Problem::new(reasons::APPLY_FAILED, "x")), "NotApplied");
+        assert_eq!(
+            reason(Problem::new(reasons::WRONG_SECRET_TYPE, "x")),
+            "WrongSecretType"
+        );
+        assert_eq!(
+            reason(Problem::new(reasons::REMOTE_CLUSTER_CLIENT_FAILED, "x")),
+            "InternalError"
+        );
+        let applied = meta_resources_applied(&resources_applied(&SetProblems::default(), "t"));
+        assert_eq!(
+            applied,
+            json!({"type": "ResourcesApplied", "status": "True", "reason": "Applied", "message": ""})
+        );
     }
 
     #[test]

@@ -43,19 +43,23 @@ pub fn sets_selecting<'a>(
         .collect()
 }
 
-/// Whether `cluster`'s control plane is initialized (its `ControlPlaneInitialized` condition is
-/// True): only then can its API server take the resources.
+/// Whether `cluster`'s control plane is initialized (`status.initialization.controlPlaneInitialized`,
+/// or its `ControlPlaneInitialized` condition is True): only then can its API server take the
+/// resources.
 pub fn control_plane_initialized(cluster: &Cluster) -> bool {
-    cluster
-        .status
-        .as_ref()
-        .and_then(|status| status.get("conditions"))
-        .and_then(serde_json::Value::as_array)
-        .is_some_and(|conditions| {
-            conditions
-                .iter()
-                .any(|c| c["type"] == CONTROL_PLANE_INITIALIZED && c["status"] == "True")
-        })
+    let status = cluster.status.as_ref();
+    let initialized = status
+        .and_then(|status| status.pointer("/initialization/controlPlaneInitialized"))
+        .and_then(serde_json::Value::as_bool);
+    initialized == Some(true)
+        || status
+            .and_then(|status| status.get("conditions"))
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|conditions| {
+                conditions
+                    .iter()
+                    .any(|c| c["type"] == CONTROL_PLANE_INITIALIZED && c["status"] == "True")
+            })
 }
 
 fn namespace_of(cluster: &Cluster) -> &str {
@@ -112,6 +116,9 @@ mod tests {
         assert!(control_plane_initialized(&with("True")));
         assert!(!control_plane_initialized(&with("False")));
         assert!(!control_plane_initialized(&cluster("metadata: {name: c}")));
+        assert!(control_plane_initialized(&cluster(
+            "metadata: {name: c}\nstatus: {initialization: {controlPlaneInitialized: true}}"
+        )));
     }
 
     #[test]

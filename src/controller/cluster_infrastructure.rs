@@ -207,7 +207,7 @@ fn clusters_concerned(cache: &WatchCache, change: &Changed) -> Vec<String> {
             cluster.pointer(&format!("/spec/{key}")).is_some_and(|r| {
                 r["kind"] == change.kind.as_str()
                     && r["name"] == change.name.as_str()
-                    && group_of(r["apiVersion"].as_str().unwrap_or_default()) == change.group
+                    && r["apiGroup"] == change.group.as_str()
             })
         });
         let name = cluster

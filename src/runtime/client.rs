@@ -1,5 +1,7 @@
 //! The HTTPS client of one Runtime Extension server: TLS trusting its ExtensionConfig's CA bundle
-//! alone, one pooled keep-alive connection set, every call bounded by a timeout.
+//! alone, one pooled keep-alive connection set, every call bounded by a timeout and its answer by
+//! [`MAX_RESPONSE`]. As Cluster API v1.14's client, redirects are not followed: the server cannot
+//! reroute a call elsewhere; a 3xx answer fails as any answer other than 200 does.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,8 +27,11 @@ use crate::api::runtime::{ClientConfig, HOOKS_API_VERSION};
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long an idle pooled connection is kept.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
-/// The largest response body read.
-const MAX_RESPONSE: usize = 32 << 20;
+/// The largest response body read (20 MiB, as Cluster API v1.14: above any legitimate hook
+/// answer, and an extension cannot make the controller buffer an unbounded body).
+pub const MAX_RESPONSE: usize = 20 << 20;
+/// How much of a failed answer's body its error quotes.
+const QUOTED_BODY: usize = 512;
 
 /// A call that did not bring back a hook response: the connection, the HTTP status or the body
 /// failed. Cluster API's `failurePolicy: Ignore` applies to these only.
@@ -129,9 +134,9 @@ impl ExtensionClient {
                 .to_bytes();
             if status != StatusCode::OK {
                 return Err(CallError::answered(format!(
-                    "got response with status code {} != 200: response: {:?}",
+                    "got response with status code {} != 200: response : {:?}",
                     status.as_u16(),
-                    String::from_utf8_lossy(&bytes)
+                    quoted(&bytes)
                 )));
             }
             serde_json::from_slice(&bytes)
@@ -143,6 +148,19 @@ impl ExtensionClient {
             ))
         })?
     }
+}
+
+/// The first [`QUOTED_BODY`] bytes of a body (cut at a character boundary), `...` after a cut.
+fn quoted(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    if text.len() <= QUOTED_BODY {
+        return text.into_owned();
+    }
+    let mut end = QUOTED_BODY;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &text[..end])
 }
 
 /// The scheme, authority and path prefix of the Extension server.
@@ -242,6 +260,15 @@ mod tests {
             ..ClientConfig::default()
         };
         assert_eq!(base_url(&service).unwrap(), "https://ext.ns.svc:8443/p");
+    }
+
+    #[test]
+    fn a_long_failed_answer_is_quoted_in_part() {
+        assert_eq!(quoted(b"short"), "short");
+        let long = "é".repeat(400);
+        let cut = quoted(long.as_bytes());
+        assert!(cut.ends_with("..."));
+        assert_eq!(cut.len(), QUOTED_BODY + 3);
     }
 
     #[test]

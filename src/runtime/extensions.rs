@@ -293,7 +293,8 @@ impl Core {
             }
             _ => self.backoff.succeeded(server),
         }
-        let decoded = answer.map_err(|e| e.to_string()).and_then(|raw| {
+        let decoded = answer.map_err(|e| e.to_string()).and_then(|mut raw| {
+            R::upgrade(&mut raw);
             serde_json::from_value::<R>(raw.clone())
                 .map(|response| (response, raw))
                 .map_err(|e| format!("http call failed: failed to decode response: {e}"))

@@ -1,5 +1,9 @@
-//! What the client reads of every hook answer: its status and message.
+//! What the client reads of every hook answer: its status and message, and how an answer of an
+//! older shape is brought to the current one before it is decoded.
 
+use serde_json::Value;
+
+use crate::api::convert::variable_to_hub;
 use crate::api::runtime::{
     DiscoverVariablesResponse, DiscoveryResponse, GeneratePatchesResponse, ResponseStatus,
     ValidateTopologyResponse, HOOKS_API_VERSION,
@@ -9,6 +13,10 @@ use crate::api::runtime::{
 pub trait HookResponse {
     /// `Ok` for `status: Success`; the extension's message for `status: Failure`.
     fn success(&self) -> Result<(), &str>;
+
+    /// Brings the JSON of an answer an older extension may shape differently to the current
+    /// shape, before it is decoded; most hooks' answers need nothing.
+    fn upgrade(_raw: &mut Value) {}
 }
 
 /// The answer of a hook whose handlers may be ignored when a call fails (`failurePolicy: Ignore`).
@@ -46,6 +54,19 @@ impl HookResponse for DiscoverVariablesResponse {
     fn success(&self) -> Result<(), &str> {
         outcome(self.status, &self.message)
     }
+
+    /// Since Cluster API v1.13 the variables are v1beta2 `ClusterClassVariable`s
+    /// (`deprecatedV1Beta1Metadata`, `required` a pointer); an extension built against an older
+    /// release answers with v1beta1 ones (`metadata`), which are converted. A variable with no
+    /// `metadata` reads the same in both shapes.
+    fn upgrade(raw: &mut Value) {
+        let variables = raw.get_mut("variables").and_then(Value::as_array_mut);
+        for variable in variables.into_iter().flatten() {
+            if variable.get("metadata").is_some() {
+                variable_to_hub(variable);
+            }
+        }
+    }
 }
 
 impl IgnorableResponse for DiscoverVariablesResponse {
@@ -80,5 +101,41 @@ impl IgnorableResponse for ValidateTopologyResponse {
             status: ResponseStatus::Success,
             message: String::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_v1beta1_shaped_discover_variables_answer_is_read() {
+        let mut raw = json!({"status": "Success", "variables": [
+            {"name": "old", "required": true, "metadata": {"labels": {"a": "b"}},
+             "schema": {"openAPIV3Schema": {"type": "string"}}},
+            {"name": "new", "required": false, "deprecatedV1Beta1Metadata": {"annotations": {"c": "d"}},
+             "schema": {"openAPIV3Schema": {"type": "integer"}}}]});
+        DiscoverVariablesResponse::upgrade(&mut raw);
+        let response: DiscoverVariablesResponse = serde_json::from_value(raw).unwrap();
+        let old = &response.variables[0];
+        assert!(old.is_required());
+        assert_eq!(
+            old.deprecated_v1_beta1_metadata
+                .labels
+                .get("a")
+                .map(String::as_str),
+            Some("b")
+        );
+        let new = &response.variables[1];
+        assert!(!new.is_required());
+        assert_eq!(
+            new.deprecated_v1_beta1_metadata
+                .annotations
+                .get("c")
+                .map(String::as_str),
+            Some("d")
+        );
     }
 }

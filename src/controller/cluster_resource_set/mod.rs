@@ -114,8 +114,8 @@ impl Context {
 fn addons_resource(kind: &str, plural: &str) -> ApiResource {
     ApiResource {
         group: ADDONS_GROUP.to_owned(),
-        version: "v1beta1".to_owned(),
-        api_version: format!("{ADDONS_GROUP}/v1beta1"),
+        version: crate::api::HUB_VERSION.to_owned(),
+        api_version: format!("{ADDONS_GROUP}/{}", crate::api::HUB_VERSION),
         kind: kind.to_owned(),
         plural: plural.to_owned(),
     }

@@ -1,4 +1,5 @@
-//! Writing a set's `ResourcesApplied` condition from the ledger, when its meaning changed. The
+//! Writing a set's `ResourcesApplied` conditions (metav1 in `status.conditions`, v1beta1 in
+//! `status.deprecated.v1beta1.conditions`) from the ledger, when their meaning changed. The
 //! per-Cluster reconciles of one set report concurrently, so the writes of a set are serialized
 //! and each computes the condition afresh inside its turn.
 
@@ -10,11 +11,11 @@ use serde_json::json;
 
 use super::ledger::SetKey;
 use super::{Context, ReconcileError, SET_KIND};
-use crate::addons::condition::resources_applied;
+use crate::addons::condition::{meta_resources_applied, resources_applied};
 use crate::api::ADDONS_GROUP;
 use crate::clock::now_rfc3339;
+use crate::contract::conditions::{set_condition, V1BETA1_CONDITIONS};
 use crate::store::{object_value, ObjectSource};
-use crate::topology::reconcile::with_condition;
 
 /// One lock per set.
 #[derive(Default)]
@@ -51,16 +52,27 @@ pub async fn report(ctx: &Context, set: &SetKey) -> Result<(), ReconcileError> {
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .problems(set);
-    let condition = resources_applied(&problems, &now_rfc3339());
+    let now = now_rfc3339();
+    let condition = resources_applied(&problems, &now);
     let generation = current.pointer("/metadata/generation").cloned();
     let observed = current.pointer("/status/observedGeneration").cloned();
-    let conditions = with_condition(current.pointer("/status/conditions"), condition);
-    if conditions.is_none() && observed == generation {
+    let mut meta = meta_resources_applied(&condition);
+    meta["observedGeneration"] = generation.clone().unwrap_or(serde_json::Value::Null);
+    let conditions = set_condition(current.pointer("/status/conditions"), meta, &now);
+    let old = set_condition(
+        current.pointer(&format!("/status{V1BETA1_CONDITIONS}")),
+        condition,
+        &now,
+    );
+    if conditions.is_none() && old.is_none() && observed == generation {
         return Ok(());
     }
     let mut status = json!({"observedGeneration": generation});
     if let Some(conditions) = conditions {
         status["conditions"] = json!(conditions);
+    }
+    if let Some(old) = old {
+        status["deprecated"] = json!({"v1beta1": {"conditions": old}});
     }
     let api: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), &set.0, &ctx.sets);
     let written = api

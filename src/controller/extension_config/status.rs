@@ -1,5 +1,8 @@
 //! The status of an ExtensionConfig after a discovery: the handlers found (kept from before when
-//! discovery failed, as Cluster API keeps them) and the `Discovered` condition, v1beta1 and v1beta2.
+//! discovery failed, as Cluster API keeps them) and the `Discovered` condition: a metav1 Condition
+//! in `status.conditions` (reasons `Discovered` / `NotDiscovered`) and the v1beta1 one in
+//! `status.deprecated.v1beta1.conditions` (`DiscoveryFailed`), as Cluster API v1.14 writes them on
+//! a `runtime.cluster.x-k8s.io/v1beta2` ExtensionConfig.
 
 use serde_json::{json, Value};
 
@@ -70,8 +73,8 @@ pub fn discovered_status(
     };
     json!({
         "handlers": handlers,
-        "conditions": conditions("/conditions", v1beta1),
-        "v1beta2": {"conditions": conditions("/v1beta2/conditions", v1beta2)},
+        "conditions": conditions("/conditions", v1beta2),
+        "deprecated": {"v1beta1": {"conditions": conditions("/deprecated/v1beta1/conditions", v1beta1)}},
     })
 }
 
@@ -119,10 +122,14 @@ mod tests {
         assert_eq!(status["handlers"][0]["failurePolicy"], "Fail");
         assert_eq!(status["handlers"][0]["timeoutSeconds"], 10);
         assert_eq!(
-            status["conditions"],
+            status["deprecated"]["v1beta1"]["conditions"],
             json!([{"type": "Discovered", "status": "True", "lastTransitionTime": T0}])
         );
-        assert_eq!(status["v1beta2"]["conditions"][0]["reason"], "Discovered");
+        assert_eq!(
+            status["conditions"],
+            json!([{"type": "Discovered", "status": "True", "reason": "Discovered", "message": "",
+                "observedGeneration": 1, "lastTransitionTime": T0}])
+        );
         let again = discovered_status(Some(&status), 1, &Ok(vec![handler("generate.ext")]), T1);
         assert_eq!(again, status, "the same outcome changes nothing, times included");
     }
@@ -133,7 +140,7 @@ mod tests {
         let error = "failed to discover extension \"ext\": http call failed: refused".to_owned();
         let status = discovered_status(Some(&before), 2, &Err(error), T1);
         assert_eq!(status["handlers"], before["handlers"]);
-        let condition = &status["conditions"][0];
+        let condition = &status["deprecated"]["v1beta1"]["conditions"][0];
         assert_eq!(condition["status"], "False");
         assert_eq!(condition["reason"], DISCOVERY_FAILED_REASON);
         assert_eq!(condition["severity"], "Error");
@@ -142,7 +149,7 @@ mod tests {
             condition["message"],
             "Error in discovery: failed to discover extension \"ext\": http call failed: refused"
         );
-        let v1beta2 = &status["v1beta2"]["conditions"][0];
+        let v1beta2 = &status["conditions"][0];
         assert_eq!(
             (v1beta2["reason"].as_str(), v1beta2["observedGeneration"].as_i64()),
             (Some("NotDiscovered"), Some(2))
@@ -151,8 +158,8 @@ mod tests {
 
     #[test]
     fn conditions_of_other_types_are_kept() {
-        let current =
-            json!({"conditions": [{"type": "Paused", "status": "False", "lastTransitionTime": T0}]});
+        let current = json!({"conditions": [{"type": "Paused", "status": "False", "reason": "NotPaused",
+            "message": "", "lastTransitionTime": T0}]});
         let status = discovered_status(Some(&current), 1, &Ok(Vec::new()), T1);
         let types: Vec<&str> = status["conditions"]
             .as_array()
