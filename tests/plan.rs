@@ -139,7 +139,7 @@ mod engine {
         assert_eq!(again.objects, first.objects);
         // v2 feeds the worker DockerMachineTemplates (p22) and the infrastructure cluster (p12), which is
         // not a template: its name stays.
-        let topology = cluster.spec.topology.as_mut().unwrap();
+        let topology = &mut cluster.spec.topology;
         topology.variables[2].value = Value::String("changed".into());
         let rotated = plan(&blueprint, &cluster, &current, &NoExternalPatches).unwrap();
         let before = names(&first, "DockerMachineTemplate");
@@ -264,8 +264,7 @@ mod template_names {
         let again = plan(&blueprint, &cluster, &current, &NoExternalPatches).unwrap();
         assert_eq!(again.objects, first.objects, "a steady plan keeps every name");
 
-        cluster.spec.topology.as_mut().unwrap().variables[0].value =
-            Value::String("kindest/node:v1.32.0".into());
+        cluster.spec.topology.variables[0].value = Value::String("kindest/node:v1.32.0".into());
         let rotated = plan(&blueprint, &cluster, &current, &NoExternalPatches).unwrap();
         let (new_bootstrap, new_infrastructure, image) = worker(&rotated);
         assert_eq!(image, "kindest/node:v1.32.0");

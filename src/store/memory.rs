@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::contract::{self, CRD_GROUP, CRD_KIND};
 use super::{group_of, manifest, ClassEntry, ObjectSource};
+use crate::api::convert::{is_convertible, to_hub, ContractVersions, ConvertError};
 use crate::api::{Cluster, ClusterClass};
 use crate::decode::decode_value;
 
@@ -38,6 +40,10 @@ pub enum StoreError {
     /// The manifest text could not be parsed.
     #[error(transparent)]
     Manifest(#[from] manifest::ManifestError),
+    /// An object of our groups in a version that is not served, or that does not convert to
+    /// the hub.
+    #[error(transparent)]
+    Convert(#[from] ConvertError),
 }
 
 /// Identity of a stored object.
@@ -71,7 +77,8 @@ impl MemoryStore {
     }
 
     /// Stores `object`, replacing any object of the same group, kind, namespace and name.
-    /// A missing namespace is set to `default`.
+    /// A missing namespace is set to `default`. Objects of our kinds are stored converted to the
+    /// v1beta2 hub (`api::convert::to_hub`); an unknown version of our groups is an error.
     pub fn insert(&mut self, mut object: Value) -> Result<(), StoreError> {
         let kind = object
             .get("kind")
@@ -101,6 +108,10 @@ impl MemoryStore {
                 DEFAULT_NAMESPACE.to_owned()
             }
         };
+        let api_version = object["apiVersion"].as_str().unwrap_or_default();
+        if !kind.is_empty() && is_convertible(api_version, &kind)? {
+            object = to_hub(object)?;
+        }
         let key = ObjectKey {
             group,
             kind,
@@ -209,6 +220,30 @@ fn class_of(cluster: &Cluster, cluster_namespace: &str) -> Option<NamespacedName
     Some((namespace.to_owned(), class_ref.name.clone()))
 }
 
+impl MemoryStore {
+    /// The CRDs held that define `group`/`kind`.
+    fn crds_of<'a>(&'a self, group: &'a str, kind: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+        let start = ObjectKey {
+            group: CRD_GROUP.to_owned(),
+            kind: CRD_KIND.to_owned(),
+            namespace: String::new(),
+            name: String::new(),
+        };
+        self.objects
+            .range(start..)
+            .take_while(|(key, _)| key.group == CRD_GROUP && key.kind == CRD_KIND)
+            .map(|(_, crd)| &**crd)
+            .filter(move |crd| contract::defines(crd, group, kind))
+    }
+}
+
+/// Contract versions from the CRDs among the files (none offline unless the files hold some).
+impl ContractVersions for MemoryStore {
+    fn version_of(&self, group: &str, kind: &str) -> Option<String> {
+        self.crds_of(group, kind).find_map(contract::contract_api_version)
+    }
+}
+
 impl ObjectSource for MemoryStore {
     fn get(&self, group: &str, kind: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
         let key = ObjectKey {
@@ -251,6 +286,11 @@ impl ObjectSource for MemoryStore {
             .iter()
             .filter_map(|id| self.clusters.get(id).cloned())
             .collect()
+    }
+
+    fn contract_of(&self, group: &str, kind: &str, version: &str) -> Option<String> {
+        self.crds_of(group, kind)
+            .find_map(|crd| contract::contract_of_version(crd, version))
     }
 }
 
@@ -339,8 +379,47 @@ metadata: {name: cm}
         .unwrap_err();
         assert!(
             err.to_string()
-                .starts_with("Cluster default/bad: spec.topology.class: invalid type"),
+                .starts_with("Cluster default/bad: spec.topology.classRef.name: invalid type"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn our_kinds_are_stored_at_the_hub_and_unknown_versions_are_refused() {
+        let store = MemoryStore::from_yaml(OBJECTS).unwrap();
+        let c1 = store.get("cluster.x-k8s.io", "Cluster", "team-a", "c1").unwrap();
+        assert_eq!(c1["apiVersion"], "cluster.x-k8s.io/v1beta2");
+        assert_eq!(c1["spec"]["topology"]["classRef"]["name"], "quick");
+        let err = MemoryStore::from_yaml(
+            "apiVersion: cluster.x-k8s.io/v1alpha3\nkind: Cluster\nmetadata: {name: old}\n",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("cluster.x-k8s.io/v1alpha3"), "{err}");
+    }
+
+    #[test]
+    fn contract_versions_come_from_the_crds_held() {
+        let store = MemoryStore::from_yaml(
+            "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: kubeadmcontrolplanes.controlplane.cluster.x-k8s.io
+  labels: {cluster.x-k8s.io/v1beta1: v1beta1, cluster.x-k8s.io/v1beta2: v1beta2}
+spec: {group: controlplane.cluster.x-k8s.io, names: {kind: KubeadmControlPlane}}
+",
+        )
+        .unwrap();
+        let group = "controlplane.cluster.x-k8s.io";
+        assert_eq!(
+            store.version_of(group, "KubeadmControlPlane").as_deref(),
+            Some("v1beta2")
+        );
+        assert_eq!(
+            store
+                .contract_of(group, "KubeadmControlPlane", "v1beta1")
+                .as_deref(),
+            Some("v1beta1")
+        );
+        assert_eq!(store.version_of(group, "Other"), None);
     }
 }

@@ -2,6 +2,7 @@
 //! in-memory implementation for files and tests.
 
 mod class_entry;
+pub mod contract;
 mod manifest;
 mod memory;
 mod watch_cache;
@@ -33,11 +34,10 @@ pub trait ObjectSource: Send + Sync {
     /// `classNamespace` means the Cluster's own namespace), in namespace/name order.
     fn clusters_using_class(&self, class_namespace: &str, class_name: &str) -> Vec<Arc<Cluster>>;
 
-    /// The Cluster API contract version (`v1beta2`, `v1beta1`) the CRD of `group`/`kind` declares
-    /// with its `cluster.x-k8s.io/<contract>` labels, when the source holds that CRD; `None`
-    /// otherwise (callers then fall back to the object's own apiVersion).
-    fn contract_version(&self, group: &str, kind: &str) -> Option<String> {
-        let _ = (group, kind);
+    /// The Cluster API contract (`v1beta2`, `v1beta1`) that `version` of `group`/`kind`
+    /// implements, from the `cluster.x-k8s.io/<contract>` labels of the kind's CRD, when the
+    /// source holds that CRD; `None` otherwise (callers then fall back to `version` itself).
+    fn contract_of(&self, _group: &str, _kind: &str, _version: &str) -> Option<String> {
         None
     }
 }

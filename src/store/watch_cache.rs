@@ -4,6 +4,15 @@
 //!
 //! Kinds not known in advance (a control plane's provider kind) are fetched directly the first
 //! time they are asked for, and watched from then on.
+//!
+//! Our kinds are watched at the v1beta2 hub version, and every object stored goes through
+//! [`MemoryStore::insert`], which converts objects of our kinds to the hub: the engine sees only
+//! v1beta2.
+//!
+//! TODO(engineer C, controllers/runtime): CustomResourceDefinitions are not watched, so
+//! [`ContractVersions`] and [`ObjectSource::contract_of`] answer only from CRDs observed into the
+//! cache (none today) and the engine falls back to the template's apiVersion. Watching CRD
+//! metadata (`cluster.x-k8s.io/<contract>` labels) would make both exact.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -22,12 +31,13 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::{ClassEntry, MemoryStore, ObjectSource};
+use crate::api::convert::ContractVersions;
 use crate::api::Cluster;
 use crate::metrics::Metrics;
 
-/// The Cluster API group and the version whose shapes our types decode.
+/// The Cluster API group and the version watched: the v1beta2 hub our types decode.
 const CAPI_GROUP: &str = "cluster.x-k8s.io";
-const CAPI_VERSION: &str = "v1beta1";
+const CAPI_VERSION: &str = crate::api::HUB_VERSION;
 /// The Cluster API kinds watched from the start; readiness waits for each that is installed.
 pub const WATCHED_KINDS: [&str; 6] = [
     "ClusterClass",
@@ -246,6 +256,17 @@ impl ObjectSource for WatchCache {
 
     fn clusters_using_class(&self, class_namespace: &str, class_name: &str) -> Vec<Arc<Cluster>> {
         self.read(|store| store.clusters_using_class(class_namespace, class_name))
+    }
+
+    fn contract_of(&self, group: &str, kind: &str, version: &str) -> Option<String> {
+        self.read(|store| store.contract_of(group, kind, version))
+    }
+}
+
+/// Contract versions from the CRDs in the cache (see the module's TODO).
+impl ContractVersions for WatchCache {
+    fn version_of(&self, group: &str, kind: &str) -> Option<String> {
+        self.read(|store| store.version_of(group, kind))
     }
 }
 
@@ -614,7 +635,7 @@ mod tests {
         let resource = ApiResource {
             group: CAPI_GROUP.to_owned(),
             version: CAPI_VERSION.to_owned(),
-            api_version: "cluster.x-k8s.io/v1beta1".to_owned(),
+            api_version: "cluster.x-k8s.io/v1beta2".to_owned(),
             kind: "Cluster".to_owned(),
             plural: "clusters".to_owned(),
         };
@@ -625,7 +646,7 @@ mod tests {
         .unwrap();
         let value = object_value(&object, &resource);
         assert_eq!(value["kind"], "Cluster");
-        assert_eq!(value["apiVersion"], "cluster.x-k8s.io/v1beta1");
+        assert_eq!(value["apiVersion"], "cluster.x-k8s.io/v1beta2");
         assert_eq!(value["spec"]["paused"], true);
         assert!(value["metadata"].get("managedFields").is_none());
     }

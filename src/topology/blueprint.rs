@@ -26,7 +26,7 @@ pub struct Blueprint {
     pub reads_generated_names: bool,
     /// The Cluster API contract (`v1beta1`, `v1beta2`) of the control plane's kind: from its
     /// CRD's contract label when the source knows the CRD, else the version of the control plane
-    /// template's apiVersion (see [`ObjectSource::contract_version`]). It decides the paths the
+    /// template's apiVersion (see [`ObjectSource::contract_of`]). It decides the paths the
     /// control plane's fields are written at, as Cluster API's `contract` package does.
     pub control_plane_contract: String,
 }
@@ -100,16 +100,15 @@ impl Blueprint {
     }
 }
 
-/// The contract of the object a template makes: the source's answer for the kind without
-/// `Template`, else the version of the template's apiVersion (`.../v1beta2` -> `v1beta2`).
+/// The contract of the object a template makes (same apiVersion, the kind without `Template`):
+/// the source's answer from the kind's CRD, else the version of the template's apiVersion
+/// (`.../v1beta2` -> `v1beta2`) when no CRD is known, as offline plans mostly have none.
 fn contract_of(source: &dyn ObjectSource, template: &ClusterClassTemplateReference) -> String {
     let kind = template.kind.strip_suffix("Template").unwrap_or(&template.kind);
+    let version = template.api_version.rsplit('/').next().unwrap_or_default();
     source
-        .contract_version(group_of(&template.api_version), kind)
-        .unwrap_or_else(|| {
-            let version = template.api_version.rsplit('/').next().unwrap_or_default();
-            version.to_owned()
-        })
+        .contract_of(group_of(&template.api_version), kind, version)
+        .unwrap_or_else(|| version.to_owned())
 }
 
 /// `(apiVersion, kind, name)` of a class reference, when complete.

@@ -8,7 +8,9 @@ use super::blueprint::Blueprint;
 use super::builtins::{self, merge};
 use super::current::Current;
 use super::desired::control_plane::{self, ControlPlaneInput};
-use super::desired::{clone_template, contract_ref_to, health_checks, metadata_builtin, LAST_APPLIED_ANNOTATION};
+use super::desired::{
+    clone_template, contract_ref_to, health_checks, metadata_builtin, LAST_APPLIED_ANNOTATION,
+};
 use super::error::TopologyError;
 use super::names;
 use super::plan_patches::apply_patches;
@@ -20,9 +22,9 @@ use super::template_names::{
 };
 use super::upgrade::{concurrency, Inputs, UpgradePlan};
 use super::workers::{self, ResolvedDeployment, ResolvedPool};
+use crate::api::convert::{CONVERSION_DATA, V1BETA1_FIELDS};
 use crate::api::labels::{MACHINE_CONTROL_PLANE_LABEL, TOPOLOGY_OWNED_LABEL};
 use crate::api::runtime::HolderReference;
-use crate::api::convert::{CONVERSION_DATA, V1BETA1_FIELDS};
 use crate::api::{Cluster, ClusterVariable, ContractVersionedObjectReference, Topology};
 use crate::patches::external::ExternalPatches;
 use crate::patches::hook_requests::HookInputs;

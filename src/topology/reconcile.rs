@@ -78,7 +78,10 @@ pub fn reconcile(
     let Some(entry) = source.cluster_class(&class_namespace, &topology.class_ref.name) else {
         return Err(blocked(
             "ClusterClassNotFound",
-            format!("ClusterClass {class_namespace}/{} not found", topology.class_ref.name),
+            format!(
+                "ClusterClass {class_namespace}/{} not found",
+                topology.class_ref.name
+            ),
         ));
     };
     let class = &entry.class;

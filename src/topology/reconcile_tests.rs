@@ -177,13 +177,13 @@ impl ExternalPatches for Unreachable {
 fn a_failing_extension_blocks_with_its_patch_and_handler_named_the_same_way_each_time() {
     let mut store = quickstart();
     let (object, cluster) = dev(&store);
-    let class_name = cluster.spec.topology.as_ref().unwrap().class.clone();
+    let class_name = cluster.spec.topology.class_ref.name.clone();
     let mut class = (*store
         .get(CAPI_GROUP, "ClusterClass", "default", &class_name)
         .unwrap())
     .clone();
     class["spec"]["patches"] =
-        json!([{"name": "from-extension", "external": {"generateExtension": "generate.ext"}}]);
+        json!([{"name": "from-extension", "external": {"generatePatchesExtension": "generate.ext"}}]);
     store.insert(class).unwrap();
     let first = reconcile(&object, &cluster, &store, &Unreachable).unwrap_err();
     assert_eq!(first.reason, EXTERNAL_PATCH_FAILED);
