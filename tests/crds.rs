@@ -31,3 +31,40 @@ fn committed_crds_match_the_api_types() {
     expected_files.sort();
     assert_eq!(present, expected_files, "stale CRD files in manifests/crds");
 }
+
+/// The webhook configurations of `manifests/base` register exactly the v1beta2 endpoints the
+/// server serves, at their paths (objects of the older versions reach them converted; the
+/// older paths the server still answers are for clients registered there before).
+#[test]
+fn webhook_manifests_match_the_served_endpoints() {
+    use capi_topology::admission::Webhook;
+    use capi_topology::store::parse_manifests;
+
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("manifests/base/webhooks.yaml");
+    let text = std::fs::read_to_string(&path).expect("manifests/base/webhooks.yaml");
+    let mut registered = Vec::new();
+    for configuration in parse_manifests(&text).expect("webhooks.yaml parses") {
+        let mutating = configuration["kind"] == "MutatingWebhookConfiguration";
+        for webhook in configuration["webhooks"].as_array().into_iter().flatten() {
+            assert_eq!(webhook["matchPolicy"], "Equivalent", "{}", webhook["name"]);
+            assert_eq!(webhook["admissionReviewVersions"], serde_json::json!(["v1"]));
+            assert_eq!(webhook["rules"][0]["apiVersions"], serde_json::json!(["v1beta2"]));
+            registered.push((
+                mutating,
+                webhook["name"].as_str().unwrap_or_default().to_owned(),
+                webhook["clientConfig"]["service"]["path"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            ));
+        }
+    }
+    let mut served: Vec<(bool, String, String)> = Webhook::ALL
+        .iter()
+        .filter(|w| !w.spoke)
+        .map(|w| (w.mutating, w.configuration_name().to_owned(), w.path().to_owned()))
+        .collect();
+    registered.sort();
+    served.sort();
+    assert_eq!(registered, served);
+}
