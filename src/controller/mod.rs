@@ -7,7 +7,7 @@
 
 mod backoff;
 mod cluster_class;
-mod cluster_class_status;
+pub mod cluster_class_status;
 mod cluster_infrastructure;
 mod cluster_resource_set;
 mod contracts;
