@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/yaml"
 
-	clusterv1 "sigs.k8s.io/cluster-api/api/v1beta1"
-	"sigs.k8s.io/cluster-api/api/v1beta1/index"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/index"
 )
 
 // admissionFixture is one file of tests/fixtures/admission: the request (webhook path,
@@ -111,6 +111,12 @@ func fixtureServer(fx *admissionFixture) (webhook.Server, []string, error) {
 	var objects []client.Object
 	var skipped []string
 	for _, raw := range fx.Objects {
+		// Stored as the API server stores them: v1beta1 objects converted to v1beta2.
+		raw, err := Hub(raw)
+		if err != nil {
+			skipped = append(skipped, err.Error())
+			continue
+		}
 		decoded, gvk, err := decoder.Decode(raw, nil, nil)
 		if err != nil {
 			if gvk != nil {
@@ -189,13 +195,25 @@ type outcome struct {
 // admitAsAPIServer runs a fixture's request as the API server runs the reference's webhooks:
 // CREATE and UPDATE go to the mutating webhook first (when the kind has one) and a denial there
 // ends the request; otherwise its patch is applied and the validating webhook decides.
+//
+// The webhooks are registered for v1beta2 with `matchPolicy: Equivalent`, so a v1beta1 (or
+// v1alpha1) fixture is converted to v1beta2 first, object and old object, by Cluster API's own
+// converters, and sent to the v1beta2 path of the fixture's webhook: the patch and the causes are
+// about the v1beta2 object, as they are when the API server calls the webhook.
 func admitAsAPIServer(handler http.Handler, fx *admissionFixture, gvk schema.GroupVersionKind) (*outcome, error) {
-	validate := strings.Replace(fx.Path, "/mutate-", "/validate-", 1)
+	validate := hubPath(strings.Replace(fx.Path, "/mutate-", "/validate-", 1))
 	mutate := strings.Replace(validate, "/validate-", "/mutate-", 1)
 	result := &outcome{Allowed: true}
-	object := []byte(fx.Object)
+	object, err := Hub(fx.Object)
+	if err != nil {
+		return nil, err
+	}
+	old, err := Hub(fx.OldObject)
+	if err != nil {
+		return nil, err
+	}
 	if fx.Operation != "DELETE" {
-		response, found, err := send(handler, mutate, gvk, fx.Operation, object, fx.OldObject)
+		response, found, err := send(handler, mutate, gvk, fx.Operation, object, old)
 		if err != nil {
 			return nil, err
 		}
@@ -212,7 +230,7 @@ func admitAsAPIServer(handler http.Handler, fx *admissionFixture, gvk schema.Gro
 			}
 		}
 	}
-	response, found, err := send(handler, validate, gvk, fx.Operation, object, fx.OldObject)
+	response, found, err := send(handler, validate, gvk, fx.Operation, object, old)
 	if err != nil {
 		return nil, err
 	}
@@ -227,6 +245,15 @@ func admitAsAPIServer(handler http.Handler, fx *admissionFixture, gvk schema.Gro
 		return nil, fmt.Errorf("the reference serves neither %s nor %s", mutate, validate)
 	}
 	return result, nil
+}
+
+// hubPath is the v1beta2 path of a webhook path a fixture names for v1beta1 (v1alpha1 for
+// ExtensionConfig), as Cluster API v1.14.0 serves it.
+func hubPath(path string) string {
+	for _, spoke := range []string{"-v1beta1-", "-v1alpha1-"} {
+		path = strings.Replace(path, spoke, "-v1beta2-", 1)
+	}
+	return path
 }
 
 // applyPatch applies a JSONPatch (none when empty) to a JSON document.

@@ -12,7 +12,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	clusterv1 "sigs.k8s.io/cluster-api/api/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 const fixtures = "../fixtures"
@@ -81,7 +81,7 @@ func classUpdate(tb testing.TB) (handler http.Handler, body []byte) {
 		must(tb, err)
 		clusters[i].Name = fmt.Sprintf("bench-%d", i)
 		clusters[i].Namespace = fmt.Sprintf("team-%d", i%10)
-		clusters[i].Spec.Topology.ClassNamespace = "default"
+		clusters[i].Spec.Topology.ClassRef.Namespace = "default"
 	}
 	server, err := NewServer(webhook.Options{}, []*clusterv1.ClusterClass{class}, clusters)
 	must(tb, err)
