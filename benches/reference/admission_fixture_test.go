@@ -11,6 +11,8 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	admissionv1 "k8s.io/api/admission/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/contract"
 	"sigs.k8s.io/cluster-api/util/index"
 )
 
@@ -125,8 +128,12 @@ func fixtureServer(fx *admissionFixture) (webhook.Server, []string, error) {
 			}
 			return nil, nil, err
 		}
+		if class, ok := decoded.(*clusterv1.ClusterClass); ok {
+			MirrorV1Beta1Reconciled(class)
+		}
 		objects = append(objects, decoded.(client.Object))
 	}
+	objects = append(objects, providerCRDs(objects)...)
 	reader := fake.NewClientBuilder().
 		WithScheme(scheme).
 		WithObjects(objects...).
@@ -134,6 +141,32 @@ func fixtureServer(fx *admissionFixture) (webhook.Server, []string, error) {
 		Build()
 	server, err := NewServerReading(webhook.Options{}, reader)
 	return server, skipped, err
+}
+
+// providerCRDs are the CRDs of the fixture's provider objects (those the scheme reads as
+// unstructured, e.g. KubeadmControlPlane), labelled with the contract of the versions the fixture
+// writes (`cluster.x-k8s.io/v1beta1: v1beta1` for a v1beta1 object): Cluster API v1.14 reads the
+// label to turn a v1beta2 reference (apiGroup and kind) into an apiVersion.
+func providerCRDs(objects []client.Object) []client.Object {
+	versions := map[schema.GroupKind][]string{}
+	for _, object := range objects {
+		if _, ok := object.(*unstructured.Unstructured); !ok {
+			continue
+		}
+		gvk := object.GetObjectKind().GroupVersionKind()
+		versions[gvk.GroupKind()] = append(versions[gvk.GroupKind()], gvk.Version)
+	}
+	var crds []client.Object
+	for gk, list := range versions {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		crd.Name = contract.CalculateCRDName(gk.Group, gk.Kind)
+		crd.Labels = map[string]string{}
+		for _, version := range list {
+			crd.Labels[clusterv1.GroupVersion.Group+"/"+version] = version
+		}
+		crds = append(crds, crd)
+	}
+	return crds
 }
 
 // resourceOf names the resource of a kind (its plural, lower case).

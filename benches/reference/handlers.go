@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/go-logr/logr"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -82,13 +83,15 @@ func NewServerReading(options webhook.Options, reader client.Reader) (webhook.Se
 }
 
 // Scheme is the reference's scheme: Cluster API's served versions (v1beta2, the hub, and the
-// deprecated v1beta1; v1alpha1 and v1beta2 for ExtensionConfig) and KubeadmControlPlane as
-// unstructured (the Cluster webhook reads a control plane's version).
+// deprecated v1beta1; v1alpha1 and v1beta2 for ExtensionConfig), KubeadmControlPlane as
+// unstructured (the Cluster webhook reads a control plane's version) and CRDs (whose contract
+// labels it reads to find the control plane's apiVersion).
 func Scheme() (*runtime.Scheme, error) {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clusterv1.AddToScheme, addonsv1.AddToScheme, runtimev1.AddToScheme,
 		clusterv1beta1.AddToScheme, addonsv1beta1.AddToScheme, runtimev1alpha1.AddToScheme,
+		apiextensionsv1.AddToScheme,
 	} {
 		if err := add(scheme); err != nil {
 			return nil, err
@@ -102,14 +105,20 @@ func Scheme() (*runtime.Scheme, error) {
 	return scheme, nil
 }
 
-// hubs are the converters of the kinds whose webhooks decide on v1beta2 (Cluster API's
-// core/webhooks/conversion, the ones its /convert serves), by group and kind.
+// hubs are Cluster API's own converters (core/webhooks/conversion) to v1beta2, by group and kind:
+// the kinds whose webhooks the reference serves, and the stored kinds those webhooks read.
 var hubs = map[schema.GroupKind]func(*runtime.Scheme) (ctrlconversion.Converter, error){
 	{Group: clusterv1.GroupVersion.Group, Kind: "Cluster"}:                  conversion.Cluster,
 	{Group: clusterv1.GroupVersion.Group, Kind: "ClusterClass"}:             conversion.ClusterClass,
 	{Group: addonsv1.GroupVersion.Group, Kind: "ClusterResourceSet"}:        conversion.ClusterResourceSet,
 	{Group: addonsv1.GroupVersion.Group, Kind: "ClusterResourceSetBinding"}: conversion.ClusterResourceSetBinding,
 	{Group: runtimev1.GroupVersion.Group, Kind: "ExtensionConfig"}:          conversion.ExtensionConfig,
+	// Stored objects the Cluster webhook reads (a fixture's MachineDeployments still rolling out).
+	{Group: clusterv1.GroupVersion.Group, Kind: "Machine"}:            conversion.Machine,
+	{Group: clusterv1.GroupVersion.Group, Kind: "MachineSet"}:         conversion.MachineSet,
+	{Group: clusterv1.GroupVersion.Group, Kind: "MachineDeployment"}:  conversion.MachineDeployment,
+	{Group: clusterv1.GroupVersion.Group, Kind: "MachinePool"}:        conversion.MachinePool,
+	{Group: clusterv1.GroupVersion.Group, Kind: "MachineHealthCheck"}: conversion.MachineHealthCheck,
 }
 
 // Hub returns the JSON of `raw` (one object) in the v1beta2 hub version, converted by Cluster
@@ -149,6 +158,9 @@ func Hub(raw []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The converter checks both objects' kinds, which the decoder and New leave empty.
+	spoke.GetObjectKind().SetGroupVersionKind(gvk)
+	hub.GetObjectKind().SetGroupVersionKind(hubGVK)
 	if err := convert.ConvertObject(context.Background(), spoke, hub); err != nil {
 		return nil, fmt.Errorf("converting %s to %s: %w", gvk, hubGVK, err)
 	}

@@ -163,3 +163,30 @@ func MarkReconciled(class *clusterv1.ClusterClass) error {
 	})
 	return nil
 }
+
+// MirrorV1Beta1Reconciled gives a ClusterClass converted from v1beta1 the VariablesReady
+// condition that its v1beta1 VariablesReconciled condition stands for (the v1.14 ClusterClass
+// controller writes both; conversion moves the v1beta1 one to status.deprecated.v1beta1), so a
+// v1beta1 fixture's class reads as reconciled, or not, as the fixture wrote it.
+func MirrorV1Beta1Reconciled(class *clusterv1.ClusterClass) {
+	if conditions.Has(class, clusterv1.ClusterClassVariablesReadyCondition) {
+		return
+	}
+	for _, old := range class.GetV1Beta1Conditions() {
+		if old.Type != "VariablesReconciled" {
+			continue
+		}
+		reason := old.Reason
+		if reason == "" {
+			reason = clusterv1.ClusterClassVariablesReadyReason
+		}
+		conditions.Set(class, metav1.Condition{
+			Type:               clusterv1.ClusterClassVariablesReadyCondition,
+			Status:             metav1.ConditionStatus(old.Status),
+			Reason:             reason,
+			Message:            old.Message,
+			ObservedGeneration: class.Status.ObservedGeneration,
+			LastTransitionTime: old.LastTransitionTime,
+		})
+	}
+}
