@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# capi-topology and Cluster API v1.10.10 side by side over TLS: `capi-topology serve --objects
+# capi-topology and Cluster API v1.14.0 side by side over TLS: `capi-topology serve --objects
 # examples/quickstart/` (release build) and the reference's own Cluster and ClusterClass webhooks
 # served by benches/reference/cmd/serve from the same manifests, each driven by wrk with the same
 # review (benches/load/review.py of the quickstart's dev Cluster, a CREATE through the mutating
@@ -34,7 +34,7 @@ python3 - "$work/answer-ours.json" "$work/answer-reference.json" <<'PY'
 import base64, json, sys
 
 patches = {}
-for name, path in zip(("capi-topology", "Cluster API v1.10.10"), sys.argv[1:]):
+for name, path in zip(("capi-topology", "Cluster API v1.14.0"), sys.argv[1:]):
     response = json.load(open(path)).get("response") or {}
     if response.get("allowed") is not True or not response.get("patch"):
         sys.exit(f"{name} did not admit the review with a patch: {json.dumps(response)[:500]}")
@@ -51,7 +51,7 @@ PY
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| connections | count | capi-topology requests/s | p50 | p99 | peak RSS | non-200 / socket errors | Cluster API v1.10.10 requests/s | p50 | p99 | peak RSS | non-200 / socket errors | requests/s, ours / reference |"
+echo "| connections | count | capi-topology requests/s | p50 | p99 | peak RSS | non-200 / socket errors | Cluster API v1.14.0 requests/s | p50 | p99 | peak RSS | non-200 / socket errors | requests/s, ours / reference |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for mode in keep-alive fresh; do
   for connections in 1 4 16; do

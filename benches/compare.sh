@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the admission benchmarks of capi-topology (criterion, benches/admission.rs) and the same
-# workloads through Cluster API v1.10.10's webhook handlers (Go, benches/reference/), one after
+# workloads through Cluster API v1.14.0's webhook handlers (Go, benches/reference/), one after
 # the other, and prints both medians and their ratio; then both servers over TLS under wrk
-# (benches/compare-tls.sh). Run by hand, never by CI: it builds the reference (Go 1.23 or later;
+# (benches/compare-tls.sh). Run by hand, never by CI: it builds the reference (Go 1.26 or later;
 # modules from the Go module proxy, cached with the e2e build cache).
 #   usage: bash benches/compare.sh [seconds of measurement per benchmark, default 8]
 #                                  [seconds per wrk run over TLS, default 5; 0 skips those runs]
@@ -27,7 +27,7 @@ echo "load after:  $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 median() { awk -v n="$2" '$1 == n { print $2 }' <<<"$1"; }
 show() { awk -v ns="$1" 'BEGIN { if (ns >= 1e6) printf "%.2f ms", ns / 1e6; else printf "%.1f µs", ns / 1e3 }'; }
-echo "| benchmark | capi-topology | Cluster API v1.10.10 | reference / capi-topology |"
+echo "| benchmark | capi-topology | Cluster API v1.14.0 | reference / capi-topology |"
 echo "| --- | --- | --- | --- |"
 while read -r rust go; do
   a=$(median "$ours" "$rust"); b=$(median "$theirs" "$go")

@@ -1,6 +1,6 @@
 # Sourced by benches/load.sh and benches/compare-tls.sh (from the repository's root): one wrk run
 # against a freshly started webhook server over TLS, ours (`capi-topology serve --objects
-# examples/quickstart/`, release build of CARGO_TARGET_DIR or target/) or Cluster API v1.10.10's
+# examples/quickstart/`, release build of CARGO_TARGET_DIR or target/) or Cluster API v1.14.0's
 # (benches/reference/cmd/serve, same manifests). Both get the same certificates, webhook path and
 # review (benches/load/review.py of the quickstart's dev Cluster, a CREATE through the mutating
 # Cluster webhook). Servers bind 127.0.0.1 and are killed on exit.

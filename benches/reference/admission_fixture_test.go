@@ -11,6 +11,8 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	admissionv1 "k8s.io/api/admission/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,8 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/yaml"
 
-	clusterv1 "sigs.k8s.io/cluster-api/api/v1beta1"
-	"sigs.k8s.io/cluster-api/api/v1beta1/index"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/contract"
+	"sigs.k8s.io/cluster-api/util/index"
 )
 
 // admissionFixture is one file of tests/fixtures/admission: the request (webhook path,
@@ -111,6 +114,12 @@ func fixtureServer(fx *admissionFixture) (webhook.Server, []string, error) {
 	var objects []client.Object
 	var skipped []string
 	for _, raw := range fx.Objects {
+		// Stored as the API server stores them: v1beta1 objects converted to v1beta2.
+		raw, err := Hub(raw)
+		if err != nil {
+			skipped = append(skipped, err.Error())
+			continue
+		}
 		decoded, gvk, err := decoder.Decode(raw, nil, nil)
 		if err != nil {
 			if gvk != nil {
@@ -119,8 +128,12 @@ func fixtureServer(fx *admissionFixture) (webhook.Server, []string, error) {
 			}
 			return nil, nil, err
 		}
+		if class, ok := decoded.(*clusterv1.ClusterClass); ok {
+			MirrorV1Beta1Reconciled(class)
+		}
 		objects = append(objects, decoded.(client.Object))
 	}
+	objects = append(objects, providerCRDs(objects)...)
 	reader := fake.NewClientBuilder().
 		WithScheme(scheme).
 		WithObjects(objects...).
@@ -128,6 +141,32 @@ func fixtureServer(fx *admissionFixture) (webhook.Server, []string, error) {
 		Build()
 	server, err := NewServerReading(webhook.Options{}, reader)
 	return server, skipped, err
+}
+
+// providerCRDs are the CRDs of the fixture's provider objects (those the scheme reads as
+// unstructured, e.g. KubeadmControlPlane), labelled with the contract of the versions the fixture
+// writes (`cluster.x-k8s.io/v1beta1: v1beta1` for a v1beta1 object): Cluster API v1.14 reads the
+// label to turn a v1beta2 reference (apiGroup and kind) into an apiVersion.
+func providerCRDs(objects []client.Object) []client.Object {
+	versions := map[schema.GroupKind][]string{}
+	for _, object := range objects {
+		if _, ok := object.(*unstructured.Unstructured); !ok {
+			continue
+		}
+		gvk := object.GetObjectKind().GroupVersionKind()
+		versions[gvk.GroupKind()] = append(versions[gvk.GroupKind()], gvk.Version)
+	}
+	var crds []client.Object
+	for gk, list := range versions {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		crd.Name = contract.CalculateCRDName(gk.Group, gk.Kind)
+		crd.Labels = map[string]string{}
+		for _, version := range list {
+			crd.Labels[clusterv1.GroupVersion.Group+"/"+version] = version
+		}
+		crds = append(crds, crd)
+	}
+	return crds
 }
 
 // resourceOf names the resource of a kind (its plural, lower case).
@@ -189,13 +228,25 @@ type outcome struct {
 // admitAsAPIServer runs a fixture's request as the API server runs the reference's webhooks:
 // CREATE and UPDATE go to the mutating webhook first (when the kind has one) and a denial there
 // ends the request; otherwise its patch is applied and the validating webhook decides.
+//
+// The webhooks are registered for v1beta2 with `matchPolicy: Equivalent`, so a v1beta1 (or
+// v1alpha1) fixture is converted to v1beta2 first, object and old object, by Cluster API's own
+// converters, and sent to the v1beta2 path of the fixture's webhook: the patch and the causes are
+// about the v1beta2 object, as they are when the API server calls the webhook.
 func admitAsAPIServer(handler http.Handler, fx *admissionFixture, gvk schema.GroupVersionKind) (*outcome, error) {
-	validate := strings.Replace(fx.Path, "/mutate-", "/validate-", 1)
+	validate := hubPath(strings.Replace(fx.Path, "/mutate-", "/validate-", 1))
 	mutate := strings.Replace(validate, "/validate-", "/mutate-", 1)
 	result := &outcome{Allowed: true}
-	object := []byte(fx.Object)
+	object, err := Hub(fx.Object)
+	if err != nil {
+		return nil, err
+	}
+	old, err := Hub(fx.OldObject)
+	if err != nil {
+		return nil, err
+	}
 	if fx.Operation != "DELETE" {
-		response, found, err := send(handler, mutate, gvk, fx.Operation, object, fx.OldObject)
+		response, found, err := send(handler, mutate, gvk, fx.Operation, object, old)
 		if err != nil {
 			return nil, err
 		}
@@ -212,7 +263,7 @@ func admitAsAPIServer(handler http.Handler, fx *admissionFixture, gvk schema.Gro
 			}
 		}
 	}
-	response, found, err := send(handler, validate, gvk, fx.Operation, object, fx.OldObject)
+	response, found, err := send(handler, validate, gvk, fx.Operation, object, old)
 	if err != nil {
 		return nil, err
 	}
@@ -227,6 +278,15 @@ func admitAsAPIServer(handler http.Handler, fx *admissionFixture, gvk schema.Gro
 		return nil, fmt.Errorf("the reference serves neither %s nor %s", mutate, validate)
 	}
 	return result, nil
+}
+
+// hubPath is the v1beta2 path of a webhook path a fixture names for v1beta1 (v1alpha1 for
+// ExtensionConfig), as Cluster API v1.14.0 serves it.
+func hubPath(path string) string {
+	for _, spoke := range []string{"-v1beta1-", "-v1alpha1-"} {
+		path = strings.Replace(path, spoke, "-v1beta2-", 1)
+	}
+	return path
 }
 
 // applyPatch applies a JSONPatch (none when empty) to a JSON document.

@@ -1,4 +1,4 @@
-// Package reference runs Cluster API v1.10.10's own webhook handlers in process, beside
+// Package reference runs Cluster API v1.14.0's own webhook handlers in process, beside
 // capi-topology: the benchmark workloads of benches/admission.rs (reference_test.go, run by
 // benches/compare.sh), and the admission fixtures of tests/fixtures/admission, one (TestProbe,
 // PROBE=<fixture>) or all of them (TestSweep, SWEEP=1), sent as the API server sends them and
@@ -6,9 +6,11 @@
 // its latest summary, and the fixtures it does not count (the "Not applicable" table it reads).
 //
 // The handlers are the ones the reference's manager serves: the exported
-// sigs.k8s.io/cluster-api/webhooks types register them on a webhook server, and requests are
-// AdmissionReview bytes sent to that server's mux, answered with the AdmissionReview bytes it
-// writes. For the benchmarks, objects are read from an in-memory reader that hands out deep
+// sigs.k8s.io/cluster-api/core/webhooks/admission types register them, with their conversion
+// webhook at /convert, on a webhook server. They decide on v1beta2 (matchPolicy Equivalent), so
+// a v1beta1 object is first converted by Cluster API's own converters (Hub), as the API server
+// converts it. Requests are AdmissionReview bytes sent to that server's mux, answered with the
+// AdmissionReview bytes it writes. For the benchmarks, objects are read from an in-memory reader that hands out deep
 // copies, as controller-runtime's informer cache does (the fake client would add a JSON round
 // trip per read that the real webhook does not pay); the probe and the sweep read the fixtures'
 // objects through the fake client.

@@ -10,14 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
-	clusterv1 "sigs.k8s.io/cluster-api/api/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // Paths of the admission webhooks the reference registers for the two kinds.
 const (
-	MutateCluster        = "/mutate-cluster-x-k8s-io-v1beta1-cluster"
-	ValidateCluster      = "/validate-cluster-x-k8s-io-v1beta1-cluster"
-	ValidateClusterClass = "/validate-cluster-x-k8s-io-v1beta1-clusterclass"
+	MutateCluster        = "/mutate-cluster-x-k8s-io-v1beta2-cluster"
+	ValidateCluster      = "/validate-cluster-x-k8s-io-v1beta2-cluster"
+	ValidateClusterClass = "/validate-cluster-x-k8s-io-v1beta2-clusterclass"
 )
 
 // Fixture reads one YAML manifest of benches/fixtures (the directory given) as JSON, the
@@ -27,7 +27,11 @@ func Fixture(dir, name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return yaml.YAMLToJSON(text)
+	object, err := yaml.YAMLToJSON(text)
+	if err != nil {
+		return nil, err
+	}
+	return Hub(object)
 }
 
 // Decode reads a JSON object into a typed one.
@@ -44,6 +48,14 @@ func Decode[T any](raw []byte) (*T, error) {
 // (admission::request::review_json). The name, namespace, group and version are the object's
 // (the old object's when there is no object).
 func Review(kind, resource, operation string, object, old []byte) ([]byte, error) {
+	// The webhooks decide on v1beta2 (`matchPolicy: Equivalent`): the API server converts first.
+	var err error
+	if object, err = Hub(object); err != nil {
+		return nil, err
+	}
+	if old, err = Hub(old); err != nil {
+		return nil, err
+	}
 	var meta struct {
 		APIVersion string `json:"apiVersion"`
 		Metadata   struct {
@@ -62,7 +74,7 @@ func Review(kind, resource, operation string, object, old []byte) ([]byte, error
 	if namespace == "" {
 		namespace = "default"
 	}
-	group, version := clusterv1.GroupVersion.Group, "v1beta1"
+	group, version := clusterv1.GroupVersion.Group, clusterv1.GroupVersion.Version
 	if meta.APIVersion != "" {
 		gv, err := schema.ParseGroupVersion(meta.APIVersion)
 		if err != nil {

@@ -11,7 +11,9 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	clusterv1 "sigs.k8s.io/cluster-api/api/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 )
 
@@ -86,6 +88,10 @@ func (o *Objects) add(path string) error {
 		return err
 	}
 	for _, document := range documents {
+		// A v1beta1 manifest is read as the API server stores it: converted to v1beta2.
+		if document, err = Hub(document); err != nil {
+			return err
+		}
 		var meta struct {
 			APIVersion string `json:"apiVersion"`
 			Kind       string `json:"kind"`
@@ -124,12 +130,12 @@ func (o *Objects) add(path string) error {
 // reconciled is left as written. Variables discovered from a Runtime Extension need the
 // extension, so a class with such a patch is an error.
 func MarkReconciled(class *clusterv1.ClusterClass) error {
-	if conditions.IsTrue(class, clusterv1.ClusterClassVariablesReconciledCondition) &&
+	if conditions.IsTrue(class, clusterv1.ClusterClassVariablesReadyCondition) &&
 		class.Status.ObservedGeneration == class.Generation {
 		return nil
 	}
 	for _, patch := range class.Spec.Patches {
-		if patch.External != nil && patch.External.DiscoverVariablesExtension != nil {
+		if patch.External != nil && patch.External.DiscoverVariablesExtension != "" {
 			return fmt.Errorf("ClusterClass %s/%s: patch %q discovers variables from a Runtime Extension, which this harness does not call",
 				class.Namespace, class.Name, patch.Name)
 		}
@@ -139,16 +145,48 @@ func MarkReconciled(class *clusterv1.ClusterClass) error {
 		variables = append(variables, clusterv1.ClusterClassStatusVariable{
 			Name: variable.Name,
 			Definitions: []clusterv1.ClusterClassStatusVariableDefinition{{
-				From:     clusterv1.VariableDefinitionFromInline,
-				Required: variable.Required,
-				Metadata: variable.Metadata,
-				Schema:   variable.Schema,
+				From:                      clusterv1.VariableDefinitionFromInline,
+				Required:                  variable.Required,
+				DeprecatedV1Beta1Metadata: variable.DeprecatedV1Beta1Metadata,
+				Schema:                    variable.Schema,
 			}},
 		})
 	}
 	sort.SliceStable(variables, func(i, j int) bool { return variables[i].Name < variables[j].Name })
 	class.Status.Variables = variables
 	class.Status.ObservedGeneration = class.Generation
-	conditions.MarkTrue(class, clusterv1.ClusterClassVariablesReconciledCondition)
+	conditions.Set(class, metav1.Condition{
+		Type:               clusterv1.ClusterClassVariablesReadyCondition,
+		Status:             metav1.ConditionTrue,
+		Reason:             clusterv1.ClusterClassVariablesReadyReason,
+		ObservedGeneration: class.Generation,
+	})
 	return nil
+}
+
+// MirrorV1Beta1Reconciled gives a ClusterClass converted from v1beta1 the VariablesReady
+// condition that its v1beta1 VariablesReconciled condition stands for (the v1.14 ClusterClass
+// controller writes both; conversion moves the v1beta1 one to status.deprecated.v1beta1), so a
+// v1beta1 fixture's class reads as reconciled, or not, as the fixture wrote it.
+func MirrorV1Beta1Reconciled(class *clusterv1.ClusterClass) {
+	if conditions.Has(class, clusterv1.ClusterClassVariablesReadyCondition) {
+		return
+	}
+	for _, old := range class.GetV1Beta1Conditions() {
+		if old.Type != "VariablesReconciled" {
+			continue
+		}
+		reason := old.Reason
+		if reason == "" {
+			reason = clusterv1.ClusterClassVariablesReadyReason
+		}
+		conditions.Set(class, metav1.Condition{
+			Type:               clusterv1.ClusterClassVariablesReadyCondition,
+			Status:             metav1.ConditionStatus(old.Status),
+			Reason:             reason,
+			Message:            old.Message,
+			ObservedGeneration: class.Status.ObservedGeneration,
+			LastTransitionTime: old.LastTransitionTime,
+		})
+	}
 }

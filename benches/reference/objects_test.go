@@ -9,7 +9,7 @@ import (
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	clusterv1 "sigs.k8s.io/cluster-api/api/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 )
 
@@ -44,8 +44,8 @@ func TestLoadObjectsReadsTheQuickstart(t *testing.T) {
 		t.Fatalf("read %d ClusterClasses and %d Clusters, want 1 and 2", len(objects.Classes), len(objects.Clusters))
 	}
 	class := objects.Classes[0]
-	if !conditions.IsTrue(class, clusterv1.ClusterClassVariablesReconciledCondition) {
-		t.Fatal("class not marked VariablesReconciled")
+	if !conditions.IsTrue(class, clusterv1.ClusterClassVariablesReadyCondition) {
+		t.Fatal("class not marked VariablesReady")
 	}
 	var names []string
 	for _, variable := range class.Status.Variables {
@@ -75,7 +75,7 @@ func TestMarkReconciledRefusesDiscoveredVariables(t *testing.T) {
 	class.Name = "external"
 	class.Spec.Patches = []clusterv1.ClusterClassPatch{{
 		Name:     "lb",
-		External: &clusterv1.ExternalPatchDefinition{DiscoverVariablesExtension: &extension},
+		External: &clusterv1.ExternalPatchDefinition{DiscoverVariablesExtension: extension},
 	}}
 	err := MarkReconciled(class)
 	if err == nil || !strings.Contains(err.Error(), `patch "lb" discovers variables`) {
@@ -94,12 +94,14 @@ func TestQuickstartClusterIsDefaulted(t *testing.T) {
 	must(t, err)
 	documents, err := Documents(text)
 	must(t, err)
-	body, err := Review("Cluster", "clusters", "CREATE", documents[0], nil)
+	hub, err := Hub(documents[0])
+	must(t, err)
+	body, err := Review("Cluster", "clusters", "CREATE", hub, nil)
 	must(t, err)
 	response := admitted(t, post(server.WebhookMux(), MutateCluster, body))
 	patch, err := jsonpatch.DecodePatch(response.Patch)
 	must(t, err)
-	defaulted, err := patch.Apply(documents[0])
+	defaulted, err := patch.Apply(hub)
 	must(t, err)
 	cluster, err := Decode[clusterv1.Cluster](defaulted)
 	must(t, err)

@@ -12,7 +12,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	clusterv1 "sigs.k8s.io/cluster-api/api/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 const fixtures = "../fixtures"
@@ -47,6 +47,9 @@ func clusterCreate(tb testing.TB) (handler http.Handler, mutate, validate []byte
 	must(tb, err)
 	class, err := Decode[clusterv1.ClusterClass](classJSON)
 	must(tb, err)
+	// The fixture's v1beta1 status (VariablesReconciled) converts to status.deprecated; the
+	// v1.14 Cluster webhook waits for VariablesReady.
+	must(tb, MarkReconciled(class))
 	server, err := NewServer(webhook.Options{}, []*clusterv1.ClusterClass{class}, nil)
 	must(tb, err)
 	handler = server.WebhookMux()
@@ -73,6 +76,9 @@ func classUpdate(tb testing.TB) (handler http.Handler, body []byte) {
 	must(tb, err)
 	class, err := Decode[clusterv1.ClusterClass](classJSON)
 	must(tb, err)
+	// The fixture's v1beta1 status (VariablesReconciled) converts to status.deprecated; the
+	// v1.14 Cluster webhook waits for VariablesReady.
+	must(tb, MarkReconciled(class))
 	clusterJSON, err := Fixture(fixtures, "cluster-20-variables.yaml")
 	must(tb, err)
 	clusters := make([]*clusterv1.Cluster, 1000)
@@ -81,7 +87,7 @@ func classUpdate(tb testing.TB) (handler http.Handler, body []byte) {
 		must(tb, err)
 		clusters[i].Name = fmt.Sprintf("bench-%d", i)
 		clusters[i].Namespace = fmt.Sprintf("team-%d", i%10)
-		clusters[i].Spec.Topology.ClassNamespace = "default"
+		clusters[i].Spec.Topology.ClassRef.Namespace = "default"
 	}
 	server, err := NewServer(webhook.Options{}, []*clusterv1.ClusterClass{class}, clusters)
 	must(tb, err)

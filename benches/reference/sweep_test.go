@@ -216,11 +216,20 @@ func samePatchedObject(fx *admissionFixture, reference []byte) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	// The fixture's patch is about the object it sends; the reference's about that object at
+	// v1beta2: both are compared at v1beta2.
 	ours, err := applyPatch(fx.Object, expected)
 	if err != nil {
 		return false, err
 	}
-	theirs, err := applyPatch(fx.Object, reference)
+	if ours, err = Hub(ours); err != nil {
+		return false, err
+	}
+	hub, err := Hub(fx.Object)
+	if err != nil {
+		return false, err
+	}
+	theirs, err := applyPatch(hub, reference)
 	if err != nil {
 		return false, err
 	}

@@ -78,10 +78,12 @@ impl Env {
     }
 
     /// Applies the CRDs in `path` (file or directory) and waits until they are established.
+    /// Server-side: Cluster API's provider CRDs exceed the 256 KiB of annotations that a
+    /// client-side apply's `last-applied-configuration` would need.
     fn install_crds(&self, path: &Path, what: &str) -> Result<(), String> {
         let file = path.to_string_lossy();
         self.kubectl
-            .ok(&["apply", "-f", &file])
+            .ok(&["apply", "--server-side", "-f", &file])
             .map_err(|e| format!("installing {what}: {e}"))?;
         self.kubectl
             .ok(&[

@@ -103,9 +103,11 @@ impl WebhookServer {
     }
 }
 
-/// Applies the webhook configurations for a server on `port` trusting `ca_pem` as `revision`,
-/// and waits until the API server uses exactly that revision of both.
+/// Points the conversion of our CRDs at the server on `port` trusting `ca_pem`, then applies the
+/// webhook configurations for it as `revision`, and waits until the API server uses exactly that
+/// revision of both.
 pub fn register(kubectl: &Kubectl, port: u16, ca_pem: &str, revision: u32) -> Result<(), String> {
+    register_conversion(kubectl, port, ca_pem)?;
     let manifest = render_configurations(port, ca_pem, revision)?;
     let out = kubectl.apply(&manifest, &[])?;
     if !out.success {
@@ -113,6 +115,50 @@ pub fn register(kubectl: &Kubectl, port: u16, ca_pem: &str, revision: u32) -> Re
     }
     for kind in ["mutate", "validate"] {
         wait_for_probe(kubectl, kind, revision)?;
+    }
+    Ok(())
+}
+
+/// The CRDs whose versions `capi-topology serve` converts at `/convert`, as Cluster API's core
+/// manager does (`core/config/crd/patches/webhook_in_*.yaml` of v1.14.0): v1beta2 is the hub and
+/// storage version, v1beta1 (v1alpha1 for ExtensionConfig) the deprecated served spoke.
+const CONVERTED_CRDS: [&str; 5] = [
+    "clusters.cluster.x-k8s.io",
+    "clusterclasses.cluster.x-k8s.io",
+    "clusterresourcesets.addons.cluster.x-k8s.io",
+    "clusterresourcesetbindings.addons.cluster.x-k8s.io",
+    "extensionconfigs.runtime.cluster.x-k8s.io",
+];
+
+/// Sets `spec.conversion` of each installed CRD of [`CONVERTED_CRDS`] to a Webhook at
+/// `https://127.0.0.1:<port>/convert` trusting `ca_pem`, as the admission webhooks are set.
+/// A CRD that is not installed (an environment without our CRDs) is skipped; a CRD serving one
+/// version never calls the webhook, so this is harmless before the CRDs serve two.
+fn register_conversion(kubectl: &Kubectl, port: u16, ca_pem: &str) -> Result<(), String> {
+    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(ca_pem);
+    let installed = kubectl.ok(&["get", "crd", "-o", "name"])?;
+    let installed: Vec<&str> = installed
+        .lines()
+        .filter_map(|line| line.trim().rsplit('/').next())
+        .collect();
+    // A merge patch: `service: null` drops the in-cluster Service a release manifest names (a
+    // clientConfig takes a url or a service, not both).
+    let patch = json!({"spec": {"conversion": {
+        "strategy": "Webhook",
+        "webhook": {
+            "conversionReviewVersions": ["v1"],
+            "clientConfig": {
+                "url": format!("https://127.0.0.1:{port}/convert"),
+                "caBundle": ca_bundle,
+                "service": null,
+            },
+        },
+    }}})
+    .to_string();
+    for crd in CONVERTED_CRDS.iter().filter(|crd| installed.contains(crd)) {
+        kubectl
+            .ok(&["patch", "crd", crd, "--type=merge", "-p", &patch])
+            .map_err(|e| format!("the conversion webhook of {crd}: {e}"))?;
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
 // Command extension is a topology mutation Runtime Extension built with Cluster API's own Runtime
-// SDK (exp/runtime/server and exp/runtime/topologymutation), so that capi-topology's hook client
+// SDK (Cluster API v1.14.0: exp/runtime/server and exp/runtime/topologymutation, with the hook
+// types from the separate sigs.k8s.io/cluster-api/api module), so that capi-topology's hook client
 // is tested against the real wire format rather than against our own reading of it.
 //
 // It serves, over HTTPS with tls.crt and tls.key from --cert-dir:
@@ -26,9 +27,9 @@ import (
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	clusterv1 "sigs.k8s.io/cluster-api/api/v1beta1"
-	runtimecatalog "sigs.k8s.io/cluster-api/exp/runtime/catalog"
-	runtimehooksv1 "sigs.k8s.io/cluster-api/exp/runtime/hooks/api/v1alpha1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	runtimecatalog "sigs.k8s.io/cluster-api/api/runtime/catalog"
+	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
 	"sigs.k8s.io/cluster-api/exp/runtime/server"
 	"sigs.k8s.io/cluster-api/exp/runtime/topologymutation"
 )
@@ -179,12 +180,15 @@ func validateItem(item *runtimehooksv1.ValidateTopologyRequestItem, variables ma
 		template.GetName(), item.HolderReference.Kind, item.HolderReference.Name, proxyDropInPath)
 }
 
-// discoverVariables declares the variables the patches above read.
+// discoverVariables declares the variables the patches above read, as v1beta2
+// ClusterClassVariables (since v1.13 the hook answers v1beta2: `required` is a *bool, set
+// explicitly as Cluster API's own test extension does).
 func discoverVariables(_ context.Context, _ *runtimehooksv1.DiscoverVariablesRequest, resp *runtimehooksv1.DiscoverVariablesResponse) {
 	resp.Status = runtimehooksv1.ResponseStatusSuccess
 	resp.Variables = []clusterv1.ClusterClassVariable{
 		{
-			Name: lbImageRepositoryVariable,
+			Name:     lbImageRepositoryVariable,
+			Required: boolPtr(false),
 			Schema: clusterv1.VariableSchema{OpenAPIV3Schema: clusterv1.JSONSchemaProps{
 				Type:        "string",
 				Default:     &apiextensionsv1.JSON{Raw: []byte(`"kindest"`)},
@@ -192,7 +196,8 @@ func discoverVariables(_ context.Context, _ *runtimehooksv1.DiscoverVariablesReq
 			}},
 		},
 		{
-			Name: httpProxyVariable,
+			Name:     httpProxyVariable,
+			Required: boolPtr(false),
 			Schema: clusterv1.VariableSchema{OpenAPIV3Schema: clusterv1.JSONSchemaProps{
 				Type:        "object",
 				Description: "proxy for http calls.",
@@ -230,3 +235,5 @@ func proxyDropIn(proxy httpProxy) string {
 }
 
 func ptr(v int64) *int64 { return &v }
+
+func boolPtr(v bool) *bool { return &v }

@@ -1,6 +1,7 @@
-// Command serve runs Cluster API v1.10.10's Cluster and ClusterClass admission webhooks over
-// HTTPS, as its manager serves them, reading ClusterClasses and Clusters from manifests instead
-// of an API server: the reference side of benches/compare-tls.sh. It stops on SIGTERM or SIGINT.
+// Command serve runs Cluster API v1.14.0's Cluster, ClusterClass, ClusterResourceSet(+Binding)
+// and ExtensionConfig admission webhooks (v1beta2 paths) and their /convert over HTTPS, as its
+// manager serves them, reading ClusterClasses and Clusters from manifests instead of an API
+// server: the reference side of benches/compare-tls.sh. It stops on SIGTERM or SIGINT.
 //
 //	serve --objects examples/quickstart --cert-dir DIR --port 9443 [--host 127.0.0.1]
 package main
