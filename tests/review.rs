@@ -68,7 +68,7 @@ fn a_kind_that_does_not_fit_the_path_is_refused() {
     assert_eq!(response.uid, "clusterclass-c1");
     assert_eq!(
         response.result.message,
-        "this webhook admits cluster.x-k8s.io/v1beta1 Cluster, not cluster.x-k8s.io/v1beta1 ClusterClass"
+        "this webhook admits cluster.x-k8s.io/v1beta2 or cluster.x-k8s.io/v1beta1 Cluster, not cluster.x-k8s.io/v1beta1 ClusterClass"
     );
 }
 
@@ -175,7 +175,7 @@ fn an_object_of_another_kind_is_refused_whatever_the_request_kind_says() {
         assert!(!response.allowed);
         assert_eq!(response.result.code, 400);
         let expected = format!(
-            "object is {:?} {:?}, but this webhook admits cluster.x-k8s.io/v1beta1 Cluster",
+            "object is {:?} {:?}, but this webhook admits cluster.x-k8s.io/v1beta2 or cluster.x-k8s.io/v1beta1 Cluster",
             object["apiVersion"].as_str().unwrap(),
             object["kind"].as_str().unwrap()
         );

@@ -9,7 +9,7 @@ use super::webhook::{Kind, Webhook};
 use crate::store::ObjectSource;
 
 /// The AdmissionReview JSON the API server would send for `operation` on `object` (`old` for
-/// UPDATE and DELETE).
+/// UPDATE and DELETE), with `kind` and `requestKind` in the version the object is written in.
 pub fn review_json(kind: Kind, operation: &Operation, object: Option<&Value>, old: Option<&Value>) -> Value {
     let named = object.or(old);
     let name = named
@@ -21,8 +21,15 @@ pub fn review_json(kind: Kind, operation: &Operation, object: Option<&Value>, ol
         .and_then(|o| o.pointer("/metadata/namespace"))
         .cloned()
         .unwrap_or(json!(if kind.namespaced() { "default" } else { "" }));
-    let gvk = json!({"group": kind.group(), "version": kind.version(), "kind": kind.name()});
-    let gvr = json!({"group": kind.group(), "version": kind.version(), "resource": kind.resource()});
+    // The version the object is written in, when it is one the kind serves (else the hub's).
+    let version = named
+        .and_then(|o| o.get("apiVersion"))
+        .and_then(Value::as_str)
+        .and_then(|v| v.strip_prefix(kind.group())?.strip_prefix('/'))
+        .filter(|v| *v == kind.spoke_version())
+        .unwrap_or(kind.version());
+    let gvk = json!({"group": kind.group(), "version": version, "kind": kind.name()});
+    let gvr = json!({"group": kind.group(), "version": version, "resource": kind.resource()});
     json!({
         "apiVersion": "admission.k8s.io/v1",
         "kind": "AdmissionReview",
