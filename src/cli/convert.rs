@@ -15,8 +15,8 @@ use serde_json::Value;
 use super::files::manifest_files;
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::api::convert::{convert, is_convertible, ContractVersions};
-use crate::offline::contracts::CrdContracts;
-use crate::store::{group_of, parse_manifests};
+use crate::store::contract::CRD_KIND;
+use crate::store::{group_of, parse_manifests, MemoryStore};
 
 /// The versions `convert` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -75,7 +75,15 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
         let objects = parse_manifests(&text).with_context(|| format!("{}", file.display()))?;
         inputs.push((root, file, text, objects));
     }
-    let contracts = CrdContracts::from_objects(inputs.iter().flat_map(|(_, _, _, objects)| objects));
+    // The CRDs among the files give the versions of the kinds Clusters reference.
+    let mut contracts = MemoryStore::default();
+    for (_, file, _, objects) in &inputs {
+        for crd in objects.iter().filter(|o| o["kind"] == CRD_KIND) {
+            contracts
+                .insert(crd.clone())
+                .with_context(|| format!("{}", file.display()))?;
+        }
+    }
     let mut problems = Vec::new();
     let mut converted = Vec::new();
     for (root, file, text, _) in inputs {
@@ -261,7 +269,7 @@ mod tests {
 
     #[test]
     fn other_documents_pass_through_and_ours_convert() {
-        let contracts = CrdContracts::default();
+        let contracts = MemoryStore::default();
         let config_map = "# keep me\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n";
         let kept = convert_document(config_map, false, Target::V1beta2, &contracts, "f.yaml");
         assert_eq!(kept, Ok(None));

@@ -12,10 +12,9 @@ use serde_json::{json, Value};
 use super::extensions::{runtime_extensions, with_discovered_variables};
 use super::files::{check_versions, read};
 use super::{print_stdout, EXIT_FINDINGS};
-use crate::api::convert::{from_hub, is_convertible, ConvertError};
+use crate::api::convert::{from_hub, is_convertible, ContractVersions, ConvertError};
 use crate::api::Cluster;
 use crate::offline::apply::{apply, Verdict};
-use crate::offline::contracts::CrdContracts;
 use crate::offline::edge::hub_view;
 use crate::runtime::RuntimeExtensions;
 use crate::store::{MemoryStore, ObjectSource};
@@ -70,7 +69,6 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     let objects = read.objects;
     check_versions(&objects)?;
     let all: Vec<Value> = objects.iter().map(|o| hub_view(&o.object)).collect();
-    let contracts = CrdContracts::from_objects(&all);
     // External patches call the extensions of the files' ExtensionConfigs, as the controller would.
     let extensions = runtime_extensions(&all);
     // Without ExtensionConfigs in the files, classes keep the discovered variables they list.
@@ -109,7 +107,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
         let name = resource.rsplit('/').next().unwrap_or_default();
         let planned = plan_cluster(&store, &namespace, name, &all, &extensions);
         let planned = match (planned, args.output_version) {
-            (Ok(planned), OutputVersion::V1beta1) => Ok(to_v1beta1(planned, &contracts)?),
+            (Ok(planned), OutputVersion::V1beta1) => Ok(to_v1beta1(planned, &store)?),
             (other, _) => other,
         };
         match planned {
@@ -131,7 +129,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
 
 /// The plan with our kinds converted to their older version; an error (naming the CRD) when a
 /// Cluster references a kind whose CRD with a contract label is not in the files.
-fn to_v1beta1(mut planned: Planned, contracts: &CrdContracts) -> Result<Planned> {
+fn to_v1beta1(mut planned: Planned, contracts: &dyn ContractVersions) -> Result<Planned> {
     for object in &mut planned.desired {
         let api_version = object["apiVersion"].as_str().unwrap_or_default().to_owned();
         let kind = object["kind"].as_str().unwrap_or_default();

@@ -2,6 +2,7 @@
 //! converted to the stored version (v1beta2) and then through the mutating then the validating
 //! webhook of that version, and keeps what the server would keep.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use kube::core::admission::{AdmissionResponse, Operation};
@@ -11,7 +12,10 @@ use serde_json::{json, Value};
 use super::edge::{check_served, to_stored, UnknownVersion};
 use crate::admission::{self, Kind, Webhook};
 use crate::api::ClusterClass;
+use crate::contract::ref_versions::{ref_versions_condition, template_refs};
+use crate::controller::cluster_class_status::class_status_patch;
 use crate::decode::decode_value;
+use crate::store::contract::{CRD_GROUP, CRD_KIND};
 use crate::store::{group_of, MemoryStore, ObjectSource, StoreError};
 
 /// Why an object could not be applied at all.
@@ -147,7 +151,7 @@ pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) ->
         }
         object = stamp_generation(object, old.as_ref());
         if kind == Kind::ClusterClass {
-            object = reconcile_class_status(object, now);
+            object = reconcile_class_status(object, store, now);
         }
     }
     applied.verdict = match &old {
@@ -244,8 +248,10 @@ fn stamp_generation(mut object: Value, old: Option<&Value>) -> Value {
     object
 }
 
-/// The status the ClusterClass reconciler writes.
-fn reconcile_class_status(mut object: Value, now: &str) -> Value {
+/// The status the ClusterClass controller writes (variables, observedGeneration, VariablesReady
+/// and RefVersionsUpToDate from the contract labels of the CRDs in the store), merged into the
+/// status the class carries.
+fn reconcile_class_status(mut object: Value, store: &MemoryStore, now: &str) -> Value {
     let Ok(class) = decode_value::<ClusterClass>(object.clone()) else {
         return object;
     };
@@ -253,12 +259,33 @@ fn reconcile_class_status(mut object: Value, now: &str) -> Value {
         .pointer("/metadata/generation")
         .and_then(Value::as_i64)
         .unwrap_or(1);
-    if let Some(map) = object.as_object_mut() {
-        let discoveries = listed_discoveries(&class);
-        map.insert(
-            "status".to_owned(),
-            class_status(&class, generation, &discoveries, now),
-        );
+    let engine = class_status(&class, generation, &listed_discoveries(&class), now);
+    let refs = template_refs(&object);
+    let ref_versions = ref_versions_condition(&refs, |crd| crd_labels(store, crd));
+    let patch = class_status_patch(object.get("status"), &engine, ref_versions, generation, now);
+    if let (Some(Value::Object(patch)), Some(map)) = (patch, object.as_object_mut()) {
+        let status = map.entry("status").or_insert_with(|| json!({}));
+        if !status.is_object() {
+            *status = json!({});
+        }
+        if let Some(status) = status.as_object_mut() {
+            status.extend(patch);
+        }
     }
     object
+}
+
+/// The labels of the CRD named `name` in the store, when it holds that CRD.
+fn crd_labels(store: &MemoryStore, name: &str) -> Option<BTreeMap<String, String>> {
+    let crd = ["", "default"]
+        .into_iter()
+        .find_map(|namespace| store.get(CRD_GROUP, CRD_KIND, namespace, name))?;
+    let labels = crd.pointer("/metadata/labels").and_then(Value::as_object);
+    Some(
+        labels
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+            .collect(),
+    )
 }

@@ -6,5 +6,4 @@
 //! topology engine; `check`, `plan` and `serve --objects` use it.
 
 pub mod apply;
-pub mod contracts;
 pub mod edge;
