@@ -181,7 +181,7 @@ mod tests {
         );
         assert_eq!(
             value["metadata"]["ownerReferences"][1],
-            json!({"apiVersion": "addons.cluster.x-k8s.io/v1beta1", "kind": "ClusterResourceSet", "name": "b", "uid": "u2"})
+            json!({"apiVersion": "addons.cluster.x-k8s.io/v1beta2", "kind": "ClusterResourceSet", "name": "b", "uid": "u2"})
         );
         // Prepared again: nothing added twice; a set recreated under the same name takes over.
         let again = prepare_binding(Some(&binding), "ns", "c1", &[&a, &set("b", "u3")]);

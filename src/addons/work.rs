@@ -114,7 +114,7 @@ mod tests {
                 .map(|(name, hash, applied)| ResourceBinding {
                     resource: config_map(name),
                     hash: (*hash).to_owned(),
-                    applied: *applied,
+                    applied: Some(*applied),
                     last_applied_time: None,
                 })
                 .collect(),

@@ -467,9 +467,10 @@ pub fn failure_domains(object: &Value, contract: &str) -> Option<Value> {
     let list: Vec<Value> = if contract == CONTRACT {
         domains.as_array()?.clone()
     } else {
-        domains
-            .as_object()?
-            .iter()
+        let mut names: Vec<(&String, &Value)> = domains.as_object()?.iter().collect();
+        names.sort_by(|a, b| a.0.cmp(b.0));
+        names
+            .into_iter()
             .map(|(name, domain)| {
                 let mut entry = json!({"name": name, "controlPlane": domain.get("controlPlane").cloned().unwrap_or(json!(false))});
                 if let Some(attributes) = domain.get("attributes").filter(|a| a.as_object().is_some_and(|m| !m.is_empty())) {
