@@ -2,7 +2,12 @@
 //! (`bases/cluster-with-topology.yaml`), copied to tests/fixtures/reference/, planned end to end:
 //! the objects, labels, annotations, name shapes and builtins v1.10.10 would create (read from its
 //! `exp/topology/desiredstate` and `patches/variables`). Names v1.10.10 draws at random are
-//! compared by shape; ours are stable, so the whole plan is also kept as a golden file.
+//! compared by shape; ours are stable, so the whole plan is also kept as a golden file. These
+//! inputs are v1beta1 and reach the engine through the conversion.
+//!
+//! Cluster API v1.14.0's own v1beta2 templates (`test/infrastructure/docker/templates/`
+//! `clusterclass-quick-start.yaml` and `cluster-template-development.yaml`, in
+//! tests/fixtures/reference/v1.14/) are planned as they are: the v1beta2 input path.
 
 #[path = "common/plan_cli.rs"]
 mod plan_cli;
@@ -79,6 +84,60 @@ fn the_reference_cluster_plans_as_its_golden_file() {
     let golden =
         std::fs::read_to_string("tests/fixtures/reference/quick-start-e2e.plan.yaml").expect("golden");
     assert_eq!(out, golden);
+}
+
+const V114_CLASS: &str = "tests/fixtures/reference/v1.14/clusterclass-quick-start.yaml";
+const V114_CLUSTER: &str = "tests/fixtures/reference/v1.14/cluster-template-development.yaml";
+
+#[test]
+fn the_v1_14_development_cluster_plans_as_its_golden_file() {
+    let (code, out, err) = plan(&["-f", V114_CLASS, V114_CLUSTER]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let golden =
+        std::fs::read_to_string("tests/fixtures/reference/v1.14/capi-quickstart.plan.yaml").expect("golden");
+    assert_eq!(out, golden);
+}
+
+#[test]
+fn the_v1_14_development_cluster_gets_v1beta2_objects() {
+    let (code, out, err) = plan(&["-f", V114_CLASS, V114_CLUSTER, "-o", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let planned: Value = serde_json::from_str(&out).expect("JSON");
+    let objects = planned["items"].as_array().expect("items").clone();
+    let cluster = one(&objects, "Cluster");
+    let control_plane = one(&objects, "KubeadmControlPlane");
+    assert_eq!(
+        cluster["spec"]["controlPlaneRef"],
+        json!({"apiGroup": "controlplane.cluster.x-k8s.io", "kind": "KubeadmControlPlane",
+            "name": control_plane["metadata"]["name"]})
+    );
+    // A v1beta2 control plane (v1beta2 contract): its machines' infrastructure under
+    // machineTemplate.spec, as a contract-versioned reference.
+    let machines = &control_plane["spec"]["machineTemplate"];
+    assert_eq!(machines.get("infrastructureRef"), None);
+    assert_eq!(
+        machines["spec"]["infrastructureRef"]["apiGroup"],
+        "infrastructure.cluster.x-k8s.io"
+    );
+    assert!(of_kind(&objects, "DevMachineTemplate")
+        .iter()
+        .any(|t| t["metadata"]["name"] == machines["spec"]["infrastructureRef"]["name"]));
+    assert_eq!(
+        machine_template["apiVersion"],
+        "infrastructure.cluster.x-k8s.io/v1beta2"
+    );
+    let deployment = one(&objects, "MachineDeployment");
+    assert_eq!(deployment["apiVersion"], "cluster.x-k8s.io/v1beta2");
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["bootstrap"]["configRef"]["apiGroup"],
+        "bootstrap.cluster.x-k8s.io"
+    );
+    for check in of_kind(&objects, "MachineHealthCheck") {
+        assert_eq!(
+            check["spec"]["checks"]["unhealthyMachineConditions"][0]["type"],
+            "NodeReady"
+        );
+    }
 }
 
 #[test]
@@ -160,7 +219,9 @@ fn objects_carry_the_labels_annotations_and_name_shapes_of_v1_10_10() {
             machines["nodeDeletionTimeout"].clone(),
             machines["nodeVolumeDetachTimeout"].clone()
         ),
-        (json!("30s"), json!("5m"))
+        // The v1beta1 durations become seconds on the hub; the v1beta1-contract control plane gets
+        // them back as Go prints a metav1.Duration, as v1.14 writes them.
+        (json!("30s"), json!("5m0s"))
     );
     assert_eq!(
         (
@@ -245,14 +306,19 @@ fn objects_carry_the_labels_annotations_and_name_shapes_of_v1_10_10() {
             "topology.cluster.x-k8s.io/deployment-name": "md-0"})
     );
     assert_eq!(worker["failureDomain"], "fd4");
-    assert_eq!(deployment["spec"]["strategy"]["rollingUpdate"]["maxSurge"], "20%");
+    assert_eq!(
+        deployment["spec"]["rollout"]["strategy"]["rollingUpdate"]["maxSurge"],
+        "20%"
+    );
 
-    // Health checks: the class's settings with the webhook's defaults.
+    // Health checks: the class's settings with the v1beta2 webhook's default (v1beta2 has no
+    // maxUnhealthy default).
     let checks = of_kind(&objects, "MachineHealthCheck");
     assert_eq!(checks.len(), 2);
     for check in checks {
-        assert_eq!(check["spec"]["maxUnhealthy"], "100%");
-        assert_eq!(check["spec"]["nodeStartupTimeout"], "10m0s");
+        assert_eq!(check["apiVersion"], "cluster.x-k8s.io/v1beta2");
+        assert_eq!(check["spec"]["checks"]["nodeStartupTimeoutSeconds"], 600);
+        assert_eq!(check["spec"].get("maxUnhealthy"), None);
         has(check, "labels", owned);
     }
 
@@ -313,8 +379,10 @@ fn builtins_are_those_v1_10_10_gives_each_template() {
     ]);
     let cluster = json!({"name": "quick-start-e2e", "namespace": "default",
         "metadata": {"labels": {"cni": "quick-start-e2e-crs-0"}},
-        "topology": {"version": "v1.32.0", "class": "quick-start", "classNamespace": "default"},
-        "network": {"ipFamily": "IPv4", "serviceDomain": "cluster.local", "services": ["10.128.0.0/12"], "pods": ["192.168.0.0/16"]}});
+        // v1.14: `classRef` besides the deprecated class/classNamespace, no `network.ipFamily`.
+        "topology": {"version": "v1.32.0", "classRef": {"name": "quick-start", "namespace": "default"},
+            "class": "quick-start", "classNamespace": "default"},
+        "network": {"serviceDomain": "cluster.local", "services": ["10.128.0.0/12"], "pods": ["192.168.0.0/16"]}});
 
     let control_plane = one(&objects, "KubeadmControlPlane");
     assert_eq!(
