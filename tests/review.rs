@@ -221,3 +221,100 @@ fn explicit_nulls_in_optional_fields_are_absent_as_the_api_server_decodes_them()
         response.result.message
     );
 }
+
+/// The Cluster webhooks at Cluster API v1.14's v1beta2 paths.
+const MUTATE_CLUSTER_V1BETA2: &str = "/mutate-cluster-x-k8s-io-v1beta2-cluster";
+const VALIDATE_CLUSTER_V1BETA2: &str = "/validate-cluster-x-k8s-io-v1beta2-cluster";
+
+#[test]
+fn an_unknown_version_of_our_group_is_refused_not_passed() {
+    let mut object = cluster(json!({"topology": {"class": "c", "version": "v1.30.0"}}));
+    object["apiVersion"] = json!("cluster.x-k8s.io/v1alpha3");
+    for path in [VALIDATE_CLUSTER, VALIDATE_CLUSTER_V1BETA2, MUTATE_CLUSTER_V1BETA2] {
+        let response = answer(path, &create_review(Kind::Cluster, &object));
+        assert!(!response.allowed, "{path}");
+        assert_eq!(response.result.code, 400, "{path}");
+        assert_eq!(
+            response.result.message,
+            "object is \"cluster.x-k8s.io/v1alpha3\" \"Cluster\", but this webhook admits cluster.x-k8s.io/v1beta2 or cluster.x-k8s.io/v1beta1 Cluster",
+            "{path}"
+        );
+    }
+}
+
+/// The fields of the causes of a denial.
+fn cause_fields(response: &AdmissionResponse) -> Vec<String> {
+    let details = response.result.details.as_ref().expect("a denial has details");
+    details.causes.iter().map(|c| c.field.clone()).collect()
+}
+
+#[test]
+fn both_paths_run_the_same_rules_and_denials_name_fields_in_the_version_sent() {
+    let spec = json!({"topology": {"class": "c", "version": "v1.30.0",
+        "controlPlane": {"machineHealthCheck": {"nodeStartupTimeout": "10s", "maxUnhealthy": "lots"}}}});
+    let v1beta1 = cluster(spec);
+    let v1beta2 = capi_topology::api::convert::to_hub(v1beta1.clone()).unwrap();
+    let spoke_fields = [
+        "spec.topology.controlPlane.machineHealthCheck.nodeStartupTimeout",
+        "spec.topology.controlPlane.machineHealthCheck.maxUnhealthy",
+    ];
+    let hub_fields = [
+        "spec.topology.controlPlane.healthCheck.checks.nodeStartupTimeoutSeconds",
+        "spec.topology.controlPlane.healthCheck.remediation.triggerIf.unhealthyLessThanOrEqualTo",
+    ];
+    // Without the class, only the class-independent rules run; the health check ones need it,
+    // so give the store the class.
+    let mut store = MemoryStore::default();
+    store
+        .insert(json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "ClusterClass",
+            "metadata": {"name": "c", "namespace": "default"},
+            "spec": {"controlPlane": {"templateRef": {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2",
+                "kind": "KubeadmControlPlaneTemplate", "name": "cp"},
+                "machineInfrastructure": {"templateRef": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2",
+                "kind": "DockerMachineTemplate", "name": "m"}}},
+              "infrastructure": {"templateRef": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2",
+                "kind": "DockerClusterTemplate", "name": "i"}}}}))
+        .unwrap();
+    for path in [VALIDATE_CLUSTER, VALIDATE_CLUSTER_V1BETA2] {
+        for (object, fields) in [(&v1beta1, spoke_fields), (&v1beta2, hub_fields)] {
+            let body = create_review(Kind::Cluster, object);
+            let response = admission::review(path, &body, &store).response.unwrap();
+            assert!(!response.allowed, "{path}");
+            assert_eq!(response.result.code, 422, "{path}: {}", response.result.message);
+            assert_eq!(cause_fields(&response), fields, "{path} {}", object["apiVersion"]);
+            assert!(response.result.message.contains(fields[0]), "{}", response.result.message);
+        }
+    }
+}
+
+#[test]
+fn the_patch_for_a_v1beta1_object_changes_only_what_defaulting_changed() {
+    let object = cluster(json!({
+        "controlPlaneRef": {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlane", "name": "cp"},
+        "topology": {"class": "missing", "version": "1.30.0", "rolloutAfter": "2026-01-01T00:00:00Z",
+            "futureField": {"kept": true},
+            "controlPlane": {"nodeDrainTimeout": "10m", "machineHealthCheck": {"maxUnhealthy": "40%"}}}}));
+    for path in [MUTATE_CLUSTER, MUTATE_CLUSTER_V1BETA2] {
+        let response = answer(path, &create_review(Kind::Cluster, &object));
+        assert!(response.allowed, "{path}: {}", response.result.message);
+        let patch: Value = serde_json::from_slice(response.patch.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            patch,
+            json!([{"op": "replace", "path": "/spec/topology/version", "value": "v1.30.0"}]),
+            "{path}: no conversion annotation, the duration and unknown fields as sent"
+        );
+    }
+}
+
+#[test]
+fn a_v1beta2_object_is_admitted_at_a_v1beta1_path_with_hub_paths() {
+    let object = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+        "metadata": {"name": "c1", "namespace": "default"},
+        "spec": {"topology": {"classRef": {"name": "c"}, "version": "v1.30"}}});
+    let response = answer(VALIDATE_CLUSTER, &create_review(Kind::Cluster, &object));
+    assert!(!response.allowed);
+    assert_eq!(cause_fields(&response), ["spec.topology.version"]);
+    let response = answer(MUTATE_CLUSTER, &create_review(Kind::Cluster, &object));
+    assert!(response.allowed, "{}", response.result.message);
+    assert!(response.patch.is_none(), "nothing to default");
+}
