@@ -182,7 +182,7 @@ async fn try_start(label: &str, limits: ServerLimits, store: MemoryStore) -> Opt
 
 /// A cluster CREATE review of the quickstart's dev Cluster under a new name.
 pub fn cluster_review() -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quickstart/10-cluster-dev.yaml");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/v1beta1/10-cluster-dev.yaml");
     let mut cluster = parse_manifests(&std::fs::read_to_string(path).unwrap())
         .unwrap()
         .remove(0);
