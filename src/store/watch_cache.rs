@@ -324,10 +324,22 @@ fn mark_empty(shared: &Shared, kind: &str) {
 
 /// The served resource of `group` and `kind`: for a provider kind whose CRD lists the versions
 /// of the Cluster API contract (`cluster.x-k8s.io/v1beta1: v1beta1_v1beta2`), the newest of them,
-/// as Cluster API reads provider objects; otherwise the group's preferred version.
+/// as Cluster API reads provider objects; otherwise the group's preferred version, or else the
+/// most stable and recent version serving the kind (a v1beta1-only provider kind in a group whose
+/// other kinds prefer v1beta2 is served, just not at the group's preferred version).
 async fn find_resource(client: &Client, group: &str, kind: &str) -> Option<ApiResource> {
     let discovered = discovery::group(client, group).await.ok()?;
-    let Some((preferred, _)) = discovered.recommended_kind(kind) else {
+    let served_at = |version: &str| {
+        discovered
+            .versioned_resources(version)
+            .into_iter()
+            .find(|(resource, _)| resource.kind == kind)
+            .map(|(resource, _)| resource)
+    };
+    let preferred = std::iter::once(discovered.preferred_version_or_latest())
+        .chain(discovered.versions())
+        .find_map(served_at);
+    let Some(preferred) = preferred else {
         tracing::warn!(group, kind, "kind is not served by the API server");
         return None;
     };
@@ -337,11 +349,7 @@ async fn find_resource(client: &Client, group: &str, kind: &str) -> Option<ApiRe
     else {
         return Some(preferred);
     };
-    let at_contract = discovered
-        .versioned_resources(&version)
-        .into_iter()
-        .find(|(resource, _)| resource.kind == kind)
-        .map(|(resource, _)| resource);
+    let at_contract = served_at(&version);
     if at_contract.is_none() {
         tracing::warn!(
             group,
