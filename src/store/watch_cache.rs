@@ -9,10 +9,8 @@
 //! [`MemoryStore::insert`], which converts objects of our kinds to the hub: the engine sees only
 //! v1beta2.
 //!
-//! TODO(engineer C, controllers/runtime): CustomResourceDefinitions are not watched, so
-//! [`ContractVersions`] and [`ObjectSource::contract_of`] answer only from CRDs observed into the
-//! cache (none today) and the engine falls back to the template's apiVersion. Watching CRD
-//! metadata (`cluster.x-k8s.io/<contract>` labels) would make both exact.
+//! CustomResourceDefinitions are watched too (a start-up kind): [`ContractVersions`] and
+//! [`ObjectSource::contract_of`] answer from their `cluster.x-k8s.io/<contract>` labels.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -303,11 +301,20 @@ async fn discover_and_watch(shared: Arc<Shared>) {
             found
         })
         .collect();
-    shared.unsynced.fetch_add(installed.len(), Ordering::AcqRel);
+    // One more start-up kind: the CRDs, whose contract labels give the version a reference is
+    // read at and written back in (`/convert` of a Cluster's refs to v1beta1 needs them).
+    shared.unsynced.fetch_add(installed.len() + 1, Ordering::AcqRel);
     shared.unsynced.fetch_sub(1, Ordering::AcqRel);
     for resource in installed {
         start_watch(&shared, resource, true);
     }
+    start_watch(&shared, crd_resource(), true);
+}
+
+/// CustomResourceDefinitions (apiextensions.k8s.io/v1), held for their contract labels.
+fn crd_resource() -> ApiResource {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    ApiResource::erase::<CustomResourceDefinition>(&())
 }
 
 /// Records a start-up kind the API server does not serve as cached and empty.
