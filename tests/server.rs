@@ -34,6 +34,53 @@ async fn answers_reviews_over_http1_and_http2() {
     }
 }
 
+/// The CRDs' conversion webhook: `POST /convert` answers a ConversionReview, converting every
+/// object to the desired version, and refuses an oversized body as the admission routes do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn converts_objects_for_the_api_server() {
+    let (running, ca) = start("convert").await;
+    let review = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+        "request": {"uid": "conv-1", "desiredAPIVersion": "addons.cluster.x-k8s.io/v1beta2",
+            "objects": [{"apiVersion": "addons.cluster.x-k8s.io/v1beta1", "kind": "ClusterResourceSet",
+                "metadata": {"name": "crs", "namespace": "default"},
+                "spec": {"clusterSelector": {"matchLabels": {"cni": "calico"}},
+                    "resources": [{"kind": "ConfigMap", "name": "calico"}]}}]}
+    });
+    let body = serde_json::to_vec(&review).unwrap();
+    let (_, status, answer) = post(running.admission, &ca, b"h2", "/convert", body).await;
+    assert_eq!(status, 200);
+    let answer: Value = serde_json::from_slice(&answer).unwrap();
+    assert_eq!(answer["kind"], "ConversionReview");
+    assert_eq!(answer["response"]["uid"], "conv-1");
+    assert_eq!(answer["response"]["result"]["status"], "Success");
+    let converted = &answer["response"]["convertedObjects"][0];
+    assert_eq!(converted["apiVersion"], "addons.cluster.x-k8s.io/v1beta2");
+    assert_eq!(converted["spec"]["resources"][0]["name"], "calico");
+
+    let unknown = json!({"request": {"uid": "conv-2", "desiredAPIVersion": "cluster.x-k8s.io/v1alpha3",
+        "objects": [{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "metadata": {"name": "c"}}]}});
+    let (_, status, answer) = post(
+        running.admission,
+        &ca,
+        b"http/1.1",
+        "/convert",
+        serde_json::to_vec(&unknown).unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let answer: Value = serde_json::from_slice(&answer).unwrap();
+    assert_eq!(answer["response"]["result"]["status"], "Failure");
+    assert!(answer["response"]["result"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("cluster.x-k8s.io/v1alpha3 is not served"));
+
+    let huge = vec![b' '; ServerLimits::default().max_body_bytes + 1];
+    let (_, status, _) = post(running.admission, &ca, b"h2", "/convert", huge).await;
+    assert_eq!(status, 413);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bodies_over_the_limit_are_refused_before_decoding() {
     let (running, ca) = start("limit").await;
