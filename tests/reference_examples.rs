@@ -119,9 +119,10 @@ fn the_v1_14_development_cluster_gets_v1beta2_objects() {
         machines["spec"]["infrastructureRef"]["apiGroup"],
         "infrastructure.cluster.x-k8s.io"
     );
-    assert!(of_kind(&objects, "DevMachineTemplate")
-        .iter()
-        .any(|t| t["metadata"]["name"] == machines["spec"]["infrastructureRef"]["name"]));
+    let machine_template = of_kind(&objects, "DevMachineTemplate")
+        .into_iter()
+        .find(|t| t["metadata"]["name"] == machines["spec"]["infrastructureRef"]["name"])
+        .expect("the control plane's machine template");
     assert_eq!(
         machine_template["apiVersion"],
         "infrastructure.cluster.x-k8s.io/v1beta2"

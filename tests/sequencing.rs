@@ -64,7 +64,7 @@ fn as_current(plan: &Plan, reported: &str) -> Vec<Value> {
 
 fn with_version(cluster: &Cluster, version: &str) -> Cluster {
     let mut cluster = cluster.clone();
-    cluster.spec.topology.as_mut().expect("topology").version = version.to_owned();
+    cluster.spec.topology.version = version.to_owned();
     cluster
 }
 
@@ -174,18 +174,35 @@ fn machines_still_rolling_out_hold_the_next_control_plane_upgrade() {
     assert!(waiting.message.contains("are rolling out"), "{}", waiting.message);
 }
 
+/// The fixture's v1beta1 Cluster with `spec.topology.rolloutAfter` (a field v1beta2 does not
+/// have), converted to the hub as the API server stores it.
+fn with_v1beta1_rollout_after(after: &str) -> Cluster {
+    let mut documents = capi_topology::store::parse_manifests(FIXTURE).expect("fixture");
+    let mut cluster = documents
+        .drain(..)
+        .find(|d| d["kind"] == "Cluster")
+        .expect("the Cluster");
+    assert_eq!(cluster["apiVersion"], "cluster.x-k8s.io/v1beta1");
+    cluster["spec"]["topology"]["rolloutAfter"] = json!(after);
+    let hub = capi_topology::api::convert::to_hub(cluster).expect("converts");
+    serde_json::from_value(hub).expect("typed Cluster")
+}
+
+/// v1beta1's topology-wide `rolloutAfter` survives on the hub (annotation) and keeps its
+/// sequencing: the control plane's `spec.rollout.after` first, the workers' once it has rolled.
 #[test]
 fn rollout_after_reaches_the_control_plane_then_the_workers() {
     const AFTER: &str = "2026-03-01T00:00:00Z";
     let (blueprint, cluster) = setup();
     let created = run(&blueprint, &cluster, &[]);
-    let mut rolling = cluster.clone();
-    rolling.spec.topology.as_mut().expect("topology").rollout_after =
-        Some(serde_json::from_value(json!(AFTER)).expect("a time"));
+    let rolling = with_v1beta1_rollout_after(AFTER);
 
     let first = run(&blueprint, &rolling, &as_current(&created, "v1.31.2"));
-    assert_eq!(one(&first, "KubeadmControlPlane")["spec"]["rolloutAfter"], AFTER);
-    assert_eq!(one(&first, "MachineDeployment")["spec"].get("rolloutAfter"), None);
+    assert_eq!(
+        one(&first, "KubeadmControlPlane")["spec"]["rollout"]["after"],
+        AFTER
+    );
+    assert_eq!(one(&first, "MachineDeployment")["spec"].get("rollout"), None);
 
     let control_plane_machine = |created: &str| {
         json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Machine",
@@ -197,13 +214,33 @@ fn rollout_after_reaches_the_control_plane_then_the_workers() {
     let mut current = as_current(&first, "v1.31.2");
     current.push(control_plane_machine("2026-02-01T00:00:00Z"));
     let second = run(&blueprint, &rolling, &current);
-    assert_eq!(
-        one(&second, "MachineDeployment")["spec"].get("rolloutAfter"),
-        None
-    );
+    assert_eq!(one(&second, "MachineDeployment")["spec"].get("rollout"), None);
 
     let mut current = as_current(&first, "v1.31.2");
     current.push(control_plane_machine("2026-03-01T00:10:00Z"));
     let third = run(&blueprint, &rolling, &current);
-    assert_eq!(one(&third, "MachineDeployment")["spec"]["rolloutAfter"], AFTER);
+    assert_eq!(
+        one(&third, "MachineDeployment")["spec"]["rollout"]["after"],
+        AFTER
+    );
+}
+
+/// v1beta2's per-part `rollout.after`, as Cluster API v1.13+ writes it: the control plane's to
+/// its `spec.rollout.after`, each MachineDeployment's to its own, independently.
+#[test]
+fn v1beta2_rollout_after_is_set_per_part() {
+    const CP: &str = "2026-04-01T00:00:00Z";
+    const MD: &str = "2026-05-01T00:00:00Z";
+    let (blueprint, cluster) = setup();
+    let created = run(&blueprint, &cluster, &[]);
+    let mut rolling = cluster.clone();
+    rolling.spec.topology.control_plane.rollout.after =
+        Some(serde_json::from_value(json!(CP)).expect("a time"));
+    let first = run(&blueprint, &rolling, &as_current(&created, "v1.31.2"));
+    assert_eq!(one(&first, "KubeadmControlPlane")["spec"]["rollout"]["after"], CP);
+    assert_eq!(one(&first, "MachineDeployment")["spec"].get("rollout"), None);
+    rolling.spec.topology.workers.machine_deployments[0].rollout.after =
+        Some(serde_json::from_value(json!(MD)).expect("a time"));
+    let second = run(&blueprint, &rolling, &as_current(&created, "v1.31.2"));
+    assert_eq!(one(&second, "MachineDeployment")["spec"]["rollout"]["after"], MD);
 }

@@ -12,14 +12,15 @@ use capi_topology::variables::{status_variables, validate_definitions, CompiledV
 use rstest::rstest;
 use serde_json::Value;
 
-/// The first object of `kind` in the file.
+/// The first object of `kind` in the file, converted to the v1beta2 hub (the files are v1beta1).
 fn object_of_kind(path: &Path, kind: &str) -> Value {
     let text = std::fs::read_to_string(path).unwrap();
-    parse_manifests(&text)
+    let object = parse_manifests(&text)
         .unwrap()
         .into_iter()
         .find(|object| object["kind"] == kind)
-        .unwrap_or_else(|| panic!("no {kind} in {}", path.display()))
+        .unwrap_or_else(|| panic!("no {kind} in {}", path.display()));
+    capi_topology::api::convert::to_hub(object).unwrap()
 }
 
 #[rstest]
@@ -36,12 +37,12 @@ fn real_world_variables_are_valid(
     let compiled = CompiledVariables::compile(&status_variables(&class.spec.variables, &[]));
     let cluster: Cluster =
         serde_json::from_value(object_of_kind(&dir.join("cluster.yaml"), "Cluster")).unwrap();
-    let topology = cluster.spec.topology.unwrap();
+    let topology = cluster.spec.topology;
     let discovers = class.spec.patches.iter().any(|patch| {
         patch
             .external
             .as_ref()
-            .is_some_and(|external| external.discover_variables_extension.is_some())
+            .is_some_and(|external| !external.discover_variables_extension.is_empty())
     });
     let inline = |values: &[ClusterVariable]| -> Vec<ClusterVariable> {
         values
@@ -57,7 +58,7 @@ fn real_world_variables_are_valid(
     let errors = compiled.validate_cluster_variables(&values, None, &path);
     assert!(errors.is_empty(), "{errors}");
 
-    let workers = topology.workers.unwrap_or_default();
+    let workers = topology.workers;
     let overrides: Vec<(FieldPath, Vec<ClusterVariable>)> = workers
         .machine_deployments
         .iter()
@@ -73,7 +74,7 @@ fn real_world_variables_are_valid(
                 .children(&["topology", "workers", list])
                 .key(name)
                 .children(&["variables", "overrides"]);
-            variables.as_ref().map(|v| (path, inline(&v.overrides)))
+            (!variables.is_empty()).then(|| (path, inline(&variables.overrides)))
         })
         .collect();
     for (path, values) in overrides {

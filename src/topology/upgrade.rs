@@ -34,10 +34,14 @@ impl ControlPlanePhase {
             return ControlPlanePhase::New;
         };
         let spec_version = cp["spec"]["version"].as_str().unwrap_or_default();
-        let Some(status_version) = cp["status"]["version"].as_str().filter(|v| !v.is_empty()) else {
+        let versions = status_versions(cp);
+        if versions.first().is_none_or(|v| v.is_empty()) {
             return ControlPlanePhase::Provisioning;
-        };
-        if newer(spec_version, status_version) {
+        }
+        if versions
+            .iter()
+            .any(|status_version| newer(spec_version, status_version))
+        {
             return ControlPlanePhase::Upgrading {
                 to: spec_version.to_owned(),
             };
@@ -63,6 +67,19 @@ impl ControlPlanePhase {
     }
 }
 
+/// The versions a control plane's machines run: v1beta2 `status.versions[].version` when listed,
+/// else v1beta1 `status.version` (as v1.14's contract reads either).
+fn status_versions(cp: &Value) -> Vec<&str> {
+    let status = &cp["status"];
+    match status["versions"].as_array().filter(|v| !v.is_empty()) {
+        Some(versions) => versions
+            .iter()
+            .map(|v| v["version"].as_str().unwrap_or_default())
+            .collect(),
+        None => status["version"].as_str().into_iter().collect(),
+    }
+}
+
 /// Whether `spec` names a strictly newer version than `status` (tolerant of a leading `v`);
 /// unparsable versions compare as different when not equal.
 fn newer(spec: &str, status: &str) -> bool {
@@ -73,18 +90,33 @@ fn newer(spec: &str, status: &str) -> bool {
     }
 }
 
-/// Whether a control plane with `spec.replicas` has replicas that are not yet updated, ready and
-/// available (a missing status field counts as not yet). Control planes without replicas never scale.
+/// Whether a control plane with `spec.replicas` has replicas that are not yet up to date, ready
+/// and available (a missing status field counts as not yet). Control planes without replicas never
+/// scale. The v1beta2 contract's counters (`upToDateReplicas`, `availableReplicas`) are read when
+/// the status has them, else the v1beta1 ones (`updatedReplicas`, `unavailableReplicas`).
 fn scaling(cp: &Value) -> bool {
     let Some(desired) = cp["spec"]["replicas"].as_i64() else {
         return false;
     };
     let status = &cp["status"];
-    let unavailable = status["unavailableReplicas"].as_i64().unwrap_or(0);
-    ["replicas", "updatedReplicas", "readyReplicas"]
-        .iter()
-        .any(|field| status[*field].as_i64() != Some(desired))
-        || unavailable > 0
+    let v1beta2 = status.get("upToDateReplicas").is_some() || status.get("availableReplicas").is_some();
+    let (up_to_date, available) = if v1beta2 {
+        (
+            status["upToDateReplicas"].as_i64(),
+            status["availableReplicas"].as_i64(),
+        )
+    } else {
+        let unavailable = status["unavailableReplicas"].as_i64().unwrap_or(0);
+        (status["updatedReplicas"].as_i64(), Some(desired - unavailable))
+    };
+    [
+        status["replicas"].as_i64(),
+        up_to_date,
+        status["readyReplicas"].as_i64(),
+        available,
+    ]
+    .iter()
+    .any(|count| *count != Some(desired))
 }
 
 /// One worker (MachineDeployment or MachinePool) of the topology as it stands.
@@ -107,7 +139,7 @@ pub struct CurrentWorker<'a> {
     pub name: &'a str,
     /// Its `spec.template.spec.version`.
     pub version: &'a str,
-    /// Its `spec.rolloutAfter`, when set.
+    /// Its `spec.rollout.after`, when set.
     pub rollout_after: Option<&'a str>,
 }
 
@@ -116,7 +148,7 @@ pub struct CurrentWorker<'a> {
 pub struct WorkerDecision {
     /// The version.
     pub version: String,
-    /// `spec.rolloutAfter`, when the topology (or an earlier plan) set it.
+    /// `spec.rollout.after`, when the topology (or an earlier plan) set it.
     pub rollout_after: Option<String>,
     /// False when it does not exist yet and must wait for the control plane.
     pub create: bool,
@@ -268,14 +300,15 @@ impl UpgradePlan {
 }
 
 /// Whether the control plane has carried out the topology's `rolloutAfter`: it asks for the same
-/// time and every control plane machine known was created at or after it. True without one.
+/// time (at `spec.rollout.after`, where v1.14 writes it for either contract) and every control
+/// plane machine known was created at or after it. True without one.
 fn rolled_out(inputs: &Inputs<'_>) -> bool {
     let Some(after) = inputs.rollout_after else {
         return true;
     };
     let asked = inputs
         .control_plane
-        .is_some_and(|cp| cp["spec"]["rolloutAfter"].as_str() == Some(after));
+        .is_some_and(|cp| cp["spec"]["rollout"]["after"].as_str() == Some(after));
     asked
         && inputs.control_plane_machines.iter().all(|machine| {
             let created = machine["metadata"]["creationTimestamp"]

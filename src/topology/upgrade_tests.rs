@@ -224,7 +224,7 @@ fn rollout_after_reaches_workers_once_the_control_plane_has_carried_it_out() {
     assert_eq!(plan.machine_deployments_pending.upgrade, ["md-0"]);
 
     // It has, but a machine older than rolloutAfter remains.
-    cp["spec"]["rolloutAfter"] = json!(AFTER);
+    cp["spec"]["rollout"] = json!({"after": AFTER});
     let old = json!({"metadata": {"creationTimestamp": "2025-12-31T23:59:59Z"}});
     let new = json!({"metadata": {"creationTimestamp": "2026-01-01T00:00:05Z"}});
     assert_eq!(
@@ -250,4 +250,35 @@ fn the_concurrency_annotation_is_a_positive_integer_or_one() {
     assert_eq!(concurrency(Some(&with("3"))), 3);
     assert_eq!(concurrency(Some(&with("0"))), 1);
     assert_eq!(concurrency(Some(&with("x"))), 1);
+}
+
+#[test]
+fn v1beta2_control_planes_are_read_from_their_versions_and_counters() {
+    let cp = |versions: Value, counters: Value| {
+        let mut status = json!({"versions": versions, "replicas": 3, "readyReplicas": 3});
+        if let (Some(status), Some(counters)) = (status.as_object_mut(), counters.as_object()) {
+            status.extend(counters.clone());
+        }
+        json!({"spec": {"version": NEW, "replicas": 3}, "status": status})
+    };
+    let settled = json!({"upToDateReplicas": 3, "availableReplicas": 3});
+    let mixed = json!([{"version": NEW, "replicas": 2}, {"version": OLD, "replicas": 1}]);
+    assert_eq!(
+        ControlPlanePhase::of(Some(&cp(mixed, settled.clone()))),
+        ControlPlanePhase::Upgrading { to: NEW.into() }
+    );
+    let done = json!([{"version": NEW, "replicas": 3}]);
+    assert_eq!(
+        ControlPlanePhase::of(Some(&cp(done.clone(), settled))),
+        ControlPlanePhase::Stable
+    );
+    let unavailable = json!({"upToDateReplicas": 3, "availableReplicas": 2});
+    assert_eq!(
+        ControlPlanePhase::of(Some(&cp(done, unavailable))),
+        ControlPlanePhase::Scaling
+    );
+    assert_eq!(
+        ControlPlanePhase::of(Some(&cp(json!([]), json!({})))),
+        ControlPlanePhase::Provisioning
+    );
 }

@@ -275,6 +275,6 @@ fn current_worker(object: &Value) -> Option<CurrentWorker<'_>> {
     Some(CurrentWorker {
         name: object["metadata"]["name"].as_str()?,
         version: object["spec"]["template"]["spec"]["version"].as_str()?,
-        rollout_after: object["spec"]["rolloutAfter"].as_str(),
+        rollout_after: object["spec"]["rollout"]["after"].as_str(),
     })
 }
