@@ -1,6 +1,6 @@
 //! `capi-topology contract` on the real CRDs of five infrastructure providers (fetched by
-//! `scripts/fetch-provider-crds.sh`) and on a provider that breaks every rule: the verdicts are
-//! pinned here and quoted in the README.
+//! `scripts/fetch-provider-crds.sh`), on a provider of the v1beta2 contract, and on a provider
+//! that breaks every rule: the verdicts are pinned here and quoted in the README.
 
 use std::process::Output;
 
@@ -57,66 +57,85 @@ fn verdicts(report: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The five are providers of the v1beta1 contract (judged by its rules, as Cluster API v1.14 still
+/// accepts them) in `infrastructure.cluster.x-k8s.io`, which the controllers' own role grants as
+/// Cluster API's manager role does: no aggregated ClusterRole is asked of them.
 #[test]
-fn five_providers_fit_the_schema_rules_and_lack_only_aggregated_rbac() {
+fn five_providers_fit_the_contract_and_need_no_aggregated_role() {
     let expected: [(&str, &[&str]); 5] = [
-        (
-            "docker",
-            &["DevCluster@v1beta1: rbac", "DockerCluster@v1beta1: rbac"],
-        ),
+        ("docker", &["DevCluster@v1beta1: ", "DockerCluster@v1beta1: "]),
         (
             "aws",
             &[
-                "AWSCluster@v1beta2: rbac",
-                "AWSManagedCluster@v1beta2: rbac",
-                "ROSACluster@v1beta2: rbac,template",
+                "AWSCluster@v1beta2: ",
+                "AWSManagedCluster@v1beta2: ",
+                "ROSACluster@v1beta2: template",
             ],
         ),
         (
             "azure",
             &[
-                "AzureASOManagedCluster@v1beta1: rbac",
-                "AzureCluster@v1beta1: rbac",
-                "AzureManagedCluster@v1beta1: rbac",
+                "AzureASOManagedCluster@v1beta1: ",
+                "AzureCluster@v1beta1: ",
+                "AzureManagedCluster@v1beta1: ",
             ],
         ),
-        // CAPV labels its manager role for aggregation: it covers VSphereClusters, not their templates.
-        ("vsphere", &["VSphereCluster@v1beta1: rbac"]),
-        ("openstack", &["OpenStackCluster@v1beta1: rbac"]),
+        ("vsphere", &["VSphereCluster@v1beta1: "]),
+        ("openstack", &["OpenStackCluster@v1beta1: "]),
     ];
     for (name, verdict) in expected {
         let file = provider(name);
         let (report, code) = report(&[&file]);
         assert_eq!(verdicts(&report), verdict, "{name}: {report:#}");
-        assert_eq!(code, Some(1), "{name}");
+        assert_eq!(report["contract"], "v1beta2", "{name}");
+        let template_missing = name == "aws";
+        assert_eq!(code, Some(i32::from(template_missing)), "{name}");
     }
 }
 
 #[test]
-fn the_printed_cluster_role_completes_each_provider() {
+fn a_v1beta2_provider_is_judged_by_the_v1beta2_rules_and_asked_for_its_role() {
+    let file = "tests/fixtures/contract/v1beta2/baz.yaml";
+    let (report, code) = report(&[file]);
+    assert_eq!(
+        verdicts(&report),
+        [
+            "BazCluster@v1alpha2: rbac",
+            "QuxCluster@v1alpha1: schema,rbac,template"
+        ],
+        "{report:#}"
+    );
+    assert_eq!(code, Some(1));
+    let fields: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["field"].as_str())
+        .collect();
+    assert_eq!(fields, ["status.initialization", "status.failureDomains"]);
+}
+
+#[test]
+fn the_printed_cluster_role_completes_a_provider_outside_cluster_x_k8s_io() {
     let dir = std::env::temp_dir().join(format!("capi-topology-contract-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    for name in ["docker", "aws", "azure", "vsphere", "openstack"] {
-        let file = provider(name);
-        let printed = contract(&["-f", &file, "--print-rbac"]);
-        assert!(printed.status.success(), "{name}");
-        let role = dir.join(format!("{name}-role.yaml"));
-        std::fs::write(&role, &printed.stdout).expect("write the role");
-        let role = role.to_string_lossy().into_owned();
-        let (report, code) = report(&[&file, &role]);
-        let template_missing = report["findings"]
-            .as_array()
-            .is_some_and(|f| f.iter().any(|f| f["rule"] == "template"));
-        let expected = if template_missing { 1 } else { 0 };
-        assert_eq!(code, Some(expected), "{name}: {report:#}");
-        assert!(
-            report["findings"]
-                .as_array()
-                .is_some_and(|f| f.iter().all(|f| f["rule"] != "rbac")),
-            "{name}"
-        );
-    }
+    let file = "tests/fixtures/contract/v1beta2/baz.yaml";
+    let printed = contract(&["-f", file, "--print-rbac"]);
+    assert!(printed.status.success());
+    let role = dir.join("baz-role.yaml");
+    std::fs::write(&role, &printed.stdout).expect("write the role");
+    let role = role.to_string_lossy().into_owned();
+    let (report, _) = report(&[file, &role]);
+    assert_eq!(
+        verdicts(&report),
+        ["BazCluster@v1alpha2: ", "QuxCluster@v1alpha1: schema,template"],
+        "{report:#}"
+    );
     let _ = std::fs::remove_dir_all(dir);
+    // A provider in infrastructure.cluster.x-k8s.io needs none.
+    let printed = contract(&["-f", &provider("docker"), "--print-rbac"]);
+    assert!(printed.status.success());
+    assert!(String::from_utf8_lossy(&printed.stdout).starts_with('#'));
 }
 
 #[test]
@@ -126,10 +145,10 @@ fn every_broken_rule_is_one_line_with_the_crd_and_schema_path() {
     let text = String::from_utf8_lossy(&output.stdout);
     let expected = r#"foo-clusters.infrastructure.foo.com: metadata.name: must be "fooclusters.infrastructure.foo.com" (contract.CalculateCRDName of group and kind), is "foo-clusters.infrastructure.foo.com"
 foo-clusters.infrastructure.foo.com: spec.scope: must be Namespaced, is "Cluster"
-foo-clusters.infrastructure.foo.com: metadata.labels[cluster.x-k8s.io/v1beta1]: is missing: Cluster API finds the versions implementing the v1beta1 contract in this label (e.g. cluster.x-k8s.io/v1beta1: v1beta1)
+foo-clusters.infrastructure.foo.com: metadata.labels[cluster.x-k8s.io/v1beta2]: is missing: Cluster API finds the versions implementing the v1beta2 contract in this label (e.g. cluster.x-k8s.io/v1beta2: v1beta2), or those of the deprecated v1beta1 contract in cluster.x-k8s.io/v1beta1
 foo-clusters.infrastructure.foo.com: spec.versions[v1alpha1].schema.openAPIV3Schema.properties.spec.properties.controlPlaneEndpoint.properties.port: must be of type integer, is string (spec.controlPlaneEndpoint.port)
-foo-clusters.infrastructure.foo.com: spec.versions[v1alpha1].schema.openAPIV3Schema.properties.status.properties.ready: is not declared in the schema (status.ready)
-foo-clusters.infrastructure.foo.com: spec.versions[v1alpha1].schema.openAPIV3Schema.properties.status.properties.failureDomains: must be of type object, is array (a map of failure domains) (status.failureDomains)
+foo-clusters.infrastructure.foo.com: spec.versions[v1alpha1].schema.openAPIV3Schema.properties.status.properties.initialization: is not declared in the schema (status.initialization)
+foo-clusters.infrastructure.foo.com: spec.versions[v1alpha1].schema.openAPIV3Schema.properties.status.properties.failureDomains: a failure domain must declare name (string) (status.failureDomains)
 foo-clusters.infrastructure.foo.com: spec.names.kind: no CRD of its template kind FooClusterTemplate (group infrastructure.foo.com) among the files; a ClusterClass refers to InfraClusterTemplates
 FooCluster (foo-clusters.infrastructure.foo.com, v1alpha1): 7 rules broken
 BarCluster (barclusters.infrastructure.foo.com, v1alpha2): fits the contract
