@@ -27,7 +27,8 @@ pub struct SourceContracts<'a>(pub &'a dyn ObjectSource);
 impl ContractVersions for SourceContracts<'_> {
     fn version_of(&self, group: &str, kind: &str) -> Option<String> {
         self.0
-            .list(CRD_GROUP, CRD_KIND, "")
+            // The store files cluster-scoped objects under the default namespace.
+            .list(CRD_GROUP, CRD_KIND, crate::store::DEFAULT_NAMESPACE)
             .iter()
             .filter(|crd| defines(crd, group, kind))
             .find_map(|crd| contract_api_version(crd))

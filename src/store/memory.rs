@@ -13,8 +13,9 @@ use crate::decode::decode_value;
 
 /// The group of the kinds the store keeps typed.
 const CAPI_GROUP: &str = "cluster.x-k8s.io";
-/// Objects without a namespace land here, as `kubectl apply` would put them.
-const DEFAULT_NAMESPACE: &str = "default";
+/// Objects without a namespace land here, as `kubectl apply` would put them (cluster-scoped
+/// objects such as CRDs too).
+pub(crate) const DEFAULT_NAMESPACE: &str = "default";
 
 /// Why an object could not be stored.
 #[derive(Debug, thiserror::Error)]

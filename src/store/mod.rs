@@ -15,6 +15,7 @@ use crate::api::Cluster;
 
 pub use class_entry::ClassEntry;
 pub use manifest::{parse_manifests, ManifestError};
+pub(crate) use memory::DEFAULT_NAMESPACE;
 pub use memory::{MemoryStore, StoreError};
 pub use watch_cache::{object_value, Changed, WatchCache, WATCHED_KINDS};
 
