@@ -38,6 +38,8 @@ pub const REPLICAS_MANAGED_BY_ANNOTATION: &str = "cluster.x-k8s.io/replicas-mana
 pub const VARIABLE_DEFINITION_FROM_INLINE: &str = "inline";
 /// The condition the ClusterClass reconciler sets once `status.variables` is up to date.
 pub const VARIABLES_RECONCILED_CONDITION: &str = "VariablesReconciled";
+/// Its v1beta2 (metav1) counterpart, which Cluster API v1.14's topology controller reads.
+pub const VARIABLES_READY_CONDITION: &str = "VariablesReady";
 /// Names the Cluster an object belongs to, as an annotation (on Nodes).
 pub const CLUSTER_NAME_ANNOTATION: &str = "cluster.x-k8s.io/cluster-name";
 /// Names the namespace of the Cluster an object belongs to (on Nodes).

@@ -13,7 +13,7 @@ use super::error::TopologyError;
 use super::plan::plan;
 use super::upgrade::UpgradePlan;
 use super::upgrade_report::{pending, Pending};
-use crate::api::labels::VARIABLES_RECONCILED_CONDITION;
+use crate::api::labels::{VARIABLES_READY_CONDITION, VARIABLES_RECONCILED_CONDITION};
 use crate::api::{Cluster, ClusterClassTemplateReference};
 use crate::patches::external::ExternalPatches;
 use crate::store::{group_of, ObjectSource};
@@ -98,17 +98,25 @@ pub fn reconcile(
         ));
     }
     // As Cluster API: a class whose variables could not be reconciled (a DiscoverVariables call
-    // failed) is not used until they are.
-    let variables_reconciled = class.status.as_ref().and_then(|s| {
-        s.conditions
-            .iter()
-            .find(|c| c.type_ == VARIABLES_RECONCILED_CONDITION)
+    // failed) is not used until they are: `VariablesReady`, else (a status a v1beta1 controller
+    // wrote) the deprecated `VariablesReconciled`, as admission reads them.
+    let status = class.status.as_ref();
+    let ready = status.and_then(|s| s.conditions.iter().find(|c| c.type_ == VARIABLES_READY_CONDITION));
+    let variables_ready = ready.map(|c| c.status.as_str()).or_else(|| {
+        status
+            .and_then(|s| s.deprecated.as_ref()?.v1beta1.as_ref())
+            .and_then(|v| {
+                v.conditions
+                    .iter()
+                    .find(|c| c.type_ == VARIABLES_RECONCILED_CONDITION)
+            })
+            .map(|c| c.status.as_str())
     });
-    if class.metadata.generation.is_some() && variables_reconciled.is_none_or(|c| c.status == "False") {
+    if class.metadata.generation.is_some() && variables_ready.is_none_or(|s| s == "False") {
         return Err(blocked(
             "ClusterClassNotReconciled",
             format!(
-                "ClusterClass is not successfully reconciled: status of {VARIABLES_RECONCILED_CONDITION} condition on ClusterClass must be \"True\""
+                "ClusterClass is not successfully reconciled: status of {VARIABLES_READY_CONDITION} condition on ClusterClass must be \"True\""
             ),
         ));
     }

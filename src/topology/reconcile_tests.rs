@@ -136,7 +136,7 @@ fn a_removed_worker_pool_is_deleted_with_its_health_check_and_templates() {
 fn a_missing_class_blocks_with_a_reason_an_operator_can_act_on() {
     let store = quickstart();
     let (mut object, _) = dev(&store);
-    object["spec"]["topology"]["class"] = json!("gone");
+    object["spec"]["topology"]["classRef"]["name"] = json!("gone");
     let cluster: Cluster = decode_value(object.clone()).unwrap();
     let blocked = reconcile(&object, &cluster, &store, &NoExternalPatches).unwrap_err();
     assert_eq!(blocked.reason, "ClusterClassNotFound");
@@ -244,7 +244,7 @@ fn a_class_whose_variables_are_not_reconciled_is_waited_for() {
         .get(CAPI_GROUP, "ClusterClass", "default", "quick-start")
         .unwrap())
     .clone();
-    class["status"]["conditions"] = json!([{"type": "VariablesReconciled", "status": "False",
+    class["status"]["conditions"] = json!([{"type": "VariablesReady", "status": "False",
         "reason": "VariableDiscoveryFailed", "lastTransitionTime": NOW}]);
     store.insert(class).unwrap();
     let (object, cluster) = dev(&store);
@@ -252,6 +252,6 @@ fn a_class_whose_variables_are_not_reconciled_is_waited_for() {
     assert_eq!(blocked.reason, "ClusterClassNotReconciled");
     assert_eq!(
         blocked.message,
-        "ClusterClass is not successfully reconciled: status of VariablesReconciled condition on ClusterClass must be \"True\""
+        "ClusterClass is not successfully reconciled: status of VariablesReady condition on ClusterClass must be \"True\""
     );
 }
