@@ -12,7 +12,8 @@ use crate::process::poll;
 const RECONCILED: Duration = Duration::from_secs(60);
 
 /// Waits until ClusterClass `namespace/name` has `status.observedGeneration` equal to its
-/// generation, every inline variable in `status.variables`, and `VariablesReconciled` True.
+/// generation, every inline variable in `status.variables`, and `VariablesReady` True (read as
+/// v1beta2, the preferred version).
 pub fn wait_reconciled(kubectl: &Kubectl, namespace: &str, name: &str) -> Result<Value, String> {
     poll("ClusterClass status from the controller", RECONCILED, || {
         let class = kubectl.get_json("clusterclass", namespace, name)?;
@@ -33,9 +34,9 @@ pub fn wait_reconciled(kubectl: &Kubectl, namespace: &str, name: &str) -> Result
             .as_array()
             .into_iter()
             .flatten()
-            .any(|c| c["type"] == "VariablesReconciled" && c["status"] == "True");
+            .any(|c| c["type"] == "VariablesReady" && c["status"] == "True");
         if !reconciled {
-            return Err("VariablesReconciled is not True".to_owned());
+            return Err("VariablesReady is not True".to_owned());
         }
         Ok(class.clone())
     })

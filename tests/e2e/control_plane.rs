@@ -7,8 +7,10 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use serde_json::Value;
+
 use crate::kubectl::Kubectl;
-use crate::process::{free_port, http_get, poll, run_bounded, RunDir, Supervised};
+use crate::process::{free_port, http_get, http_post, poll, run_bounded, RunDir, Supervised};
 
 /// How long the API server may take to become ready (the first start migrates storage).
 const APISERVER_READY: Duration = Duration::from_secs(90);
@@ -108,6 +110,27 @@ impl ControlPlane {
             "--v=1",
         ]);
         self.garbage_collector = Some(Supervised::spawn(run, "kube-controller-manager", command));
+    }
+
+    /// The value etcd stores at `key` (e.g. `/registry/cluster.x-k8s.io/clusters/default/dev`),
+    /// read through etcd's JSON gateway, parsed as JSON (custom resources are stored as JSON).
+    pub fn etcd_value(&self, key: &str) -> Result<Value, String> {
+        use base64::Engine as _;
+        let base64 = base64::engine::general_purpose::STANDARD;
+        let request = serde_json::json!({"key": base64.encode(key)}).to_string();
+        let (code, body) = http_post(self.launch.etcd_port, "/v3/kv/range", &request)?;
+        if code != 200 {
+            return Err(format!("etcd range {key}: {code}: {body}"));
+        }
+        let answer: Value =
+            serde_json::from_str(&body).map_err(|e| format!("etcd range {key}: {e}: {body}"))?;
+        let value = answer["kvs"][0]["value"]
+            .as_str()
+            .ok_or_else(|| format!("etcd holds no {key}: {body}"))?;
+        let bytes = base64
+            .decode(value)
+            .map_err(|e| format!("etcd value of {key}: {e}"))?;
+        serde_json::from_slice(&bytes).map_err(|e| format!("etcd value of {key} is not JSON: {e}"))
     }
 
     /// The admin kubeconfig.

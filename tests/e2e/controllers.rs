@@ -53,18 +53,25 @@ fn patch(kubectl: &Kubectl, resource: &str, name: &str, patch: &Value, extra: &[
     kubectl.ok(&args).unwrap_or_else(|e| panic!("{e}"));
 }
 
-/// Plays the control plane provider: its status reports `version` with every replica updated and ready.
+/// Plays the control plane provider (KubeadmControlPlane v1beta2, the v1beta2 contract): its
+/// status reports `version` with every replica up to date, ready and available.
 pub fn report_control_plane(kubectl: &Kubectl, name: &str, version: &str) {
     let cp = kubectl
-        .get_json("kubeadmcontrolplane", "default", name)
+        .get_json(
+            "kubeadmcontrolplanes.v1beta2.controlplane.cluster.x-k8s.io",
+            "default",
+            name,
+        )
         .unwrap_or_else(|e| panic!("{e}"));
     let replicas = cp["spec"]["replicas"].as_i64().unwrap_or(1);
     patch(
         kubectl,
-        "kubeadmcontrolplane",
+        "kubeadmcontrolplanes.v1beta2.controlplane.cluster.x-k8s.io",
         name,
-        &json!({"status": {"version": version, "replicas": replicas, "updatedReplicas": replicas,
-            "readyReplicas": replicas, "unavailableReplicas": 0}}),
+        &json!({"status": {"initialization": {"controlPlaneInitialized": true},
+            "version": version, "versions": [{"version": version, "replicas": replicas}],
+            "replicas": replicas, "upToDateReplicas": replicas, "readyReplicas": replicas,
+            "availableReplicas": replicas}}),
         &["--subresource=status"],
     );
 }
@@ -299,7 +306,8 @@ fn the_topology_is_created_kept_and_upgraded_in_order() {
     })
     .unwrap_or_else(|e| fail(e));
 
-    // A Cluster the controller cannot reconcile says why in its condition.
+    // A Cluster the controller cannot reconcile says why in its condition (v1.14: the metav1
+    // condition's reason is ReconcileFailed for every failure, the cause in its message).
     let mut orphan = quickstart_object("10-cluster-dev.yaml", "Cluster");
     orphan["metadata"]["name"] = json!("orphan");
     orphan["spec"]["topology"]["class"] = json!("no-such-class");
@@ -314,7 +322,7 @@ fn the_topology_is_created_kept_and_upgraded_in_order() {
         ) {
             (
                 Some("False"),
-                Some("ClusterClassNotFound"),
+                Some("ReconcileFailed"),
                 Some("ClusterClass default/no-such-class not found"),
             ) => Ok(()),
             _ => Err(format!("condition {condition}")),

@@ -26,6 +26,7 @@ mod resource_sets_scale;
 mod runtime_extensions;
 mod scale;
 mod scenarios;
+mod versions;
 mod webhook;
 
 use env::Env;

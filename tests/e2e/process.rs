@@ -331,13 +331,31 @@ pub fn free_port() -> u16 {
 
 /// `GET http://127.0.0.1:<port><path>` over plain HTTP/1.0: the status code and the body.
 pub fn http_get(port: u16, path: &str) -> Result<(u16, String), String> {
+    http_request(port, &format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n"))
+}
+
+/// `POST http://127.0.0.1:<port><path>` of the JSON `body` over plain HTTP/1.0: the status code
+/// and the body.
+pub fn http_post(port: u16, path: &str, body: &str) -> Result<(u16, String), String> {
+    http_request(
+        port,
+        &format!(
+            "POST {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+}
+
+/// Sends `request` (a whole HTTP/1.0 request) and reads the status code and the body.
+fn http_request(port: u16, request: &str) -> Result<(u16, String), String> {
     use std::net::{SocketAddr, TcpStream};
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).map_err(|e| e.to_string())?;
     stream
         .set_read_timeout(Some(Duration::from_secs(5)))
         .map_err(|e| e.to_string())?;
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").map_err(|e| e.to_string())?;
+    stream.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
     let mut response = String::new();
     stream.read_to_string(&mut response).map_err(|e| e.to_string())?;
     let code = response

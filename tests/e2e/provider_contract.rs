@@ -1,8 +1,10 @@
 //! The Cluster's side of the infrastructure provider contract on a real API server, with a real
-//! provider CRD (CAPO's OpenStackCluster, from tests/fixtures/contract/providers/): the test plays
-//! the provider by writing the InfraCluster's status, and `capi-topology serve` owns it, takes its
-//! readiness, endpoint and failure domains into the Cluster, keeps a terminal failure, and deletes
-//! a topology Cluster's objects in order.
+//! provider CRD (CAPO's OpenStackCluster, from tests/fixtures/contract/providers/, a v1beta1
+//! contract provider served at v1beta1 only, in a group whose other kinds prefer v1beta2): the
+//! test plays the provider by writing the InfraCluster's status, and `capi-topology serve` owns
+//! it, takes its readiness, endpoint and failure domains into the Cluster's v1beta2 status, copies
+//! a provider failure under `status.deprecated.v1beta1` (v1.14: no Failed phase), and deletes a
+//! topology Cluster's objects in order.
 
 use serde_json::{json, Value};
 
@@ -29,8 +31,18 @@ fn openstack_cluster_crd() -> Value {
     crd
 }
 
+/// The v1beta2 (metav1) condition `kind` of `object` read as v1beta2.
 fn cluster_condition(cluster: &Value, kind: &str) -> Value {
-    cluster["status"]["conditions"]
+    find_condition(&cluster["status"]["conditions"], kind)
+}
+
+/// The deprecated v1beta1 condition `kind` of `object` read as v1beta2.
+fn v1beta1_condition(cluster: &Value, kind: &str) -> Value {
+    find_condition(&cluster["status"]["deprecated"]["v1beta1"]["conditions"], kind)
+}
+
+fn find_condition(conditions: &Value, kind: &str) -> Value {
+    conditions
         .as_array()
         .into_iter()
         .flatten()
@@ -93,7 +105,8 @@ fn the_cluster_takes_its_infrastructure_and_deletes_in_order() {
         let cluster = kubectl.get_json("cluster", "default", "os")?;
         let ready = cluster_condition(&cluster, "InfrastructureReady");
         let finalizers = cluster["metadata"]["finalizers"].to_string();
-        if ready["message"] == "OpenStackCluster default/os does not exist"
+        if ready["message"] == "OpenStackCluster does not exist"
+            && ready["reason"] == "ObjectDoesNotExist"
             && cluster["status"]["phase"] == "Provisioning"
             && finalizers.contains("cluster.cluster.x-k8s.io")
         {
@@ -103,7 +116,8 @@ fn the_cluster_takes_its_infrastructure_and_deletes_in_order() {
     })
     .unwrap_or_else(|e| fail(e));
 
-    // The provider creates it: the Cluster owns and labels it (its kind is watched from now on).
+    // The provider creates it: the Cluster owns and labels it (its kind is watched from now on,
+    // at v1beta1: the group's preferred version v1beta2 does not serve it).
     let infra = json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "OpenStackCluster",
         "metadata": {"name": "os", "namespace": "default"},
         "spec": {"identityRef": {"cloudName": "openstack", "name": "cloud-config"}}});
@@ -116,17 +130,26 @@ fn the_cluster_takes_its_infrastructure_and_deletes_in_order() {
         let infra = kubectl.get_json("openstackcluster", "default", "os")?;
         let owner = &infra["metadata"]["ownerReferences"][0];
         let labelled = infra["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"] == "os";
-        (owner["uid"] == uid && owner["controller"] == true && labelled)
+        // v1.14: a controller owner only of a topology's InfraCluster; a plain owner here.
+        (owner["uid"] == uid && owner["controller"] == false && labelled)
             .then_some(())
             .ok_or(format!("{:#}", infra["metadata"]))
     })
     .unwrap_or_else(|e| fail(e));
-    let cluster = kubectl
-        .get_json("cluster", "default", "os")
-        .unwrap_or_else(|e| fail(e));
+    let ready = poll("the InfraCluster's readiness to be awaited", CONVERGED, || {
+        let cluster = kubectl.get_json("cluster", "default", "os")?;
+        let (ready, old) = (
+            cluster_condition(&cluster, "InfrastructureReady"),
+            v1beta1_condition(&cluster, "InfrastructureReady"),
+        );
+        (ready["reason"] == "NotReady" && old["reason"] == "WaitingForInfrastructure")
+            .then_some(ready.clone())
+            .ok_or(format!("InfrastructureReady {ready}, v1beta1 {old}"))
+    })
+    .unwrap_or_else(|e| fail(e));
     assert_eq!(
-        cluster_condition(&cluster, "InfrastructureReady")["reason"],
-        "WaitingForInfrastructure"
+        ready["message"], "OpenStackCluster status.initialization.provisioned is false",
+        "{ready}"
     );
 
     // The provider is done: endpoint, readiness and failure domains reach the Cluster.
@@ -138,6 +161,7 @@ fn the_cluster_takes_its_infrastructure_and_deletes_in_order() {
         false,
     )
     .unwrap_or_else(|e| fail(e));
+    // A v1beta1-contract provider: status.ready and a failure domain map.
     let domains =
         json!({"az-1": {"controlPlane": true, "attributes": {"zone": "a"}}, "az-2": {"controlPlane": false}});
     merge(
@@ -159,14 +183,22 @@ fn the_cluster_takes_its_infrastructure_and_deletes_in_order() {
         cluster["spec"]["controlPlaneEndpoint"],
         json!({"host": "10.0.0.10", "port": 6443})
     );
-    assert_eq!(cluster["status"]["infrastructureReady"], true);
-    assert_eq!(cluster["status"]["failureDomains"], domains);
+    assert_eq!(
+        cluster["status"]["initialization"]["infrastructureProvisioned"],
+        true
+    );
+    assert_eq!(
+        cluster["status"]["failureDomains"],
+        json!([{"name": "az-1", "controlPlane": true, "attributes": {"zone": "a"}},
+               {"name": "az-2", "controlPlane": false}])
+    );
     assert_eq!(
         cluster_condition(&cluster, "InfrastructureReady")["status"],
         "True"
     );
 
-    // A terminal failure surfaces and stays after the provider clears it.
+    // A provider failure is copied under status.deprecated.v1beta1 (v1.14: not terminal, no
+    // Failed phase) and stays after the provider clears it (v1.14 copies only what is set).
     merge(
         kubectl,
         "openstackcluster",
@@ -175,29 +207,42 @@ fn the_cluster_takes_its_infrastructure_and_deletes_in_order() {
         true,
     )
     .unwrap_or_else(|e| fail(e));
+    let failure = "Failure detected from referenced resource infrastructure.cluster.x-k8s.io/v1beta1, Kind=OpenStackCluster with name \"os\": quota exceeded";
     poll("the failure to surface", CONVERGED, || {
         let cluster = kubectl.get_json("cluster", "default", "os")?;
-        (cluster["status"]["phase"] == "Failed"
-            && cluster["status"]["failureMessage"]
-                == "Failure detected from referenced resource infrastructure.cluster.x-k8s.io/v1beta1, Kind=OpenStackCluster with name \"os\": quota exceeded")
+        let old = &cluster["status"]["deprecated"]["v1beta1"];
+        (old["failureMessage"] == failure
+            && old["failureReason"] == "CreateError"
+            && cluster["status"]["phase"] == "Provisioned")
             .then_some(())
             .ok_or(format!("{:#}", cluster["status"]))
     })
     .unwrap_or_else(|e| fail(e));
+    // Cleared together with a new failure domain: once the domain shows, the Cluster has been
+    // reconciled since the failure went.
+    let mut more = domains.clone();
+    more["az-3"] = json!({"controlPlane": false});
     merge(
         kubectl,
         "openstackcluster",
         "os",
-        &json!({"status": {"failureReason": null, "failureMessage": null}}),
+        &json!({"status": {"failureReason": null, "failureMessage": null, "failureDomains": more}}),
         true,
     )
     .unwrap_or_else(|e| fail(e));
-    std::thread::sleep(std::time::Duration::from_secs(3));
-    let cluster = kubectl
-        .get_json("cluster", "default", "os")
-        .unwrap_or_else(|e| fail(e));
-    assert_eq!(cluster["status"]["phase"], "Failed", "a failure is terminal");
-    assert_eq!(cluster["status"]["failureReason"], "CreateError");
+    let cluster = poll("the Cluster to take the change", CONVERGED, || {
+        let cluster = kubectl.get_json("cluster", "default", "os")?;
+        let listed = cluster["status"]["failureDomains"].as_array().map_or(0, Vec::len);
+        (listed == 3)
+            .then_some(cluster.clone())
+            .ok_or(format!("{:#}", cluster["status"]))
+    })
+    .unwrap_or_else(|e| fail(e));
+    assert_eq!(cluster["status"]["phase"], "Provisioned");
+    assert_eq!(
+        cluster["status"]["deprecated"]["v1beta1"]["failureReason"], "CreateError",
+        "a copied failure stays"
+    );
 
     unserved_kind(&env);
     ordered_deletion(&env);
@@ -207,10 +252,12 @@ fn the_cluster_takes_its_infrastructure_and_deletes_in_order() {
 fn unserved_kind(env: &Env) {
     let kubectl = &env.kubectl;
     let fail = |e: String| -> ! { panic!("{e}\n{}", env.logs()) };
-    let cluster = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+    // Written as v1beta2: a v1beta1 client cannot read (nor create) a Cluster whose reference has
+    // no CRD, as with Cluster API's conversion (the v1beta1 apiVersion comes from the CRD).
+    let cluster = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
         "metadata": {"name": "nocrd", "namespace": "default"},
-        "spec": {"infrastructureRef": {"apiVersion": "infrastructure.example.com/v1beta1",
-            "kind": "FooCluster", "name": "nocrd", "namespace": "default"}}});
+        "spec": {"infrastructureRef": {"apiGroup": "infrastructure.example.com",
+            "kind": "FooCluster", "name": "nocrd"}}});
     kubectl.accepts(&render(&[cluster])).unwrap_or_else(|e| fail(e));
     poll("the unserved kind to be reported", CONVERGED, || {
         let cluster = kubectl.get_json("cluster", "default", "nocrd")?;
@@ -239,13 +286,17 @@ fn ordered_deletion(env: &Env) {
         )]))
         .unwrap_or_else(|e| fail(e));
     class_status::wait_reconciled(kubectl, "default", "quick-start").unwrap_or_else(|e| fail(e));
-    // The templates' CRDs list v1beta1 for the contract, and the class refers to v1beta1.
+    // The templates' CRDs (Cluster API v1.14.0's) name v1beta2 as the contract's version, and
+    // the quickstart class still refers to v1beta1 templates.
     let class = kubectl
         .get_json("clusterclass", "default", "quick-start")
         .unwrap_or_else(|e| fail(e));
-    assert_eq!(
-        cluster_condition(&class, "RefVersionsUpToDate")["status"],
-        "True",
+    let up_to_date = cluster_condition(&class, "RefVersionsUpToDate");
+    assert!(
+        up_to_date["status"] == "False"
+            && up_to_date["message"].as_str().is_some_and(
+                |m| m.starts_with("The following templateRefs are not using the latest apiVersion")
+            ),
         "{:#}",
         class["status"]
     );
@@ -308,13 +359,7 @@ fn ordered_deletion(env: &Env) {
                 return Err(format!("worker pools left: {pools}"));
             }
             let cluster = kubectl.get_json("cluster", "default", "dev")?;
-            let deleting = cluster["status"]["v1beta2"]["conditions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|c| c["type"] == "Deleting")
-                .cloned()
-                .unwrap_or(Value::Null);
+            let deleting = cluster_condition(&cluster, "Deleting");
             let expected = format!("Waiting for KubeadmControlPlane {control_plane} to be deleted");
             (deleting["message"] == expected.as_str())
                 .then_some(())

@@ -26,16 +26,50 @@ fn cluster(kubectl: &Kubectl, name: &str, labels: Value, kubeconfig: &str) -> Re
     apply(
         kubectl,
         &[
-            json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
-                "metadata": {"name": name, "namespace": "default", "labels": labels}, "spec": {}}),
+            workload_cluster(name, labels),
             json!({"apiVersion": "v1", "kind": "Secret", "type": "cluster.x-k8s.io/secret",
                 "metadata": {"name": format!("{name}-kubeconfig"), "namespace": "default",
                              "labels": {"cluster.x-k8s.io/cluster-name": name}},
                 "stringData": {"value": kubeconfig}}),
         ],
     )?;
-    let status = json!({"status": {"conditions": [{"type": "ControlPlaneInitialized", "status": "True",
-        "lastTransitionTime": "2025-01-01T00:00:00Z"}]}});
+    mark_initialized(kubectl, name)
+}
+
+/// A v1beta2 Cluster `name` with `labels` and no control plane object: Cluster API v1.14 wants
+/// one of controlPlaneRef, infrastructureRef or topology, so it names a DockerCluster (never
+/// created: the Cluster controller only reports it missing).
+pub fn workload_cluster(name: &str, labels: Value) -> Value {
+    json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+        "metadata": {"name": name, "namespace": "default", "labels": labels},
+        "spec": {"infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io",
+                                       "kind": "DockerCluster", "name": name}}})
+}
+
+/// Plays the control plane of Cluster `name` (which has none): once the Cluster controller has
+/// written its first status (so that no write of it based on an older read follows), marks the
+/// control plane initialized as v1.14 says it (`status.initialization` and the condition).
+pub fn mark_initialized(kubectl: &Kubectl, name: &str) -> Result<(), String> {
+    poll(&format!("Cluster {name}'s first status"), CONVERGED, || {
+        let cluster = kubectl.get_json("cluster", "default", name)?;
+        cluster["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "InfrastructureReady")
+            .then_some(())
+            .ok_or(format!("status {}", cluster["status"]))
+    })?;
+    let mut conditions = kubectl.get_json("cluster", "default", name)?["status"]["conditions"].clone();
+    if let Some(list) = conditions.as_array_mut() {
+        list.retain(|c| c["type"] != "ControlPlaneInitialized");
+        list.push(
+            json!({"type": "ControlPlaneInitialized", "status": "True", "reason": "Initialized",
+            "message": "", "lastTransitionTime": "2025-01-01T00:00:00Z"}),
+        );
+    }
+    let status = json!({"status": {"initialization": {"controlPlaneInitialized": true},
+        "conditions": conditions}});
     kubectl.ok(&[
         "patch",
         "cluster",
@@ -55,7 +89,7 @@ fn config_map(name: &str, data: Value) -> Value {
 }
 
 fn resource_set(name: &str, strategy: &str, selector: &str, resources: Value) -> Value {
-    json!({"apiVersion": "addons.cluster.x-k8s.io/v1beta1", "kind": "ClusterResourceSet",
+    json!({"apiVersion": "addons.cluster.x-k8s.io/v1beta2", "kind": "ClusterResourceSet",
         "metadata": {"name": name, "namespace": "default"},
         "spec": {"strategy": strategy, "clusterSelector": {"matchLabels": {"cni": selector}},
                  "resources": resources}})
@@ -80,9 +114,12 @@ fn sync_manifest(second: &str) -> String {
     )
 }
 
+/// The set's v1beta1 `ResourcesApplied` condition (read as v1beta2, where it is deprecated):
+/// the one whose reason and message say which Cluster failed and why; the v1beta2 one says only
+/// `InternalError` / "Please check controller logs for errors" for a failure, as v1.14 does.
 fn condition(kubectl: &Kubectl, set: &str) -> Result<Value, String> {
     let set = kubectl.get_json("clusterresourceset", "default", set)?;
-    Ok(set["status"]["conditions"]
+    Ok(set["status"]["deprecated"]["v1beta1"]["conditions"]
         .as_array()
         .into_iter()
         .flatten()
@@ -308,6 +345,18 @@ fn scenario(env: &Env, workload: &mut ControlPlane, remote: &Kubectl) -> Result<
     check(failing["reason"] == "RemoteClusterClientFailed", || {
         format!("{failing}")
     })?;
+    let set = kubectl.get_json("clusterresourceset", "default", "cni-sync")?;
+    let meta = set["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "ResourcesApplied")
+        .cloned()
+        .unwrap_or(Value::Null);
+    check(
+        meta["status"] == "False" && meta["reason"] == "InternalError",
+        || format!("the v1beta2 ResourcesApplied of a failing set: {meta}"),
+    )?;
     std::thread::sleep(Duration::from_secs(4));
     let still = condition(kubectl, "cni-sync")?;
     check(still == failing, || {

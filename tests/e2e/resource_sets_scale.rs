@@ -16,6 +16,7 @@ use crate::control_plane::ControlPlane;
 use crate::env::Env;
 use crate::kubectl::Kubectl;
 use crate::process::poll;
+use crate::resource_sets::{mark_initialized, workload_cluster};
 use crate::scale::requests;
 
 const CLUSTERS: usize = 100;
@@ -99,10 +100,7 @@ fn resource_sets_scale() {
     apply_chunked(&remote, &namespaces);
     let mut clusters = Vec::new();
     for name in &names {
-        clusters.push(
-            json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
-            "metadata": {"name": name, "namespace": "default", "labels": {"bench": "crs"}}, "spec": {}}),
-        );
+        clusters.push(workload_cluster(name, json!({"bench": "crs"})));
         clusters.push(
             json!({"apiVersion": "v1", "kind": "Secret", "type": "cluster.x-k8s.io/secret",
             "metadata": {"name": format!("{name}-kubeconfig"), "namespace": "default"},
@@ -110,23 +108,8 @@ fn resource_sets_scale() {
         );
     }
     apply_chunked(kubectl, &clusters);
-    let initialized = json!({"status": {"conditions": [{"type": "ControlPlaneInitialized", "status": "True",
-        "lastTransitionTime": "2025-01-01T00:00:00Z"}]}})
-    .to_string();
     for name in &names {
-        let args = [
-            "patch",
-            "cluster",
-            name,
-            "-n",
-            "default",
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-        ];
-        kubectl
-            .ok(&[&args[..], &[initialized.as_str()]].concat())
-            .unwrap_or_else(|e| panic!("{e}"));
+        mark_initialized(kubectl, name).unwrap_or_else(|e| panic!("{e}"));
     }
     let mut sets = Vec::new();
     for s in 0..SETS {
@@ -141,7 +124,7 @@ fn resource_sets_scale() {
     apply_chunked(kubectl, &sets);
     let crs: Vec<Value> = (0..SETS)
         .map(|s| {
-            json!({"apiVersion": "addons.cluster.x-k8s.io/v1beta1", "kind": "ClusterResourceSet",
+            json!({"apiVersion": "addons.cluster.x-k8s.io/v1beta2", "kind": "ClusterResourceSet",
             "metadata": {"name": format!("set-{s}"), "namespace": "default"},
             "spec": {"clusterSelector": {"matchLabels": {"bench": "crs"}},
                      "resources": [{"kind": "ConfigMap", "name": format!("set-{s}")}]}})

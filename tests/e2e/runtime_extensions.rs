@@ -2,10 +2,12 @@
 //! `capi-topology serve` discovers an ExtensionConfig (its `status.handlers` and `Discovered`),
 //! injects a CA from the Secret an annotation names (once the Secret exists), and writes the
 //! `status.variables` of seed 003's class from the inline definitions and the extension's
-//! DiscoverVariables answer, with the conflict on `http-proxy` flagged; a Cluster then sets one
-//! value per definition with `definitionFrom`, and one without it is refused. A class whose
-//! DiscoverVariables handler is not registered gets `VariablesReconciled` False, as do the
-//! classes of an ExtensionConfig once it is deleted.
+//! DiscoverVariables answer, with the conflict on `http-proxy` flagged. Cluster API v1.14 has no
+//! `definitionFrom` to pick one of conflicting definitions, so seed 003's Cluster is refused on
+//! that class; on the class without the inline `http-proxy` it is admitted as written (v1beta1,
+//! with `definitionFrom`), stored as v1beta2 and read back intact through v1beta1. A class whose
+//! DiscoverVariables handler is not registered gets `VariablesReady` False, as do the classes of
+//! an ExtensionConfig once it is deleted.
 
 #[path = "../common/extension.rs"]
 mod extension;
@@ -18,7 +20,7 @@ use serde_json::{json, Value};
 use crate::controllers::{condition, CONVERGED as TOPOLOGY_CONVERGED};
 use crate::env::{repo_path, Env};
 use crate::kubectl::Kubectl;
-use crate::manifests::{quickstart_object, quickstart_templates, render, with};
+use crate::manifests::{quickstart_object, quickstart_templates, render, with, without};
 use crate::process::poll;
 use extension::Extension;
 
@@ -71,11 +73,12 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
         ),
     )?;
 
-    // CA injection: no CA until the annotated Secret exists, then the Secret's ca.crt.
+    // CA injection: no CA until the annotated Secret exists, then the Secret's ca.crt. This
+    // config is written as v1alpha1, the deprecated version a v1.10 client still sends.
     let annotation = "runtime.cluster.x-k8s.io/inject-ca-from-secret";
-    kubectl.accepts(
-        &extension_config("injected", &url, None, Some((annotation, "default/extension-ca"))).to_string(),
-    )?;
+    let mut injected = extension_config("injected", &url, None, Some((annotation, "default/extension-ca")));
+    injected["apiVersion"] = json!("runtime.cluster.x-k8s.io/v1alpha1");
+    kubectl.accepts(&injected.to_string())?;
     kubectl.accepts(
         &json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "extension-ca", "namespace": "default"},
                 "data": {"ca.crt": ca_bundle}})
@@ -91,13 +94,7 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
     let fixtures = fixtures();
     kubectl.accepts(&render(&quickstart_templates()))?;
     kubectl.accepts(&render(&[fixtures[0].clone()]))?;
-    let class = wait_condition(
-        kubectl,
-        "clusterclass",
-        "VariablesReconciled",
-        "proxy-class",
-        "True",
-    )?;
+    let class = wait_condition(kubectl, "clusterclass", "VariablesReady", "proxy-class", "True")?;
     let variables = &class["status"]["variables"];
     let proxy = variables
         .as_array()
@@ -131,32 +128,40 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
         format!("inline and discovered variables, by name: {variables}"),
     )?;
 
-    // A Cluster sets one value per definition; without definitionFrom it is refused.
-    let cluster = fixtures[1].clone();
-    let without = with(
-        with(cluster.clone(), "/metadata/name", json!("proxy-ambiguous")),
+    // v1.14: conflicting definitions make the class unusable, definitionFrom or not (v1.10
+    // admitted seed 003's Cluster, which picks one definition per value).
+    let conflict = r#"variable definitions in the ClusterClass not valid: variable "http-proxy" has conflicting definitions"#;
+    let seed = fixtures[1].clone();
+    let without_from = with(
+        with(seed.clone(), "/metadata/name", json!("proxy-ambiguous")),
         "/spec/topology/variables",
         json!([{"name": "no-proxy", "value": "internal.domain.com"},
                {"name": "http-proxy", "value": "http://proxy.example2.com:1234"}]),
     );
     kubectl.rejects(
-        &without.to_string(),
-        &[
-            "spec.topology.variables[http-proxy].definitionFrom: Required value",
-            "variable \"http-proxy\" has conflicting definitions: set definitionFrom to one of \"inline\", \"lbImageRepository\"",
-        ],
+        &seed.to_string(),
+        &["spec.topology.variables: Invalid value:", conflict],
     )?;
-    kubectl.accepts(&cluster.to_string())?;
-    let admitted = kubectl.get_json("cluster", "default", "proxy-dev")?;
-    let values = &admitted["spec"]["topology"]["variables"];
-    expect(
-        values
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|v| v["name"] == "lbImageRepository" && v["value"] == "kindest"),
-        format!("the discovered variable's default is set: {values}"),
+    kubectl.rejects(&without_from.to_string(), &[conflict])?;
+
+    // Without the inline http-proxy the class is usable: seed 003's Cluster, written as v1beta1
+    // with definitionFrom on its one http-proxy value, is admitted, stored as v1beta2, and reads
+    // back through v1beta1 as written.
+    let discovered_only = with(
+        without(fixtures[0].clone(), "/spec/variables", "name", "http-proxy"),
+        "/metadata/name",
+        json!("proxy-discovered"),
+    );
+    kubectl.accepts(&render(&[discovered_only]))?;
+    wait_condition(
+        kubectl,
+        "clusterclass",
+        "VariablesReady",
+        "proxy-discovered",
+        "True",
     )?;
+    kubectl.accepts(&proxy_dev(&seed).to_string())?;
+    definition_from_kept(kubectl)?;
 
     // A DiscoverVariables handler no ExtensionConfig registers: the class's variables are not
     // reconciled, saying why.
@@ -166,14 +171,8 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
         json!("discover-variables.missing"),
     );
     kubectl.accepts(&render(&[orphan]))?;
-    let class = wait_condition(
-        kubectl,
-        "clusterclass",
-        "VariablesReconciled",
-        "orphan-class",
-        "False",
-    )?;
-    let condition = condition_of(&class, "VariablesReconciled");
+    let class = wait_condition(kubectl, "clusterclass", "VariablesReady", "orphan-class", "False")?;
+    let condition = condition_of(&class, "VariablesReady");
     let message = condition["message"].as_str().unwrap_or_default();
     expect(
         condition["reason"] == "VariableDiscoveryFailed"
@@ -181,7 +180,7 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
                 "VariableDiscovery failed: failed to call DiscoverVariables for patch lbImageRepository: \
                  failed to call extension handler \"discover-variables.missing\"",
             ),
-        format!("VariablesReconciled says why: {condition}"),
+        format!("VariablesReady says why: {condition}"),
     )?;
     std::thread::sleep(Duration::from_secs(3));
     let again = kubectl.get_json("clusterclass", "default", "orphan-class")?;
@@ -196,14 +195,8 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
     // A deleted ExtensionConfig's handlers are forgotten: its classes' variables are no longer
     // reconciled (they keep the variables listed).
     kubectl.ok(&["delete", "extensionconfig", CONFIG])?;
-    let class = wait_condition(
-        kubectl,
-        "clusterclass",
-        "VariablesReconciled",
-        "proxy-class",
-        "False",
-    )?;
-    let condition = condition_of(&class, "VariablesReconciled");
+    let class = wait_condition(kubectl, "clusterclass", "VariablesReady", "proxy-class", "False")?;
+    let condition = condition_of(&class, "VariablesReady");
     expect(
         condition["message"]
             .as_str()
@@ -212,18 +205,64 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
                 "handler with name \"discover-variables.{CONFIG}\" has not been registered"
             ))
             && class["status"]["variables"].as_array().map_or(0, Vec::len) == 3,
-        format!("VariablesReconciled False, variables kept: {}", class["status"]),
+        format!("VariablesReady False, variables kept: {}", class["status"]),
     )
 }
 
-/// An ExtensionConfig at `url` trusting `ca_bundle`, or annotated to have it injected.
+/// Seed 003's Cluster `seed` on the class without the inline http-proxy: its one http-proxy
+/// value keeps `definitionFrom: lbImageRepository`.
+fn proxy_dev(seed: &Value) -> Value {
+    with(
+        with(seed.clone(), "/spec/topology/class", json!("proxy-discovered")),
+        "/spec/topology/variables",
+        json!([{"name": "no-proxy", "value": "internal.domain.com"},
+               {"name": "http-proxy", "definitionFrom": "lbImageRepository",
+                "value": {"host": "proxy.example2.com", "port": 1234}}]),
+    )
+}
+
+/// proxy-dev as admitted: the discovered variable's default set; v1beta2 (what etcd holds) has
+/// no definitionFrom but keeps it aside, and v1beta1 reads it back where it was written.
+fn definition_from_kept(kubectl: &Kubectl) -> Result<(), String> {
+    let hub = kubectl.get_json("clusters.v1beta2.cluster.x-k8s.io", "default", "proxy-dev")?;
+    let spoke = kubectl.get_json("clusters.v1beta1.cluster.x-k8s.io", "default", "proxy-dev")?;
+    let values = &hub["spec"]["topology"]["variables"];
+    let value = |variables: &Value, name: &str| {
+        variables
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|v| v["name"] == name)
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    expect(
+        value(values, "lbImageRepository")["value"] == "kindest"
+            && value(values, "http-proxy").get("definitionFrom").is_none()
+            && hub["metadata"]["annotations"]["topology.cluster.x-k8s.io/v1beta1-fields"]
+                .as_str()
+                .is_some_and(|kept| kept.contains("lbImageRepository")),
+        format!("the v1beta2 Cluster: defaulted, definitionFrom kept aside: {hub:#}"),
+    )?;
+    let proxy = value(&spoke["spec"]["topology"]["variables"], "http-proxy");
+    expect(
+        proxy["definitionFrom"] == "lbImageRepository"
+            && spoke["apiVersion"] == "cluster.x-k8s.io/v1beta1"
+            && spoke["metadata"]["annotations"]
+                .get("topology.cluster.x-k8s.io/v1beta1-fields")
+                .is_none(),
+        format!("the v1beta1 Cluster as written: {spoke:#}"),
+    )
+}
+
+/// A v1beta2 ExtensionConfig at `url` trusting `ca_bundle`, or annotated to have it injected.
 fn extension_config(
     name: &str,
     url: &str,
     ca_bundle: Option<&str>,
     annotation: Option<(&str, &str)>,
 ) -> Value {
-    let mut config = json!({"apiVersion": "runtime.cluster.x-k8s.io/v1alpha1", "kind": "ExtensionConfig",
+    let mut config = json!({"apiVersion": "runtime.cluster.x-k8s.io/v1beta2", "kind": "ExtensionConfig",
         "metadata": {"name": name}, "spec": {"clientConfig": {"url": url}}});
     if let Some(ca_bundle) = ca_bundle {
         config["spec"]["clientConfig"]["caBundle"] = json!(ca_bundle);
