@@ -1,17 +1,18 @@
 //! The status the ClusterClass reconciler writes: `status.variables` from the inline definitions
 //! and those each external patch's DiscoverVariables hook answered, `observedGeneration`, and the
-//! `VariablesReconciled` condition. The caller makes the hook calls and passes their outcomes in.
+//! `VariablesReady` condition (metav1, in `status.conditions`) with its v1beta1 twin
+//! `VariablesReconciled` (in `status.deprecated.v1beta1.conditions`). The caller makes the hook calls and passes their outcomes in.
 //! Shared by the controller and the offline API server of `check` and `plan`.
 
 use serde_json::{json, Value};
 
-use crate::api::labels::VARIABLES_RECONCILED_CONDITION;
+use crate::api::labels::{VARIABLES_READY_CONDITION, VARIABLES_RECONCILED_CONDITION};
 use crate::api::runtime::{DiscoverVariablesResponse, ResponseStatus};
 use crate::api::{ClusterClass, ClusterClassVariable};
 use crate::field::FieldPath;
 use crate::variables::{status_variables, validate_definitions};
 
-/// The reason of a False `VariablesReconciled`, as Cluster API writes it.
+/// The reason of a False `VariablesReady` (and `VariablesReconciled`), as Cluster API writes it.
 pub const VARIABLE_DISCOVERY_FAILED_REASON: &str = "VariableDiscoveryFailed";
 
 /// The outcome of one external patch's DiscoverVariables call: the patch's name, and the hook's
@@ -33,7 +34,8 @@ pub fn discovering_patches(
 /// The reconciled status of `class` at `generation`, given the DiscoverVariables outcome of each
 /// of its [`discovering_patches`]; conditions change at `now` (RFC 3339). When a discovery fails
 /// the class keeps its listed variables and `observedGeneration` (as Cluster API does: Clusters
-/// of the class then wait) and `VariablesReconciled` is False with the reasons.
+/// of the class then wait) and `VariablesReady` (and `VariablesReconciled`) is False with the
+/// reasons.
 pub fn class_status(class: &ClusterClass, generation: i64, discoveries: &[Discovery], now: &str) -> Value {
     let mut discovered = Vec::with_capacity(discoveries.len());
     let mut errors = Vec::new();
@@ -47,17 +49,24 @@ pub fn class_status(class: &ClusterClass, generation: i64, discoveries: &[Discov
         return json!({
             "variables": status_variables(&class.spec.variables, &discovered),
             "observedGeneration": generation,
-            "conditions": [{"type": VARIABLES_RECONCILED_CONDITION, "status": "True", "lastTransitionTime": now}],
+            "conditions": [{"type": VARIABLES_READY_CONDITION, "status": "True",
+                "reason": VARIABLES_READY_CONDITION, "observedGeneration": generation, "lastTransitionTime": now}],
+            "deprecated": {"v1beta1": {"conditions": [
+                {"type": VARIABLES_RECONCILED_CONDITION, "status": "True", "lastTransitionTime": now}]}},
         });
     }
     let kept = class.status.as_ref();
+    let message = format!("VariableDiscovery failed: {}", aggregate(&errors));
     let mut status = json!({
         "variables": kept.map(|s| s.variables.as_slice()).unwrap_or_default(),
         "conditions": [{
-            "type": VARIABLES_RECONCILED_CONDITION, "status": "False", "severity": "Error",
-            "reason": VARIABLE_DISCOVERY_FAILED_REASON, "lastTransitionTime": now,
-            "message": format!("VariableDiscovery failed: {}", aggregate(&errors)),
+            "type": VARIABLES_READY_CONDITION, "status": "False", "reason": VARIABLE_DISCOVERY_FAILED_REASON,
+            "message": message, "observedGeneration": generation, "lastTransitionTime": now,
         }],
+        "deprecated": {"v1beta1": {"conditions": [{
+            "type": VARIABLES_RECONCILED_CONDITION, "status": "False", "severity": "Error",
+            "reason": VARIABLE_DISCOVERY_FAILED_REASON, "lastTransitionTime": now, "message": message,
+        }]}},
     });
     if let Some(observed) = kept.and_then(|s| s.observed_generation) {
         status["observedGeneration"] = json!(observed);
@@ -146,9 +155,11 @@ pub fn status_is_current(current: Option<&Value>, desired: &Value) -> bool {
     };
     let without_times = |status: &Value| {
         let mut status = status.clone();
-        if let Some(conditions) = status.get_mut("conditions").and_then(Value::as_array_mut) {
-            for condition in conditions.iter_mut().filter_map(Value::as_object_mut) {
-                condition.remove("lastTransitionTime");
+        for pointer in ["/conditions", "/deprecated/v1beta1/conditions"] {
+            if let Some(conditions) = status.pointer_mut(pointer).and_then(Value::as_array_mut) {
+                for condition in conditions.iter_mut().filter_map(Value::as_object_mut) {
+                    condition.remove("lastTransitionTime");
+                }
             }
         }
         status
