@@ -162,6 +162,7 @@ fn readme_documents_every_subcommand() {
         Some("contract"),
         Some("crds"),
         Some("certs"),
+        Some("convert"),
     ] {
         let mut args: Vec<&str> = subcommand.into_iter().collect();
         args.push("--help");
