@@ -167,10 +167,14 @@ async fn the_answers_have_the_runtime_sdk_shape() {
 /// ExtensionConfig pointing at the Runtime SDK extension: `plan` discovers the variables, admits
 /// the Cluster and patches its topology as the controllers do on a real API server
 /// (`tests/e2e/runtime_extensions.rs`).
-#[test]
-fn seed_003_example_plans_offline_against_the_extension() {
-    let extension = Extension::start();
-    let dir = std::env::temp_dir().join(format!("capi-topology-seed-003-plan-{}", std::process::id()));
+/// Plans `manifest` (with the quick-start templates and an ExtensionConfig of `extension`) and
+/// returns the output.
+fn plan_seed_003(extension: &Extension, manifest: &str) -> std::process::Output {
+    let dir = std::env::temp_dir().join(format!(
+        "capi-topology-seed-003-plan-{}-{}",
+        std::process::id(),
+        manifest.replace('/', "-")
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     std::fs::copy(
@@ -178,11 +182,7 @@ fn seed_003_example_plans_offline_against_the_extension() {
         dir.join("00-templates.yaml"),
     )
     .unwrap();
-    std::fs::copy(
-        root.join("tests/e2e/fixtures/runtime-extensions.yaml"),
-        dir.join("10-seed-003.yaml"),
-    )
-    .unwrap();
+    std::fs::copy(root.join(manifest), dir.join("10-seed-003.yaml")).unwrap();
     let ca_bundle = base64::engine::general_purpose::STANDARD.encode(&extension.ca_pem);
     let config = format!(
         "apiVersion: runtime.cluster.x-k8s.io/v1alpha1\nkind: ExtensionConfig\nmetadata: {{name: k8s-upgrade-with-runtimesdk}}\n\
@@ -196,6 +196,28 @@ fn seed_003_example_plans_offline_against_the_extension() {
         .output()
         .expect("capi-topology plan runs");
     let _ = std::fs::remove_dir_all(&dir);
+    planned
+}
+
+/// v1.14: without `definitionFrom` (gone in v1beta2), a variable defined inline and by a
+/// DiscoverVariables hook with different schemas conflicts, and the Cluster is refused: seed
+/// 003's original example (one value per definition) no longer plans.
+#[test]
+fn seed_003_conflicting_definitions_are_refused() {
+    let extension = Extension::start();
+    let planned = plan_seed_003(&extension, "tests/fixtures/runtime/seed-003-v1beta1.yaml");
+    let stderr = String::from_utf8_lossy(&planned.stderr);
+    assert!(!planned.status.success());
+    assert!(
+        stderr.contains("variable \"http-proxy\" has conflicting definitions"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn seed_003_example_plans_offline_against_the_extension() {
+    let extension = Extension::start();
+    let planned = plan_seed_003(&extension, "tests/fixtures/runtime/seed-003-v1beta2.yaml");
     let stderr = String::from_utf8_lossy(&planned.stderr);
     assert!(planned.status.success(), "{stderr}");
     let list: Value = serde_json::from_slice(&planned.stdout).unwrap();
