@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::contract::{self, CRD_GROUP, CRD_KIND};
 use super::{group_of, manifest, ClassEntry, ObjectSource};
-use crate::api::convert::{is_convertible, to_hub, ContractVersions, ConvertError};
+use crate::api::convert::{to_hub, ContractVersions, ConvertError};
 use crate::api::{Cluster, ClusterClass};
 use crate::decode::decode_value;
 
@@ -109,8 +109,9 @@ impl MemoryStore {
                 DEFAULT_NAMESPACE.to_owned()
             }
         };
-        let api_version = object["apiVersion"].as_str().unwrap_or_default();
-        if !kind.is_empty() && is_convertible(api_version, &kind)? {
+        // Other kinds pass through untouched; an unserved version of our groups is an error
+        // naming the object (`Cluster ns/name`).
+        if !kind.is_empty() && !group.is_empty() {
             object = to_hub(object)?;
         }
         let key = ObjectKey {
@@ -396,6 +397,7 @@ metadata: {name: cm}
         )
         .unwrap_err();
         assert!(err.to_string().contains("cluster.x-k8s.io/v1alpha3"), "{err}");
+        assert!(err.to_string().contains("Cluster default/old"), "{err}");
     }
 
     #[test]
