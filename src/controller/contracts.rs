@@ -1,7 +1,9 @@
 //! The contract a provider kind implements and the version it is read at, from the contract
 //! labels of its CRD (`cluster.x-k8s.io/v1beta2` tried before `cluster.x-k8s.io/v1beta1`), as
 //! Cluster API resolves a `ContractVersionedObjectReference`. CRD labels are read once per kind
-//! and looked at again after [`RECHECK`] (a provider upgrade may move them).
+//! and looked at again after [`RECHECK`] (a provider upgrade may move them). Each CRD read is also
+//! put, reduced to its name, contract labels, group and kind, into the watch cache, whose
+//! [`ContractVersions`](crate::api::convert::ContractVersions) the topology engine asks.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -10,9 +12,11 @@ use std::time::{Duration, Instant};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::Api;
 use kube::Client;
+use serde_json::json;
 
 use crate::contract::crd_name::crd_name;
 use crate::contract::versions::contract_and_version;
+use crate::store::WatchCache;
 
 /// How long a CRD's contract labels are trusted before they are read again.
 pub const RECHECK: Duration = Duration::from_secs(300);
@@ -29,14 +33,16 @@ pub struct ContractVersion {
 /// Contract versions of provider kinds, read from their CRDs.
 pub struct Contracts {
     client: Client,
+    cache: WatchCache,
     known: Mutex<HashMap<(String, String), (Instant, Result<ContractVersion, String>)>>,
 }
 
 impl Contracts {
-    /// Reads CRDs through `client`.
-    pub fn new(client: Client) -> Self {
+    /// Reads CRDs through `client`, sharing what it learns with `cache`.
+    pub fn new(client: Client, cache: WatchCache) -> Self {
         Self {
             client,
+            cache,
             known: Mutex::new(HashMap::new()),
         }
     }
@@ -58,6 +64,11 @@ impl Contracts {
         let name = crd_name(group, kind);
         let found = match self.labels(&name).await {
             Ok(Some(labels)) => {
+                self.cache.observe(json!({
+                    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                    "metadata": {"name": name, "labels": labels},
+                    "spec": {"group": group, "names": {"kind": kind}},
+                }));
                 contract_and_version(&name, &labels).map(|(contract, version)| ContractVersion {
                     contract,
                     api_version: format!("{group}/{version}"),

@@ -133,7 +133,7 @@ pub async fn run(
             cluster_infrastructure::FIRST_RETRY,
             cluster_infrastructure::MAX_RETRY,
         ),
-        contracts: contracts::Contracts::new(client.clone()),
+        contracts: contracts::Contracts::new(client.clone(), cache.clone()),
     });
     let config = || watcher::Config::default().any_semantic();
 
