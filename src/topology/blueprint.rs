@@ -78,7 +78,14 @@ impl Blueprint {
             .map(CompiledPatch::compile)
             .collect::<Result<Vec<_>, _>>()?;
         let reads_generated_names = class.spec.patches.iter().any(reads_generated_names);
-        let control_plane_contract = contract_of(source, &class.spec.control_plane.template_ref);
+        let cp_ref = &class.spec.control_plane.template_ref;
+        // The version the template is held at (the watch cache reads provider kinds at the
+        // contract's newest version), which the control plane is written at.
+        let held = reference(cp_ref)
+            .and_then(|(_, kind, name)| templates.get(kind)?.get(name))
+            .and_then(|template| template["apiVersion"].as_str())
+            .unwrap_or(&cp_ref.api_version);
+        let control_plane_contract = contract_of(source, held, &cp_ref.kind);
         Ok(Blueprint {
             class,
             templates,
@@ -100,14 +107,15 @@ impl Blueprint {
     }
 }
 
-/// The contract of the object a template makes (same apiVersion, the kind without `Template`):
-/// the source's answer from the kind's CRD, else the version of the template's apiVersion
-/// (`.../v1beta2` -> `v1beta2`) when no CRD is known, as offline plans mostly have none.
-fn contract_of(source: &dyn ObjectSource, template: &ClusterClassTemplateReference) -> String {
-    let kind = template.kind.strip_suffix("Template").unwrap_or(&template.kind);
-    let version = template.api_version.rsplit('/').next().unwrap_or_default();
+/// The contract of the object a template of `api_version` and `kind` makes (same apiVersion,
+/// the kind without `Template`): the source's answer from the kind's CRD, else the version of
+/// the apiVersion (`.../v1beta2` -> `v1beta2`) when no CRD is known, as offline plans mostly have
+/// none.
+fn contract_of(source: &dyn ObjectSource, api_version: &str, kind: &str) -> String {
+    let kind = kind.strip_suffix("Template").unwrap_or(kind);
+    let version = api_version.rsplit('/').next().unwrap_or_default();
     source
-        .contract_of(group_of(&template.api_version), kind, version)
+        .contract_of(group_of(api_version), kind, version)
         .unwrap_or_else(|| version.to_owned())
 }
 
