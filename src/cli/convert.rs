@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::files::manifest_files;
 use super::{print_stdout, EXIT_FINDINGS};
-use crate::api::convert::{convert, is_convertible, ContractVersions};
+use crate::api::convert::{convert, is_convertible, to_hub, ContractVersions};
 use crate::store::contract::CRD_KIND;
 use crate::store::{group_of, parse_manifests, MemoryStore};
 
@@ -236,7 +236,13 @@ fn convert_document(
 fn convert_object(object: &mut Value, to: Target, contracts: &dyn ContractVersions) -> Result<bool, String> {
     let api_version = object["apiVersion"].as_str().unwrap_or_default().to_owned();
     let kind = object["kind"].as_str().unwrap_or_default().to_owned();
-    if !is_convertible(&api_version, &kind).map_err(|e| e.to_string())? {
+    // An unserved version: the converter's own error names the object.
+    let convertible = is_convertible(&api_version, &kind).map_err(|e| {
+        to_hub(object.clone())
+            .err()
+            .map_or_else(|| e.to_string(), |e| e.to_string())
+    })?;
+    if !convertible {
         return Ok(false);
     }
     let target = to.api_version(group_of(&api_version));
