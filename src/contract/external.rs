@@ -139,10 +139,10 @@ pub fn mirrored_condition(object: &Value, contract: &str, condition_type: &str, 
 /// says `Ready`, a False one `NoReasonReported`.
 pub fn mirrored_meta_condition(object: &Value, condition_type: &str) -> Option<Value> {
     let ready = find(object.pointer("/status/conditions"), "Ready")?;
-    let status = match ready["status"].as_str() {
-        Some(status @ ("True" | "False")) => status,
-        _ => "Unknown",
-    };
+    let status = ready["status"]
+        .as_str()
+        .filter(|status| matches!(*status, "True" | "False"))
+        .unwrap_or("Unknown");
     let text = |key: &str| ready.get(key).and_then(Value::as_str).unwrap_or_default();
     let reason = match (text("reason"), status) {
         ("", "True") => "Ready",

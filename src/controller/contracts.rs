@@ -30,11 +30,14 @@ pub struct ContractVersion {
     pub api_version: String,
 }
 
+/// What was found for a (group, kind), and when.
+type Known = HashMap<(String, String), (Instant, Result<ContractVersion, String>)>;
+
 /// Contract versions of provider kinds, read from their CRDs.
 pub struct Contracts {
     client: Client,
     cache: WatchCache,
-    known: Mutex<HashMap<(String, String), (Instant, Result<ContractVersion, String>)>>,
+    known: Mutex<Known>,
 }
 
 impl Contracts {
