@@ -57,7 +57,7 @@ fn a_class_change_rolls_out_to_every_cluster_of_the_class() {
     let changed = with(
         with(
             class,
-            "/spec/workers/machineDeployments/0/template/infrastructure/ref/name",
+            "/spec/workers/machineDeployments/0/infrastructure/templateRef/name",
             json!(NEW_TEMPLATE),
         ),
         "/spec/controlPlane/metadata/labels/image-generation",

@@ -310,7 +310,7 @@ fn the_topology_is_created_kept_and_upgraded_in_order() {
     // condition's reason is ReconcileFailed for every failure, the cause in its message).
     let mut orphan = quickstart_object("10-cluster-dev.yaml", "Cluster");
     orphan["metadata"]["name"] = json!("orphan");
-    orphan["spec"]["topology"]["class"] = json!("no-such-class");
+    orphan["spec"]["topology"]["classRef"]["name"] = json!("no-such-class");
     kubectl.accepts(&render(&[orphan])).unwrap_or_else(|e| fail(e));
     poll("the blocked condition", CONVERGED, || {
         let cluster = kubectl.get_json("cluster", "default", "orphan")?;

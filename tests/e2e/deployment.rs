@@ -92,7 +92,10 @@ fn assert_base(objects: &[Value]) {
         .collect();
     served.sort_unstable();
     expected.sort_unstable();
-    assert_eq!(served, expected, "every v1beta2 webhook the server answers is registered");
+    assert_eq!(
+        served, expected,
+        "every v1beta2 webhook the server answers is registered"
+    );
 }
 
 /// The webhook reads only; the controllers' rights come by aggregation; no write wildcard but on

@@ -24,6 +24,7 @@ mod refusals;
 mod resource_sets;
 mod resource_sets_scale;
 mod runtime_extensions;
+mod runtime_isolation;
 mod scale;
 mod scenarios;
 mod versions;

@@ -5,9 +5,23 @@ use serde_json::Value;
 
 use crate::env::repo_path;
 
-/// Every document of `examples/quickstart/<file>`.
+/// Every document of `examples/quickstart/<file>` (v1beta2).
 pub fn quickstart(file: &str) -> Vec<Value> {
-    let path = repo_path("examples/quickstart").join(file);
+    documents("examples/quickstart", file)
+}
+
+/// The one document of `examples/v1beta1/<file>` of `kind`: the quickstart as a v1beta1 client
+/// writes it.
+pub fn v1beta1_object(file: &str, kind: &str) -> Value {
+    documents("examples/v1beta1", file)
+        .into_iter()
+        .find(|object| object["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} in examples/v1beta1/{file}"))
+}
+
+/// Every document of `<dir>/<file>`.
+fn documents(dir: &str, file: &str) -> Vec<Value> {
+    let path = repo_path(dir).join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_yaml_ng::Deserializer::from_str(&text)
         .map(|document| {

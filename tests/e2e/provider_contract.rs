@@ -262,7 +262,7 @@ fn unserved_kind(env: &Env) {
     poll("the unserved kind to be reported", CONVERGED, || {
         let cluster = kubectl.get_json("cluster", "default", "nocrd")?;
         let ready = cluster_condition(&cluster, "InfrastructureReady");
-        let expected = "the API server does not serve FooCluster (infrastructure.example.com/v1beta1): is the provider's CRD installed?";
+        let expected = "the API server does not serve FooCluster (infrastructure.example.com): is the provider's CRD fooclusters.infrastructure.example.com installed?";
         (ready["message"] == expected).then_some(()).ok_or(format!("{ready}"))
     })
     .unwrap_or_else(|e| fail(e));

@@ -76,7 +76,7 @@ fn with_variable(mut cluster: Value, name: &str, value: Value) -> Value {
 /// A Cluster of class `class` named `name`, otherwise the dev Cluster.
 fn new_cluster(name: &str, class: &str) -> Value {
     let cluster = with(dev(), "/metadata/name", json!(name));
-    with(cluster, "/spec/topology/class", json!(class))
+    with(cluster, "/spec/topology/classRef/name", json!(class))
 }
 
 /// Classes the refusals need besides the quickstart: `strict` (a required variable without a
@@ -95,7 +95,11 @@ pub fn extra_classes() -> Vec<Value> {
     let strict = with(strict, "/spec/variables", Value::Array(strict_variables));
 
     let aws = with(class(), "/metadata/name", json!("quick-start-aws"));
-    let aws = with(aws, "/spec/infrastructure/ref/kind", json!("AWSClusterTemplate"));
+    let aws = with(
+        aws,
+        "/spec/infrastructure/templateRef/kind",
+        json!("AWSClusterTemplate"),
+    );
     vec![strict, aws]
 }
 
@@ -108,7 +112,7 @@ pub fn cases() -> Vec<Refusal> {
     let mixed = with(
         new_cluster("mixed", "quick-start"),
         "/spec/infrastructureRef",
-        json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerCluster", "name": "mixed"}),
+        json!({"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "DockerCluster", "name": "mixed"}),
     );
     let no_log_level = without(
         without(class(), "/spec/variables", "name", "kubeletLogLevel"),
@@ -214,10 +218,9 @@ pub fn cases() -> Vec<Refusal> {
         ),
         refusal(
             "class change to an incompatible class",
-            with(dev(), "/spec/topology/class", json!("quick-start-aws")),
+            with(dev(), "/spec/topology/classRef/name", json!("quick-start-aws")),
             &[
-                "spec.infrastructure.ref.kind: Forbidden:",
-                r#"apiVersion.kind cannot be changed from "DockerClusterTemplate" to "AWSClusterTemplate""#,
+                r#"spec.infrastructure.templateRef.kind: Forbidden: kind cannot be changed from "DockerClusterTemplate" to "AWSClusterTemplate""#,
             ],
         ),
         refusal(

@@ -10,24 +10,24 @@
 //! an ExtensionConfig once it is deleted.
 
 #[path = "../common/extension.rs"]
-mod extension;
+pub(crate) mod extension;
 
 use std::time::Duration;
 
 use base64::Engine;
 use serde_json::{json, Value};
 
-use crate::controllers::{condition, CONVERGED as TOPOLOGY_CONVERGED};
+use crate::controllers::CONVERGED as TOPOLOGY_CONVERGED;
 use crate::env::{repo_path, Env};
 use crate::kubectl::Kubectl;
-use crate::manifests::{quickstart_object, quickstart_templates, render, with, without};
+use crate::manifests::{quickstart_templates, render, with, without};
 use crate::process::poll;
 use extension::Extension;
 
 /// How long the controllers may take to discover and write a status.
 const CONVERGED: Duration = Duration::from_secs(60);
 /// The ExtensionConfig's name, as seed 003 names its handlers.
-const CONFIG: &str = "k8s-upgrade-with-runtimesdk";
+pub(crate) const CONFIG: &str = "k8s-upgrade-with-runtimesdk";
 
 #[test]
 fn runtime_extensions_discover_handlers_and_variables() {
@@ -36,7 +36,7 @@ fn runtime_extensions_discover_handlers_and_variables() {
     if let Err(e) = scenario(&env.kubectl, &extension) {
         panic!("{e}\n{}", env.logs());
     }
-    if let Err(e) = patched_then_isolated(&mut env, extension) {
+    if let Err(e) = crate::runtime_isolation::patched_then_isolated(&mut env, extension) {
         panic!("{e}\n{}", env.logs());
     }
 }
@@ -256,7 +256,7 @@ fn definition_from_kept(kubectl: &Kubectl) -> Result<(), String> {
 }
 
 /// A v1beta2 ExtensionConfig at `url` trusting `ca_bundle`, or annotated to have it injected.
-fn extension_config(
+pub(crate) fn extension_config(
     name: &str,
     url: &str,
     ca_bundle: Option<&str>,
@@ -305,7 +305,7 @@ fn wait_discovered(kubectl: &Kubectl, name: &str) -> Result<Value, String> {
 }
 
 /// `Ok` when `holds`, else the failure `what` describes.
-fn expect(holds: bool, what: String) -> Result<(), String> {
+pub(crate) fn expect(holds: bool, what: String) -> Result<(), String> {
     if holds {
         Ok(())
     } else {
@@ -313,165 +313,8 @@ fn expect(holds: bool, what: String) -> Result<(), String> {
     }
 }
 
-/// The containerd drop-in the test extension's GeneratePatches adds for `http-proxy`.
-const PROXY_DROP_IN: &str = "/etc/systemd/system/containerd.service.d/http-proxy.conf";
-
-/// Seed 003's Cluster (admitted by [`scenario`]), its extension registered again, reaches the state the extension patches in:
-/// its DockerCluster takes the discovered `lbImageRepository` default, its control plane the
-/// proxy drop-in (which ValidateTopology then requires). With the extension stopped, a change to
-/// that Cluster blocks only it, `TopologyReconciled` False naming the handler with a message that
-/// does not change between retries, while a Cluster of a class without external patches keeps
-/// being reconciled and the server keeps running; pointed at a new extension, it recovers.
-fn patched_then_isolated(env: &mut Env, extension: Extension) -> Result<(), String> {
-    let kubectl = &env.kubectl;
-    // [`scenario`] ended by deleting the ExtensionConfig: register the extension again.
-    let url = format!("https://{}", extension.addr);
-    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(&extension.ca_pem);
-    kubectl.accepts(&extension_config(CONFIG, &url, Some(&ca_bundle), None).to_string())?;
-    let cluster = wait_condition(kubectl, "cluster", "TopologyReconciled", "proxy-dev", "True")?;
-    let infrastructure = kubectl.get_json(
-        "dockercluster",
-        "default",
-        cluster["spec"]["infrastructureRef"]["name"]
-            .as_str()
-            .unwrap_or_default(),
-    )?;
-    expect(
-        infrastructure["spec"]["loadBalancer"]["imageRepository"] == "kindest",
-        format!(
-            "the extension's patch on the DockerCluster: {}",
-            infrastructure["spec"]
-        ),
-    )?;
-    let control_plane = kubectl.get_json(
-        "kubeadmcontrolplane",
-        "default",
-        cluster["spec"]["controlPlaneRef"]["name"]
-            .as_str()
-            .unwrap_or_default(),
-    )?;
-    let files = &control_plane["spec"]["kubeadmConfigSpec"]["files"];
-    expect(
-        files.as_array().into_iter().flatten().any(|f| {
-            f["path"] == PROXY_DROP_IN
-                && f["content"] == "[Service]\nEnvironment=\"HTTP_PROXY=http://proxy.example2.com:1234\"\n"
-        }),
-        format!("the extension's proxy drop-in on the control plane: {files}"),
-    )?;
-
-    // A neighbour on a class without external patches.
-    kubectl.accepts(&render(&[quickstart_object(
-        "00-clusterclass.yaml",
-        "ClusterClass",
-    )]))?;
-    crate::class_status::wait_reconciled(kubectl, "default", "quick-start")?;
-    kubectl.accepts(&render(&[quickstart_object("10-cluster-dev.yaml", "Cluster")]))?;
-    wait_condition(kubectl, "cluster", "TopologyReconciled", "dev", "True")?;
-
-    // The extension goes away; proxy-dev's topology must change (a new image repository).
-    drop(extension);
-    let mut variables = cluster["spec"]["topology"]["variables"].clone();
-    for value in variables.as_array_mut().into_iter().flatten() {
-        if value["name"] == "lbImageRepository" {
-            value["value"] = json!("registry.example.com");
-        }
-    }
-    let change = json!({"spec": {"topology": {"variables": variables}}}).to_string();
-    kubectl.ok(&[
-        "patch",
-        "cluster",
-        "proxy-dev",
-        "-n",
-        "default",
-        "--type=merge",
-        "-p",
-        &change,
-    ])?;
-    let blocked = condition(&wait_condition(
-        kubectl,
-        "cluster",
-        "TopologyReconciled",
-        "proxy-dev",
-        "False",
-    )?);
-    let message = blocked["message"].as_str().unwrap_or_default().to_owned();
-    expect(
-        blocked["reason"] == "ExternalPatchFailed" && message.contains(&format!("generate-patches.{CONFIG}")),
-        format!("TopologyReconciled names the extension: {blocked}"),
-    )?;
-
-    // The neighbour scales while proxy-dev waits.
-    kubectl.ok(&[
-        "patch",
-        "cluster",
-        "dev",
-        "-n",
-        "default",
-        "--type=json",
-        "-p",
-        r#"[{"op": "replace", "path": "/spec/topology/workers/machineDeployments/0/replicas", "value": 3}]"#,
-    ])?;
-    poll(
-        "the neighbour's MachineDeployment to scale",
-        TOPOLOGY_CONVERGED,
-        || {
-            let deployments = crate::controllers::owned_by(kubectl, "dev", "machinedeployment")?;
-            deployments
-                .iter()
-                .any(|md| md["spec"]["replicas"] == 3)
-                .then_some(())
-                .ok_or_else(|| {
-                    format!(
-                        "replicas {:?}",
-                        deployments
-                            .iter()
-                            .map(|md| &md["spec"]["replicas"])
-                            .collect::<Vec<_>>()
-                    )
-                })
-        },
-    )?;
-    let again = condition(&kubectl.get_json("cluster", "default", "proxy-dev")?);
-    expect(
-        again["message"] == blocked["message"]
-            && again["lastTransitionTime"] == blocked["lastTransitionTime"],
-        format!("the same condition between retries: {blocked} then {again}"),
-    )?;
-    env.server().ensure_running()?;
-
-    // A new extension (another port and CA): proxy-dev is reconciled again.
-    let extension = Extension::start();
-    let kubectl = &env.kubectl;
-    let url = format!("https://{}", extension.addr);
-    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(&extension.ca_pem);
-    kubectl.accepts(&extension_config(CONFIG, &url, Some(&ca_bundle), None).to_string())?;
-    let recovered = poll(
-        "proxy-dev to be patched by the new extension",
-        Duration::from_secs(120),
-        || {
-            let cluster = kubectl.get_json("cluster", "default", "proxy-dev")?;
-            let name = cluster["spec"]["infrastructureRef"]["name"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned();
-            let infrastructure = kubectl.get_json("dockercluster", "default", &name)?;
-            let repository = &infrastructure["spec"]["loadBalancer"]["imageRepository"];
-            (repository == "registry.example.com" && condition(&cluster)["status"] == "True")
-                .then_some(())
-                .ok_or_else(|| {
-                    format!(
-                        "imageRepository {repository}, TopologyReconciled {}",
-                        condition(&cluster)
-                    )
-                })
-        },
-    );
-    drop(extension);
-    recovered
-}
-
 /// The condition `type_` of `object`'s status, or null.
-fn condition_of(object: &Value, type_: &str) -> Value {
+pub(crate) fn condition_of(object: &Value, type_: &str) -> Value {
     object["status"]["conditions"]
         .as_array()
         .into_iter()
@@ -482,7 +325,7 @@ fn condition_of(object: &Value, type_: &str) -> Value {
 }
 
 /// Waits until the `resource` `name` in `default` has condition `type_` at `status`.
-fn wait_condition(
+pub(crate) fn wait_condition(
     kubectl: &Kubectl,
     resource: &str,
     type_: &str,

@@ -9,7 +9,7 @@ use crate::class_status;
 use crate::controllers::{condition, owned_by, CONVERGED};
 use crate::env::Env;
 use crate::kubectl::Kubectl;
-use crate::manifests::{quickstart_object, quickstart_templates, render, with};
+use crate::manifests::{quickstart_object, quickstart_templates, render, v1beta1_object, with};
 use crate::process::poll;
 
 /// The Cluster resource at each served version, as a client pins it.
@@ -48,9 +48,9 @@ fn clients_of_both_versions_share_clusters_stored_as_v1beta2() {
         .unwrap_or_else(|e| fail(e));
     class_status::wait_reconciled(kubectl, "default", "quick-start").unwrap_or_else(|e| fail(e));
 
-    // Written once by each client: `dev` as v1beta1 (the quickstart example), `hub` as v1beta2.
+    // Written once by each client: `dev` as v1beta1 (examples/v1beta1), `hub` as v1beta2.
     kubectl
-        .accepts(&render(&[quickstart_object("10-cluster-dev.yaml", "Cluster")]))
+        .accepts(&render(&[v1beta1_object("10-cluster-dev.yaml", "Cluster")]))
         .unwrap_or_else(|e| fail(e));
     kubectl
         .accepts(&hub_cluster("hub").to_string())
@@ -58,7 +58,6 @@ fn clients_of_both_versions_share_clusters_stored_as_v1beta2() {
     for name in ["dev", "hub"] {
         read_at_both_versions(kubectl, name).unwrap_or_else(|e| fail(e));
         stored_as_v1beta2(&env, name).unwrap_or_else(|e| fail(e));
-        reconciled(kubectl, name, 1).unwrap_or_else(|e| fail(e));
     }
     let crd = kubectl
         .get_json("crd", "", "clusters.cluster.x-k8s.io")
@@ -69,6 +68,16 @@ fn clients_of_both_versions_share_clusters_stored_as_v1beta2() {
         "only v1beta2 was ever stored: {:#}",
         crd["status"]
     );
+
+    // Refusals answer each client in the words of the version it sent.
+    refused_as_sent(kubectl).unwrap_or_else(|e| fail(e));
+
+    // The topology of each is reconciled (and its Cluster still reads at both versions once the
+    // controllers set its refs, which a v1beta1 reader gets with the apiVersion of the contract).
+    for name in ["dev", "hub"] {
+        reconciled(kubectl, name, 1).unwrap_or_else(|e| fail(e));
+        read_at_both_versions(kubectl, name).unwrap_or_else(|e| fail(e));
+    }
 
     // Each client changes the other's Cluster; both keep reading what they wrote.
     let scale =
@@ -92,8 +101,6 @@ fn clients_of_both_versions_share_clusters_stored_as_v1beta2() {
         stored_as_v1beta2(&env, name).unwrap_or_else(|e| fail(e));
         reconciled(kubectl, name, 2).unwrap_or_else(|e| fail(e));
     }
-
-    refused_as_sent(kubectl).unwrap_or_else(|e| fail(e));
 }
 
 /// `kubectl get` of Cluster `name` through each version shows that version's shape of the same
@@ -113,7 +120,15 @@ fn read_at_both_versions(kubectl: &Kubectl, name: &str) -> Result<(), String> {
     let agreed = old_topology["version"] == new_topology["version"]
         && old_topology["workers"]["machineDeployments"][0]["replicas"]
             == new_topology["workers"]["machineDeployments"][0]["replicas"];
-    if same && shaped && agreed {
+    // Once set, a ref reads as v1beta1 with the version the referenced CRD names for the
+    // contract (Cluster API v1.14.0's KubeadmControlPlane: v1beta2), as v1beta2 without one.
+    let (old_ref, new_ref) = (&old["spec"]["controlPlaneRef"], &new["spec"]["controlPlaneRef"]);
+    let refs = new_ref.is_null()
+        || (old_ref["apiVersion"] == "controlplane.cluster.x-k8s.io/v1beta2"
+            && old_ref["name"] == new_ref["name"]
+            && new_ref["apiGroup"] == "controlplane.cluster.x-k8s.io"
+            && new_ref.get("apiVersion").is_none());
+    if same && shaped && agreed && refs {
         Ok(())
     } else {
         Err(format!(
@@ -211,7 +226,7 @@ fn refused_as_sent(kubectl: &Kubectl) -> Result<(), String> {
         json!({"checks": {"nodeStartupTimeoutSeconds": 10}}),
     );
     let as_v1beta1 = check(
-        quickstart_object("10-cluster-dev.yaml", "Cluster"),
+        v1beta1_object("10-cluster-dev.yaml", "Cluster"),
         "machineHealthCheck",
         json!({"nodeStartupTimeout": "10s"}),
     );
