@@ -1,4 +1,6 @@
-//! Admission hot paths: a Cluster create through the mutating and validating webhooks, and a
+//! Admission hot paths: a Cluster create through the mutating and validating webhooks (as the
+//! API server sends it to Cluster API v1.14's v1beta2 paths, and as a client registered at the
+//! v1beta1 paths sends it: converted to the hub and patched against what was sent), and a
 //! ClusterClass update checked against the 1,000 Clusters that use it. Each iteration goes from
 //! the request's bytes to the answer's bytes as the server writes them (`encode_review`: the
 //! JSONPatch as base64, as the API server's types encode it).
@@ -20,22 +22,44 @@ fn one(text: &str) -> Value {
     parse_manifests(text).expect("fixture parses").remove(0)
 }
 
+/// The fixture (written in v1beta1) on the hub, as the API server sends it to a v1beta2 webhook.
+fn hub(text: &str) -> Value {
+    capi_topology::api::convert::to_hub(one(text)).expect("fixture converts")
+}
+
 fn encode(kind: Kind, operation: Operation, object: Option<&Value>, old: Option<&Value>) -> Vec<u8> {
     serde_json::to_vec(&review_json(kind, &operation, object, old)).expect("encodes")
 }
 
 /// Mutate then validate a Cluster create: 20 variables (nested objects, lists, CEL) and 5 MachineDeployments.
 fn cluster_create(c: &mut Criterion) {
+    cluster_create_as(
+        c,
+        "cluster_create_mutate_validate_20_vars_5_mds",
+        hub(CLUSTER),
+        false,
+    );
+    cluster_create_as(
+        c,
+        "cluster_create_mutate_validate_20_vars_5_mds_v1beta1",
+        one(CLUSTER),
+        true,
+    );
+}
+
+/// [`cluster_create`] of `cluster` at the v1beta1 paths (`spoke`) or the v1beta2 ones.
+fn cluster_create_as(c: &mut Criterion, name: &str, cluster: Value, spoke: bool) {
     let mut store = MemoryStore::default();
     store.insert(one(CLASS)).expect("class stored");
-    let cluster = one(CLUSTER);
     let mutate = Webhook {
         kind: Kind::Cluster,
         mutating: true,
+        spoke,
     };
     let validate = Webhook {
         kind: Kind::Cluster,
         mutating: false,
+        spoke,
     };
     let mutate_body = encode(Kind::Cluster, Operation::Create, Some(&cluster), None);
     let answer = admission::review(mutate.path(), &mutate_body, &store);
@@ -51,7 +75,15 @@ fn cluster_create(c: &mut Criterion) {
         json_patch::patch(&mut defaulted, &patch).expect("patch applies");
     }
     let validate_body = encode(Kind::Cluster, Operation::Create, Some(&defaulted), None);
-    c.bench_function("cluster_create_mutate_validate_20_vars_5_mds", |b| {
+    let validated = admission::review(validate.path(), &validate_body, &store)
+        .response
+        .expect("answered");
+    assert!(
+        validated.allowed,
+        "benchmark input must be valid: {}",
+        validated.result.message
+    );
+    c.bench_function(name, |b| {
         b.iter(|| {
             let m = admission::encode_review(&admission::review(mutate.path(), &mutate_body, &store))
                 .expect("encodes");
@@ -64,7 +96,7 @@ fn cluster_create(c: &mut Criterion) {
 
 /// Validate a ClusterClass update that changes a variable's schema, with 1,000 Clusters using the class.
 fn class_update_with_1000_clusters(c: &mut Criterion) {
-    let class = one(CLASS);
+    let class = hub(CLASS);
     let mut store = MemoryStore::default();
     store.insert(class.clone()).expect("class stored");
     let cluster = one(CLUSTER);
@@ -80,6 +112,7 @@ fn class_update_with_1000_clusters(c: &mut Criterion) {
     let validate = Webhook {
         kind: Kind::ClusterClass,
         mutating: false,
+        spoke: false,
     };
     let body = encode(
         Kind::ClusterClass,

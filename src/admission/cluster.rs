@@ -8,6 +8,7 @@ mod patch;
 mod topology;
 mod variables;
 mod version;
+mod workers;
 
 use std::net::IpAddr;
 

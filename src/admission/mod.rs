@@ -1,5 +1,6 @@
 //! The webhooks' rules, pure: an AdmissionReview in, an AdmissionReview out.
 
+mod admitted;
 pub mod cluster;
 pub mod cluster_class;
 pub mod cluster_resource_set;

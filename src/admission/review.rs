@@ -7,15 +7,13 @@ use kube::core::admission::{AdmissionResponse, AdmissionReview, Operation};
 use kube::core::response::Status;
 use kube::core::{DynamicObject, GroupVersionKind};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::admitted::Admitted;
 use super::webhook::{Kind, Webhook};
-use super::{
-    cluster, cluster_class, cluster_resource_set, cluster_resource_set_binding, edge, extension_config,
-    status, Outcome,
-};
+use super::{edge, status, Outcome};
 use crate::api::runtime::ExtensionConfig;
 use crate::api::{Cluster, ClusterClass, ClusterResourceSet, ClusterResourceSetBinding};
 use crate::decode::{within_containers, MAX_JSON_CONTAINERS};
@@ -24,131 +22,6 @@ use crate::store::ObjectSource;
 /// The largest AdmissionReview body we read: the API server caps a request at 3 MiB, and a
 /// review carries the object twice (object and oldObject).
 pub const MAX_BODY_BYTES: usize = 7 * 1024 * 1024;
-
-/// The rules of one admitted kind, as the webhooks run them.
-trait Admitted: Serialize + DeserializeOwned + Clone {
-    const KIND: Kind;
-    fn name(&self) -> &str;
-    fn type_meta(&self) -> (&str, &str);
-    /// Defaults the object and gives the JSONPatch of what changed.
-    fn default(&mut self, old: Option<&Self>, source: &dyn ObjectSource) -> Result<(Outcome, Patch), String>;
-    fn validate(&self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome;
-    fn validate_delete(old: &Self, source: &dyn ObjectSource) -> Outcome;
-}
-
-impl Admitted for Cluster {
-    const KIND: Kind = Kind::Cluster;
-    fn name(&self) -> &str {
-        self.metadata.name.as_deref().unwrap_or_default()
-    }
-    fn type_meta(&self) -> (&str, &str) {
-        (&self.api_version, &self.kind)
-    }
-    fn default(&mut self, old: Option<&Self>, source: &dyn ObjectSource) -> Result<(Outcome, Patch), String> {
-        Ok(cluster::default(self, old, source))
-    }
-    fn validate(&self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome {
-        cluster::validate(self, old, source)
-    }
-    fn validate_delete(_old: &Self, _source: &dyn ObjectSource) -> Outcome {
-        Outcome::default()
-    }
-}
-
-impl Admitted for ClusterClass {
-    const KIND: Kind = Kind::ClusterClass;
-    fn name(&self) -> &str {
-        self.metadata.name.as_deref().unwrap_or_default()
-    }
-    fn type_meta(&self) -> (&str, &str) {
-        (&self.api_version, &self.kind)
-    }
-    /// Cluster API v1.14 has no ClusterClass defaulting: the endpoint kept at the v1beta1
-    /// mutating path changes nothing.
-    fn default(
-        &mut self,
-        _old: Option<&Self>,
-        _source: &dyn ObjectSource,
-    ) -> Result<(Outcome, Patch), String> {
-        Ok((Outcome::default(), Patch(Vec::new())))
-    }
-    fn validate(&self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome {
-        cluster_class::validate(self, old, source)
-    }
-    fn validate_delete(old: &Self, source: &dyn ObjectSource) -> Outcome {
-        cluster_class::validate_delete(old, source)
-    }
-}
-
-impl Admitted for ClusterResourceSet {
-    const KIND: Kind = Kind::ClusterResourceSet;
-    fn name(&self) -> &str {
-        ClusterResourceSet::name(self)
-    }
-    fn type_meta(&self) -> (&str, &str) {
-        (&self.api_version, &self.kind)
-    }
-    fn default(
-        &mut self,
-        _old: Option<&Self>,
-        _source: &dyn ObjectSource,
-    ) -> Result<(Outcome, Patch), String> {
-        diffed(self, cluster_resource_set::default)
-    }
-    fn validate(&self, old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
-        cluster_resource_set::validate(self, old)
-    }
-    fn validate_delete(_old: &Self, _source: &dyn ObjectSource) -> Outcome {
-        Outcome::default()
-    }
-}
-
-impl Admitted for ClusterResourceSetBinding {
-    const KIND: Kind = Kind::ClusterResourceSetBinding;
-    fn name(&self) -> &str {
-        self.metadata.name.as_deref().unwrap_or_default()
-    }
-    fn type_meta(&self) -> (&str, &str) {
-        (&self.api_version, &self.kind)
-    }
-    /// A binding has no mutating webhook: nothing is defaulted.
-    fn default(
-        &mut self,
-        _old: Option<&Self>,
-        _source: &dyn ObjectSource,
-    ) -> Result<(Outcome, Patch), String> {
-        Ok((Outcome::default(), Patch(Vec::new())))
-    }
-    fn validate(&self, old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
-        cluster_resource_set_binding::validate(self, old)
-    }
-    fn validate_delete(_old: &Self, _source: &dyn ObjectSource) -> Outcome {
-        Outcome::default()
-    }
-}
-
-impl Admitted for ExtensionConfig {
-    const KIND: Kind = Kind::ExtensionConfig;
-    fn name(&self) -> &str {
-        ExtensionConfig::name(self)
-    }
-    fn type_meta(&self) -> (&str, &str) {
-        (&self.api_version, &self.kind)
-    }
-    fn default(
-        &mut self,
-        _old: Option<&Self>,
-        _source: &dyn ObjectSource,
-    ) -> Result<(Outcome, Patch), String> {
-        diffed(self, extension_config::default)
-    }
-    fn validate(&self, _old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
-        extension_config::validate(self)
-    }
-    fn validate_delete(_old: &Self, _source: &dyn ObjectSource) -> Outcome {
-        Outcome::default()
-    }
-}
 
 /// The parts of an AdmissionReview the webhooks read, objects kept raw: read when the one-pass
 /// [`TypedReview`] does not apply (an object in an older version, or one that does not decode),
@@ -435,17 +308,6 @@ fn mutate<T: Admitted>(
         Some(patch),
         sent.spoke_paths,
     )
-}
-
-/// Runs `default` on `object` and gives the JSONPatch from its typed serialisation before to
-/// after, so fields our types do not know never appear in the patch.
-fn diffed<T: Admitted>(object: &mut T, default: impl FnOnce(&mut T)) -> Result<(Outcome, Patch), String> {
-    let encode = |object: &T| {
-        serde_json::to_value(object).map_err(|err| format!("cannot encode {}: {err}", T::KIND.name()))
-    };
-    let before = encode(object)?;
-    default(object);
-    Ok((Outcome::default(), super::diff::diff(&before, &encode(object)?)))
 }
 
 fn answer(

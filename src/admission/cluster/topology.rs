@@ -2,15 +2,13 @@
 //! changes, metadata, rollout, taints, worker topologies and health checks against the class,
 //! the class's `kubernetesVersions`, autoscaler annotations, and class changes.
 
-use std::collections::BTreeSet;
-
-use super::{class_of, version, ClassProblem};
+use super::{class_of, version, workers, ClassProblem};
 use crate::admission::Outcome;
 use crate::api::labels::{
     AUTOSCALER_MAX_SIZE_ANNOTATION, AUTOSCALER_MIN_SIZE_ANNOTATION, TOPOLOGY_UPGRADE_CONCURRENCY_ANNOTATION,
     UNSAFE_UPDATE_CLASS_NAME_ANNOTATION, UNSAFE_UPDATE_VERSION_ANNOTATION,
 };
-use crate::api::{Cluster, ClusterClass, MachineHealthCheckTopology, Topology, TopologyMetadata};
+use crate::api::{Cluster, ClusterClass, Topology, TopologyMetadata};
 use crate::field::{FieldError, FieldErrors, FieldPath};
 use crate::store::ObjectSource;
 use crate::topology::compatibility::check_classes_compatible;
@@ -26,8 +24,6 @@ pub fn class_key(cluster: &Cluster) -> (String, String) {
     };
     (namespace, class_ref.name.clone())
 }
-
-use super::metadata::label_value_problems;
 
 /// Validates the topology of `cluster` (create when `old` is None).
 pub fn validate(cluster: &Cluster, old: Option<&Cluster>, source: &dyn ObjectSource) -> Outcome {
@@ -45,8 +41,8 @@ pub fn validate(cluster: &Cluster, old: Option<&Cluster>, source: &dyn ObjectSou
     }
     errors.extend(version::format_errors(&path.child("version"), &topology.version));
     validate_metadata(topology, &path, errors);
-    validate_rollout(topology, &path, errors);
-    validate_taints(topology, &path, errors);
+    workers::validate_rollout(topology, &path, errors);
+    workers::validate_taints(topology, &path, errors);
     validate_concurrency(cluster, errors);
     let (class_namespace, class_name) = class_key(cluster);
     // v1.14 validates against a class that is not reconciled too, after warning about it.
@@ -71,8 +67,10 @@ pub fn validate(cluster: &Cluster, old: Option<&Cluster>, source: &dyn ObjectSou
         // API does: both steps read the class once, so a class changing between the two
         // webhooks cannot deny what was defaulted.
         outcome.errors.extend(validate_listed_version(cluster, class));
-        outcome.errors.extend(validate_workers(cluster, class));
-        outcome.errors.extend(validate_health_checks(cluster, class));
+        outcome.errors.extend(workers::validate_workers(cluster, class));
+        outcome
+            .errors
+            .extend(workers::validate_health_checks(cluster, class));
     }
     outcome.errors.extend(validate_autoscaler(cluster, class));
     if let Some(old) = old {
@@ -172,43 +170,6 @@ fn validate_update(
     }
 }
 
-/// MachineDeployment rollout strategies: ints or percentages, not both 0.
-fn validate_rollout(topology: &Topology, path: &FieldPath, errors: &mut FieldErrors) {
-    for md in &topology.workers.machine_deployments {
-        let at = path
-            .children(&["workers", "machineDeployments"])
-            .key(&md.name)
-            .children(&["rollout", "strategy"]);
-        errors.extend(crate::admission::health_check::validate_rolling_update(
-            &md.rollout.strategy.rolling_update,
-            &at,
-        ));
-    }
-}
-
-/// Taints of the control plane, MachineDeployments and MachinePools.
-fn validate_taints(topology: &Topology, path: &FieldPath, errors: &mut FieldErrors) {
-    use crate::admission::taints;
-    errors.extend(taints::validate(
-        &topology.control_plane.taints,
-        &path.children(&["controlPlane", "taints"]),
-    ));
-    for md in &topology.workers.machine_deployments {
-        let at = path
-            .children(&["workers", "machineDeployments"])
-            .key(&md.name)
-            .child("taints");
-        errors.extend(taints::validate(&md.taints, &at));
-    }
-    for mp in &topology.workers.machine_pools {
-        let at = path
-            .children(&["workers", "machinePools"])
-            .key(&mp.name)
-            .child("taints");
-        errors.extend(taints::validate(&mp.taints, &at));
-    }
-}
-
 fn validate_metadata(topology: &Topology, path: &FieldPath, errors: &mut FieldErrors) {
     let mut check = |metadata: &TopologyMetadata, at: FieldPath| {
         errors.extend(super::metadata::validate(
@@ -259,157 +220,6 @@ fn validate_concurrency(cluster: &Cluster, errors: &mut FieldErrors) {
             "value cannot be less than 1",
         )),
         Ok(_) => {}
-    }
-}
-
-/// MachineDeployment and MachinePool topologies: valid unique names, classes the ClusterClass has.
-fn validate_workers(cluster: &Cluster, class: &ClusterClass) -> FieldErrors {
-    let mut errors = FieldErrors::new();
-    let workers = &cluster.spec.topology.workers;
-    let class_name = class.metadata.name.as_deref().unwrap_or_default();
-    let md_classes: BTreeSet<&str> = class
-        .spec
-        .workers
-        .machine_deployments
-        .iter()
-        .map(|c| c.class.as_str())
-        .collect();
-    let mp_classes: BTreeSet<&str> = class
-        .spec
-        .workers
-        .machine_pools
-        .iter()
-        .map(|c| c.class.as_str())
-        .collect();
-    let pools = workers
-        .machine_pools
-        .iter()
-        .map(|p| (p.name.as_str(), p.class.as_str()));
-    let deployments = workers
-        .machine_deployments
-        .iter()
-        .map(|d| (d.name.as_str(), d.class.as_str()));
-    for (field, kind, known, entries) in [
-        (
-            "machineDeployments",
-            "MachineDeployment",
-            &md_classes,
-            deployments.collect::<Vec<_>>(),
-        ),
-        (
-            "machinePools",
-            "MachinePool",
-            &mp_classes,
-            pools.collect::<Vec<_>>(),
-        ),
-    ] {
-        let mut names = BTreeSet::new();
-        for (i, (name, worker_class)) in entries.into_iter().enumerate() {
-            let at = FieldPath::new("spec")
-                .children(&["topology", "workers", field])
-                .index(i);
-            for problem in label_value_problems(name) {
-                errors.push(FieldError::invalid(
-                    &at.child("name"),
-                    name,
-                    format!("must be a valid label value {problem}"),
-                ));
-            }
-            if !known.contains(&worker_class) {
-                errors.push(FieldError::invalid(
-                    &at.child("class"),
-                    worker_class,
-                    format!("{kind}Class with name {worker_class:?} does not exist in ClusterClass {class_name:?}"),
-                ));
-            }
-            if name.is_empty() {
-                errors.push(FieldError::required(&at.child("name"), "name must not be empty"));
-                continue;
-            }
-            if !names.insert(name) {
-                errors.push(FieldError::invalid(
-                    &at.child("name"),
-                    name,
-                    format!("name must be unique. {kind} with name {name:?} is defined more than once"),
-                ));
-            }
-        }
-    }
-    errors
-}
-
-fn validate_health_checks(cluster: &Cluster, class: &ClusterClass) -> FieldErrors {
-    use crate::admission::health_check;
-    let mut errors = FieldErrors::new();
-    let topology = &cluster.spec.topology;
-    let check = &topology.control_plane.health_check;
-    let path = FieldPath::new("spec").children(&["topology", "controlPlane", "healthCheck"]);
-    if check.is_defined() {
-        if class
-            .spec
-            .control_plane
-            .machine_infrastructure
-            .template_ref
-            .is_unset()
-        {
-            errors.push(FieldError::forbidden(
-                &path,
-                "can be only set if spec.controlPlane.machineInfrastructure is set in ClusterClass",
-            ));
-        }
-        errors.extend(health_check::validate(
-            &check.checks,
-            &check.remediation,
-            false,
-            &path,
-        ));
-    }
-    validate_enabled(
-        check,
-        !class.spec.control_plane.health_check.is_unset(),
-        &path,
-        &mut errors,
-    );
-    for md in &topology.workers.machine_deployments {
-        let check = &md.health_check;
-        let path = FieldPath::new("spec")
-            .children(&["topology", "workers", "machineDeployments"])
-            .key(&md.name)
-            .child("healthCheck");
-        if check.is_defined() {
-            errors.extend(health_check::validate(
-                &check.checks,
-                &check.remediation,
-                true,
-                &path,
-            ));
-        }
-        let md_class = class
-            .spec
-            .workers
-            .machine_deployments
-            .iter()
-            .find(|c| c.class == md.class);
-        if let Some(md_class) = md_class {
-            validate_enabled(check, !md_class.health_check.is_unset(), &path, &mut errors);
-        }
-    }
-    errors
-}
-
-/// `enabled: true` needs a health check defined in the topology or the class.
-fn validate_enabled(
-    check: &MachineHealthCheckTopology,
-    in_class: bool,
-    path: &FieldPath,
-    errors: &mut FieldErrors,
-) {
-    if check.enabled == Some(true) && !check.is_defined() && !in_class {
-        // Sic: Cluster API v1.14 still names the field `enable`.
-        errors.push(FieldError::forbidden(
-            &path.child("enable"),
-            "cannot be set to true as healthCheck definition is not available in the Cluster topology or the ClusterClass",
-        ));
     }
 }
 

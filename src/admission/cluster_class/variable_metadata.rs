@@ -57,7 +57,7 @@ mod tests {
 
     fn errors(variables: &str) -> Vec<String> {
         let class: ClusterClass = serde_yaml_ng::from_str(&format!(
-            "apiVersion: cluster.x-k8s.io/v1beta1\nkind: ClusterClass\nmetadata: {{name: c, namespace: default}}\nspec:\n  variables: {variables}"
+            "apiVersion: cluster.x-k8s.io/v1beta2\nkind: ClusterClass\nmetadata: {{name: c, namespace: default}}\nspec:\n  variables: {variables}"
         ))
         .unwrap();
         validate(&class).iter().map(ToString::to_string).collect()
@@ -66,18 +66,18 @@ mod tests {
     #[test]
     fn variable_metadata_and_x_metadata_at_any_depth() {
         let found = errors(
-            "[{name: v, required: false, metadata: {labels: {'bad key!': ok}, annotations: {'a/b/c': x}},
+            "[{name: v, required: false, deprecatedV1Beta1Metadata: {labels: {'bad key!': ok}, annotations: {'a/b/c': x}},
                schema: {openAPIV3Schema: {type: object, properties: {p: {type: array, items: {type: string,
                x-metadata: {labels: {ok: 'not ok!'}}}}}}}}]",
         );
         assert_eq!(
             found,
             [
-                "spec.variables[v].metadata.labels: Invalid value: \"bad key!\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
-                "spec.variables[v].metadata.annotations: Invalid value: \"a/b/c\": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                "spec.variables[v].deprecatedV1Beta1Metadata.labels: Invalid value: \"bad key!\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+                "spec.variables[v].deprecatedV1Beta1Metadata.annotations: Invalid value: \"a/b/c\": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
                 "spec.variables[v].schema.openAPIV3Schema.properties[p].items.x-metadata.labels: Invalid value: \"not ok!\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
             ]
         );
-        assert!(errors("[{name: v, required: false, metadata: {labels: {a.b/c: d}}, schema: {openAPIV3Schema: {type: string}}}]").is_empty());
+        assert!(errors("[{name: v, required: false, deprecatedV1Beta1Metadata: {labels: {a.b/c: d}}, schema: {openAPIV3Schema: {type: string}}}]").is_empty());
     }
 }

@@ -171,7 +171,13 @@ fn control_plane_states() {
         Some("control plane is currently provisioning")
     );
     assert_eq!(
-        detail(&control_plane("v1.30.0+b", Some("v1.30.0+a"))).as_deref(),
+        change(
+            "v1.30.0+b",
+            "v1.30.1",
+            &control_plane("v1.30.0+b", Some("v1.30.0+a"))
+        )
+        .map(|e| e.rsplit(": ").next().unwrap().to_owned())
+        .as_deref(),
         Some("control plane is still completing a previous upgrade"),
         "another textual build counts as upgrading"
     );
