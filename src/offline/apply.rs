@@ -26,7 +26,7 @@ pub enum ApplyError {
     Store(#[from] StoreError),
     /// It is of one of our groups in a version no CRD serves.
     #[error(transparent)]
-    UnknownVersion(#[from] UnknownVersion),
+    UnknownVersion(#[from] Box<UnknownVersion>),
 }
 use crate::topology::class_status::{class_status, listed_discoveries};
 

@@ -41,12 +41,12 @@ fn text<'a>(object: &'a Value, pointer: &str) -> &'a str {
 
 /// Whether `object` (from `source`) is in a served version, or of a group that is not ours; an
 /// error for an unknown version of our groups.
-pub fn check_served(object: &Value, source: &str) -> Result<(), UnknownVersion> {
+pub fn check_served(object: &Value, source: &str) -> Result<(), Box<UnknownVersion>> {
     let api_version = text(object, "/apiVersion");
     let kind = text(object, "/kind");
     match is_convertible(api_version, kind) {
         Ok(_) => Ok(()),
-        Err(err) => Err(UnknownVersion {
+        Err(err) => Err(Box::new(UnknownVersion {
             name: text(object, "/metadata/name").to_owned(),
             namespace: text(object, "/metadata/namespace").to_owned(),
             file: source.to_owned(),
@@ -57,7 +57,7 @@ pub fn check_served(object: &Value, source: &str) -> Result<(), UnknownVersion> 
                 ConvertError::UnknownVersion { served, .. } => served,
                 other => other.to_string(),
             },
-        }),
+        })),
     }
 }
 
