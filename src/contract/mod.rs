@@ -10,6 +10,7 @@ pub mod crd;
 pub mod crd_name;
 pub mod deletion;
 pub mod external;
+pub mod provider_fields;
 pub mod rbac;
 pub mod ref_versions;
 pub mod schema_rules;
