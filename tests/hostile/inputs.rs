@@ -370,7 +370,7 @@ fn cluster_cases() -> Vec<Build> {
                 let mut bomb = cluster_with_variables(
                     json!([{"name": "v", "value": {"l": (0..500).collect::<Vec<_>>()}}]),
                 );
-                bomb["spec"]["topology"]["class"] = json!("cel-bomb");
+                bomb["spec"]["topology"]["classRef"]["name"] = json!("cel-bomb");
                 create(Kind::Cluster, &bomb)
             },
             expect: Expect::Refused(422),
@@ -421,7 +421,7 @@ fn wire_cases() -> Vec<Build> {
                 .expect("encodes")
             },
             expect: Expect::Refused(400),
-            message: "but this webhook admits cluster.x-k8s.io/v1beta1 Cluster",
+            message: "but this webhook admits cluster.x-k8s.io/v1beta2 or cluster.x-k8s.io/v1beta1 Cluster",
         }),
         lazy!(Case {
             name: "json_nested_10000_deep",
