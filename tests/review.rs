@@ -282,7 +282,11 @@ fn both_paths_run_the_same_rules_and_denials_name_fields_in_the_version_sent() {
             assert!(!response.allowed, "{path}");
             assert_eq!(response.result.code, 422, "{path}: {}", response.result.message);
             assert_eq!(cause_fields(&response), fields, "{path} {}", object["apiVersion"]);
-            assert!(response.result.message.contains(fields[0]), "{}", response.result.message);
+            assert!(
+                response.result.message.contains(fields[0]),
+                "{}",
+                response.result.message
+            );
         }
     }
 }
