@@ -86,14 +86,15 @@ fn the_cluster_takes_its_infrastructure_and_deletes_in_order() {
     kubectl
         .accepts(&render(&[openstack_cluster_crd()]))
         .unwrap_or_else(|e| fail(e));
-    kubectl
-        .ok(&[
-            "wait",
-            "--for=condition=Established",
-            "--timeout=60s",
-            "crd/openstackclusters.infrastructure.cluster.x-k8s.io",
-        ])
-        .unwrap_or_else(|e| fail(e));
+    // Polled rather than `kubectl wait`, which fails on a CRD whose status is not written yet.
+    poll("the OpenStackCluster CRD to be established", CONVERGED, || {
+        let crd = kubectl.get_json("crd", "", "openstackclusters.infrastructure.cluster.x-k8s.io")?;
+        let established = find_condition(&crd["status"]["conditions"], "Established");
+        (established["status"] == "True")
+            .then_some(())
+            .ok_or(format!("{}", crd["status"]))
+    })
+    .unwrap_or_else(|e| fail(e));
 
     // A Cluster whose InfraCluster does not exist yet: a condition says so.
     let cluster = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",

@@ -242,7 +242,8 @@ pub fn cases() -> Vec<Refusal> {
             bad_path,
             &[
                 "spec.patches[0].definitions[0].jsonPatches[0].path: Invalid value:",
-                r#"jsonPatch path must start with "/spec/""#,
+                // v1.14's wording (v1.10 said "/spec/").
+                r#"jsonPatch path must start with "/spec""#,
             ],
         ),
         refusal(
