@@ -11,9 +11,10 @@ use super::common::{
 };
 use super::variables::{ClusterVariable, VariableOverrides};
 
-/// A Cluster.
+/// A Cluster. Its serde implementations (in `cluster_definition_from.rs`) also carry each
+/// variable's `definitionFrom` to and from the `V1BETA1_FIELDS` annotation.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", remote = "Self")]
 pub struct Cluster {
     /// `cluster.x-k8s.io/v1beta2`.
     #[serde(default, skip_serializing_if = "String::is_empty")]

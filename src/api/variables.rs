@@ -91,6 +91,13 @@ pub struct ClusterVariable {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     #[schemars(length(min = 1, max = 256))]
     pub name: String,
+    /// The definition the value is for, when the class's definitions of the variable conflict:
+    /// `inline` or an external patch's name (seed 003; `""` when not set). v1beta2 has no such
+    /// field: it is not serialised, a hub Cluster keeps it in its
+    /// [`V1BETA1_FIELDS`](super::convert::V1BETA1_FIELDS) annotation, read and written with the
+    /// Cluster (see [`Cluster`](super::Cluster)'s serde implementations).
+    #[serde(skip)]
+    pub definition_from: String,
     /// The value, any JSON.
     #[serde(default)]
     #[schemars(schema_with = "super::crd::preserve_unknown_fields")]

@@ -28,16 +28,30 @@ pub struct HookInputs<'a> {
     pub status: Option<&'a ClusterClassStatus>,
 }
 
+/// The variables one patch is given.
+#[derive(Debug, Clone)]
+pub struct Defined<'a> {
+    /// Where the patch's definitions come from: its name for an external patch, `inline` for an
+    /// inline one. A value whose `definitionFrom` names another source is not for it (seed 003).
+    from: String,
+    /// The names of the variables with a definition from it.
+    names: BTreeSet<&'a str>,
+}
+
 /// The variables a patch is given: those with a definition `from` it (its name for an external
 /// patch, `inline` for an inline one) in the ClusterClass's status, as Cluster API selects them.
-pub fn defined_by<'a>(status: Option<&'a ClusterClassStatus>, from: &str) -> BTreeSet<&'a str> {
-    status
+pub fn defined_by<'a>(status: Option<&'a ClusterClassStatus>, from: &str) -> Defined<'a> {
+    let names = status
         .map(|status| status.variables.as_slice())
         .unwrap_or_default()
         .iter()
         .filter(|variable| variable.definitions.iter().any(|d| d.from == from))
         .map(|variable| variable.name.as_str())
-        .collect()
+        .collect();
+    Defined {
+        from: from.to_owned(),
+        names,
+    }
 }
 
 /// The GeneratePatches request for `items` (their current state), giving the variables in
@@ -45,7 +59,7 @@ pub fn defined_by<'a>(status: Option<&'a ClusterClassStatus>, from: &str) -> BTr
 pub fn generate_request(
     items: &[PatchItem],
     inputs: &HookInputs<'_>,
-    defined: &BTreeSet<&str>,
+    defined: &Defined<'_>,
     settings: &BTreeMap<String, String>,
 ) -> GeneratePatchesRequest {
     GeneratePatchesRequest {
@@ -69,7 +83,7 @@ pub fn generate_request(
 pub fn validate_request(
     items: &[PatchItem],
     inputs: &HookInputs<'_>,
-    defined: &BTreeSet<&str>,
+    defined: &Defined<'_>,
     settings: &BTreeMap<String, String>,
 ) -> ValidateTopologyRequest {
     ValidateTopologyRequest {
@@ -175,7 +189,7 @@ fn uid(index: usize) -> String {
 }
 
 /// The Cluster's values of the `defined` variables, then `builtin` with the Cluster's builtins.
-fn global_variables(inputs: &HookInputs<'_>, defined: &BTreeSet<&str>) -> Vec<Variable> {
+fn global_variables(inputs: &HookInputs<'_>, defined: &Defined<'_>) -> Vec<Variable> {
     let mut variables = selected(inputs.values, defined);
     variables.push(Variable {
         name: BUILTIN.to_owned(),
@@ -187,7 +201,7 @@ fn global_variables(inputs: &HookInputs<'_>, defined: &BTreeSet<&str>) -> Vec<Va
 /// An item's own variables: its scope's overrides of the `defined` variables, then `builtin`
 /// with the builtins of its control plane, MachineDeployment or MachinePool (none for the
 /// infrastructure cluster).
-fn item_variables(item: &PatchItem, defined: &BTreeSet<&str>) -> Vec<Variable> {
+fn item_variables(item: &PatchItem, defined: &Defined<'_>) -> Vec<Variable> {
     let mut builtin = item.variables.get(BUILTIN).cloned().unwrap_or_default();
     if let Some(scopes) = builtin.as_object_mut() {
         scopes.remove("cluster");
@@ -203,10 +217,13 @@ fn item_variables(item: &PatchItem, defined: &BTreeSet<&str>) -> Vec<Variable> {
     variables
 }
 
-fn selected(values: &[ClusterVariable], defined: &BTreeSet<&str>) -> Vec<Variable> {
+/// The values of `defined` variables meant for its patch: with no `definitionFrom`, or one naming
+/// the patch's definitions.
+fn selected(values: &[ClusterVariable], defined: &Defined<'_>) -> Vec<Variable> {
     values
         .iter()
-        .filter(|value| value.name != BUILTIN && defined.contains(value.name.as_str()))
+        .filter(|value| value.name != BUILTIN && defined.names.contains(value.name.as_str()))
+        .filter(|value| value.definition_from.is_empty() || value.definition_from == defined.from)
         .map(|value| Variable {
             name: value.name.clone(),
             value: value.value.clone(),
@@ -291,6 +308,33 @@ mod tests {
         );
         let validation = validate_request(&items(), &inputs, &defined, &BTreeMap::new());
         assert_eq!(validation.items.len(), 2);
+    }
+
+    /// Seed 003: of a variable with conflicting definitions, an external patch is given the
+    /// value set for its own definition (`definitionFrom` its name), never the inline one.
+    #[test]
+    fn an_external_patch_gets_the_value_of_its_definition() {
+        let status: ClusterClassStatus = serde_json::from_value(json!({"variables": [
+            {"name": "proxy", "definitionsConflict": true, "definitions": [
+                {"from": "inline", "schema": {"openAPIV3Schema": {"type": "string"}}},
+                {"from": "ext", "schema": {"openAPIV3Schema": {"type": "object"}}}]}]}))
+        .unwrap();
+        let from = |from: &str, set: Value| ClusterVariable {
+            definition_from: from.into(),
+            ..value("proxy", set)
+        };
+        let values = [from("inline", json!("p")), from("ext", json!({"host": "h"}))];
+        let builtin = json!({"cluster": {"name": "c"}});
+        let inputs = HookInputs {
+            values: &values,
+            builtin: &builtin,
+            status: Some(&status),
+        };
+        let request = generate_request(&[], &inputs, &defined_by(Some(&status), "ext"), &BTreeMap::new());
+        assert_eq!(
+            serde_json::to_value(&request.variables).unwrap(),
+            json!([{"name": "proxy", "value": {"host": "h"}}, {"name": "builtin", "value": {"cluster": {"name": "c"}}}])
+        );
     }
 
     fn response(patch_type: PatchType, patch: Value) -> GeneratePatchesResponse {

@@ -2,18 +2,19 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::api::labels::VARIABLE_DEFINITION_FROM_INLINE;
 use crate::api::{ClusterNetwork, ClusterVariable};
 
-/// The Cluster's values by name: built once per plan, the base of every scope's variables.
-/// (v1beta2 values have no `definitionFrom`: every value is meant for every patch.)
+/// The Cluster's values by name, only those meant for inline patches (`definitionFrom` empty or
+/// `inline`, seed 003): built once per plan, the base of every scope's variables.
 pub fn inline_values(values: &[ClusterVariable]) -> Map<String, Value> {
     let mut out = Map::new();
     insert_inline(&mut out, values);
     out
 }
 
-/// One scope's variables: `base` (see [`inline_values`]), then its `overrides` on top, then
-/// `builtin`.
+/// One scope's variables: `base` (see [`inline_values`]), then its `overrides` meant for inline
+/// patches on top, then `builtin`.
 pub fn variables(
     base: &Map<String, Value>,
     overrides: &[ClusterVariable],
@@ -26,10 +27,12 @@ pub fn variables(
     out
 }
 
-/// Inserts the values of `values` into `out`, later ones winning.
+/// Inserts the values of `values` meant for inline patches into `out`, later ones winning.
 fn insert_inline(out: &mut Map<String, Value>, values: &[ClusterVariable]) {
     for value in values {
-        out.insert(value.name.clone(), value.value.clone());
+        if value.definition_from.is_empty() || value.definition_from == VARIABLE_DEFINITION_FROM_INLINE {
+            out.insert(value.name.clone(), value.value.clone());
+        }
     }
 }
 
@@ -154,9 +157,17 @@ mod tests {
     }
 
     #[test]
-    fn overrides_win() {
-        let values: Vec<ClusterVariable> =
-            serde_yaml_ng::from_str("[{name: a, value: 1}, {name: c, value: 3}]").unwrap();
+    fn overrides_win_and_external_values_are_skipped() {
+        let value = |name: &str, value: Value, from: &str| ClusterVariable {
+            name: name.into(),
+            definition_from: from.into(),
+            value,
+        };
+        let values = [
+            value("a", json!(1), ""),
+            value("b", json!(2), "ext"),
+            value("c", json!(3), "inline"),
+        ];
         let overrides: Vec<ClusterVariable> = serde_yaml_ng::from_str("[{name: a, value: 9}]").unwrap();
         let vars = variables(&inline_values(&values), &overrides, json!({}));
         assert_eq!(Value::Object(vars), json!({"a": 9, "c": 3, "builtin": {}}));

@@ -17,13 +17,21 @@ use super::schema::Schema;
 use crate::api::{ClusterClassStatusVariable, ClusterVariable};
 use crate::field::{ErrorType, FieldError, FieldErrors, FieldPath};
 
-/// One variable with its definition, compiled.
+/// One definition, compiled.
 #[derive(Debug, Clone)]
-struct Variable {
-    name: String,
+struct Definition {
+    from: String,
     required: bool,
     /// The compiled schema and CEL rules, or why they do not compile.
     compiled: Result<(Schema, CelRules), String>,
+}
+
+/// One variable with all its definitions.
+#[derive(Debug, Clone)]
+struct Variable {
+    name: String,
+    conflict: bool,
+    definitions: Vec<Definition>,
 }
 
 /// Compiled variable definitions of a ClusterClass, reused by every request for the class.
@@ -32,27 +40,34 @@ pub struct CompiledVariables {
     variables: Vec<Variable>,
     /// Position of each variable in `variables`, by name (the first, should a name repeat).
     by_name: HashMap<String, usize, RandomState>,
-    /// Why the definitions cannot be used at all (a variable without definitions, or with
-    /// conflicting ones), as the value and detail of the error every use reports.
+    /// Why the definitions cannot be used at all (a variable without definitions), as the value
+    /// and detail of the error every use reports.
     unusable: Option<(String, String)>,
 }
 
 impl CompiledVariables {
-    /// Compiles `definitions` (of each variable the first: a usable variable has no conflicting
-    /// ones); never fails: a schema that does not compile is reported when a value needs it.
+    /// Compiles `definitions`; never fails: a schema that does not compile is reported when a
+    /// value needs it.
     pub fn compile(definitions: &[ClusterClassStatusVariable]) -> CompiledVariables {
         let variables = definitions
             .iter()
-            .filter_map(|variable| {
-                let definition = variable.definitions.first()?;
-                let props = &definition.schema.open_api_v3_schema;
-                let schema = Schema::compile(props).map_err(|e| e.message);
-                let rules = CelRules::compile(props, &FieldPath::root()).map_err(|e| e.to_string());
-                Some(Variable {
-                    name: variable.name.clone(),
-                    required: definition.required == Some(true),
-                    compiled: schema.and_then(|s| rules.map(|r| (s, r))),
-                })
+            .map(|variable| Variable {
+                name: variable.name.clone(),
+                conflict: variable.has_conflict(),
+                definitions: variable
+                    .definitions
+                    .iter()
+                    .map(|definition| {
+                        let props = &definition.schema.open_api_v3_schema;
+                        let schema = Schema::compile(props).map_err(|e| e.message);
+                        let rules = CelRules::compile(props, &FieldPath::root()).map_err(|e| e.to_string());
+                        Definition {
+                            from: definition.from.clone(),
+                            required: definition.required == Some(true),
+                            compiled: schema.and_then(|s| rules.map(|r| (s, r))),
+                        }
+                    })
+                    .collect(),
             })
             .collect::<Vec<_>>();
         let mut by_name = HashMap::with_capacity_and_hasher(variables.len(), keyed());
@@ -94,9 +109,9 @@ impl CompiledVariables {
 
     /// Cluster-level defaulting: existing entries keep their order and get nested defaults; then
     /// every absent variable with a top-level default is appended in the order of the class's
-    /// status, which is by name as Cluster API writes it. Defaults `values` in place; `patch`,
-    /// with its pointer at the list, records what changed (appended entries as adds at their
-    /// index).
+    /// status, which is by name as Cluster API writes it (one entry per definition, with
+    /// `definitionFrom`, when the definitions conflict). Defaults `values` in place; `patch`, with
+    /// its pointer at the list, records what changed (appended entries as adds at their index).
     pub fn default_cluster_variables(
         &self,
         values: Vec<ClusterVariable>,
@@ -104,35 +119,47 @@ impl CompiledVariables {
         mut patch: Option<&mut DefaultsPatch>,
     ) -> Result<Vec<ClusterVariable>, FieldErrors> {
         let mut defaulted = self.default_override_variables(values, path, patch.as_deref_mut())?;
+        let mut appended = Vec::new();
         // Nested defaulting adds no entry: what `values` sets is what `defaulted` sets.
-        let present: HashSet<String, RandomState> = {
-            let mut names = HashSet::with_capacity_and_hasher(defaulted.len(), keyed());
-            names.extend(defaulted.iter().map(|v| v.name.clone()));
-            names
-        };
+        let mut present = Presence::of(&defaulted);
         for variable in &self.variables {
-            let Ok((schema, _)) = &variable.compiled else {
-                continue;
-            };
-            let Some(default) = &schema.props.default else {
-                continue;
-            };
-            if present.contains(&variable.name) {
-                continue;
+            for definition in &variable.definitions {
+                let from = if variable.conflict {
+                    definition.from.as_str()
+                } else {
+                    ""
+                };
+                // A value without definitionFrom for conflicting definitions is refused by
+                // validation; it is not defaulted around.
+                let is_set = present.has(
+                    &variable.name,
+                    variable.conflict.then_some(definition.from.as_str()),
+                ) || (variable.conflict && present.has(&variable.name, Some("")));
+                let Ok((schema, _)) = &definition.compiled else {
+                    continue;
+                };
+                if let (false, Some(default)) = (is_set, &schema.props.default) {
+                    let mut value = default.clone();
+                    apply_defaults(schema, &mut value, None);
+                    present.add(&variable.name, from);
+                    let entry = ClusterVariable {
+                        name: variable.name.clone(),
+                        definition_from: from.to_owned(),
+                        value,
+                    };
+                    if let Some(patch) = patch.as_deref_mut() {
+                        patch.pointer.push_back(defaulted.len() + appended.len());
+                        patch.add(hub_entry(&entry));
+                        patch.pointer.pop_back();
+                    }
+                    appended.push(entry);
+                }
+                if !variable.conflict {
+                    break;
+                }
             }
-            let mut value = default.clone();
-            apply_defaults(schema, &mut value, None);
-            let entry = ClusterVariable {
-                name: variable.name.clone(),
-                value,
-            };
-            if let Some(patch) = patch.as_deref_mut() {
-                patch.pointer.push_back(defaulted.len());
-                patch.add(serde_json::to_value(&entry).unwrap_or(Value::Null));
-                patch.pointer.pop_back();
-            }
-            defaulted.push(entry);
         }
+        defaulted.append(&mut appended);
         Ok(defaulted)
     }
 
@@ -148,17 +175,18 @@ impl CompiledVariables {
             return Err(unusable);
         }
         // A list setting a variable twice is not defaulted, as Cluster API's defaulting refuses it.
-        let mut seen: HashSet<&str, RandomState> = HashSet::with_capacity_and_hasher(values.len(), keyed());
+        let mut seen: HashSet<(&str, &str), RandomState> =
+            HashSet::with_capacity_and_hasher(values.len(), keyed());
         let repeated: FieldErrors = values
             .iter()
-            .filter(|value| !seen.insert(value.name.as_str()))
+            .filter(|value| !seen.insert((value.name.as_str(), value.definition_from.as_str())))
             .map(|value| repeated_error(value, path))
             .collect();
         if !repeated.is_empty() {
             return Err(repeated);
         }
         for (index, value) in values.iter_mut().enumerate() {
-            if let Some(Ok((schema, _))) = self.variable(&value.name).map(|d| &d.compiled) {
+            if let Some(Ok((schema, _))) = self.definition_for(value).map(|d| &d.compiled) {
                 match patch.as_deref_mut() {
                     Some(patch) => {
                         patch.pointer.push_back(index);
@@ -186,18 +214,36 @@ impl CompiledVariables {
             return unusable;
         }
         let mut errors = FieldErrors::new();
-        for variable in self.variables.iter().filter(|v| v.required) {
-            if !values.iter().any(|value| value.name == variable.name) {
-                let detail = format!("required variable {:?} must be set", variable.name);
+        let present = Presence::of(values);
+        for variable in &self.variables {
+            for definition in variable.definitions.iter().filter(|d| d.required) {
+                if present.has(
+                    &variable.name,
+                    variable.conflict.then_some(definition.from.as_str()),
+                ) {
+                    continue;
+                }
+                let detail = if variable.conflict {
+                    format!(
+                        "required variable {:?} must be set for the definition from {:?}",
+                        variable.name, definition.from
+                    )
+                } else {
+                    format!("required variable {:?} must be set", variable.name)
+                };
                 errors.push(FieldError::required(path, detail));
+                if !variable.conflict {
+                    break;
+                }
             }
         }
         errors.extend(self.validate_override_variables(values, old, path));
         errors
     }
 
-    /// Validates values (of the Cluster or of an override list): unique, defined, the schema, no
-    /// unknown fields, and the CEL rules (transition rules against the same entry of `old`).
+    /// Validates values (of the Cluster or of an override list): unique, defined, `definitionFrom`
+    /// naming a definition (required when definitions conflict), the schema, no unknown fields,
+    /// and the CEL rules (transition rules against the same entry of `old`).
     pub fn validate_override_variables(
         &self,
         values: &[ClusterVariable],
@@ -208,24 +254,59 @@ impl CompiledVariables {
             return unusable;
         }
         let mut errors = FieldErrors::new();
-        let mut earlier: HashSet<&str, RandomState> =
+        // Per name seen so far: the definitionFroms it was set with, and whether with or without one.
+        let mut earlier_sources: HashSet<(&str, &str), RandomState> =
             HashSet::with_capacity_and_hasher(values.len(), keyed());
-        let mut old_by_name: HashMap<&str, &ClusterVariable, RandomState> = HashMap::with_hasher(keyed());
+        let mut earlier_kinds: HashMap<&str, (bool, bool), RandomState> =
+            HashMap::with_capacity_and_hasher(values.len(), keyed());
+        let mut old_by_source: HashMap<(&str, &str), &ClusterVariable, RandomState> =
+            HashMap::with_hasher(keyed());
         for old in old.unwrap_or_default() {
-            old_by_name.entry(old.name.as_str()).or_insert(old);
+            old_by_source
+                .entry((old.name.as_str(), old.definition_from.as_str()))
+                .or_insert(old);
         }
         for value in values {
             let value_path = path.key(&value.name);
             let raw = || to_go_json(&value.value);
-            if !earlier.insert(value.name.as_str()) {
+            let from = value.definition_from.as_str();
+            let repeated = !earlier_sources.insert((value.name.as_str(), from));
+            let (with_from, without_from) = earlier_kinds.entry(value.name.as_str()).or_default();
+            let mixed = if from.is_empty() {
+                *with_from
+            } else {
+                *without_from
+            };
+            if from.is_empty() {
+                *without_from = true;
+            } else {
+                *with_from = true;
+            }
+            if repeated {
                 errors.push(repeated_error(value, path));
+                continue;
+            }
+            if mixed {
+                let detail = format!(
+                    "variable {:?} is set both with and without definitionFrom",
+                    value.name
+                );
+                errors.push(FieldError::invalid(
+                    &value_path.child("definitionFrom"),
+                    value.definition_from.as_str(),
+                    detail,
+                ));
                 continue;
             }
             let Some(variable) = self.variable(&value.name) else {
                 errors.push(FieldError::invalid(&value_path, raw(), "variable is not defined"));
                 continue;
             };
-            let (schema, rules) = match &variable.compiled {
+            let Some(definition) = self.definition_for(value) else {
+                errors.push(definition_from_error(variable, value, &value_path));
+                continue;
+            };
+            let (schema, rules) = match &definition.compiled {
                 Ok(compiled) => compiled,
                 Err(reason) => {
                     let detail = format!(
@@ -264,7 +345,9 @@ impl CompiledVariables {
                 errors.push(FieldError::invalid(&value_path, raw(), detail));
                 continue;
             }
-            let old_value = old_by_name.get(value.name.as_str()).copied();
+            let old_value = old_by_source
+                .get(&(value.name.as_str(), value.definition_from.as_str()))
+                .copied();
             errors.extend(rules.validate(
                 &value.value,
                 old_value.map(|o| &o.value),
@@ -273,6 +356,23 @@ impl CompiledVariables {
             ));
         }
         errors
+    }
+
+    /// The definition a value is for: the one its `definitionFrom` names, or, when it names none,
+    /// the first definition of a variable whose definitions do not conflict.
+    fn definition_for(&self, value: &ClusterVariable) -> Option<&Definition> {
+        let variable = self.variable(&value.name)?;
+        if value.definition_from.is_empty() {
+            return if variable.conflict {
+                None
+            } else {
+                variable.definitions.first()
+            };
+        }
+        variable
+            .definitions
+            .iter()
+            .find(|d| d.from == value.definition_from)
     }
 }
 
@@ -284,29 +384,68 @@ fn keyed() -> RandomState {
     RandomState::with_seed(seed, SharedSeed::global_random())
 }
 
-/// The error for a value set again (same name) in one list.
+/// A variable entry as it serialises on the hub: `name` and `value` (a `definitionFrom` is kept
+/// in the Cluster's `V1BETA1_FIELDS` annotation, which the Cluster's own serialisation writes).
+fn hub_entry(variable: &ClusterVariable) -> Value {
+    serde_json::json!({"name": variable.name, "value": variable.value})
+}
+
+/// Which variables a list sets, by name and by name and `definitionFrom`, for lookups in
+/// constant time; borrowed, so building it allocates only its two tables.
+struct Presence<'a> {
+    names: HashSet<&'a str, RandomState>,
+    sources: HashSet<(&'a str, &'a str), RandomState>,
+}
+
+impl<'a> Presence<'a> {
+    fn of(values: &'a [ClusterVariable]) -> Presence<'a> {
+        let mut presence = Presence {
+            names: HashSet::with_capacity_and_hasher(values.len(), keyed()),
+            sources: HashSet::with_capacity_and_hasher(values.len(), keyed()),
+        };
+        for value in values {
+            presence.add(&value.name, &value.definition_from);
+        }
+        presence
+    }
+
+    fn add(&mut self, name: &'a str, from: &'a str) {
+        self.names.insert(name);
+        self.sources.insert((name, from));
+    }
+
+    /// Whether `name` is set (from the definition `from`, when given).
+    fn has(&self, name: &str, from: Option<&str>) -> bool {
+        match from {
+            None => self.names.contains(name),
+            Some(from) => self.sources.contains(&(name, from)),
+        }
+    }
+}
+
+/// The error for a value set again (same name and `definitionFrom`) in one list.
 fn repeated_error(value: &ClusterVariable, path: &FieldPath) -> FieldError {
-    let detail = format!("variable {:?} is set more than once", value.name);
+    let detail = if value.definition_from.is_empty() {
+        format!("variable {:?} is set more than once", value.name)
+    } else {
+        format!(
+            "variable {:?} from {:?} is set more than once",
+            value.name, value.definition_from
+        )
+    };
     FieldError::invalid(&path.key(&value.name), to_go_json(&value.value), detail)
 }
 
-/// Why a class's status variables cannot be used, if some variable has no definitions or
-/// conflicting ones: every variable's name as Cluster API shows the list (`[Name: a,Name: b]`),
-/// and the reasons (one alone, several in brackets). Cluster API v1.14 has no `definitionFrom`
-/// to pick one of conflicting definitions, so they make the class unusable.
+/// Why a class's status variables cannot be used, if some variable has no definitions: every
+/// variable's name as Cluster API shows the list (`[Name: a,Name: b]`), and the reasons
+/// (one alone, several in brackets). Conflicting definitions are usable: values pick one with
+/// `definitionFrom` (seed 003).
 fn unusable_definitions(definitions: &[ClusterClassStatusVariable]) -> Option<(String, String)> {
-    let mut reasons = Vec::new();
-    for variable in definitions {
-        if variable.definitions.is_empty() {
-            reasons.push(format!("variable {:?} has no definitions", variable.name));
-        }
-        if variable.has_conflict() {
-            reasons.push(format!(
-                "variable {:?} has conflicting definitions",
-                variable.name
-            ));
-        }
-    }
+    let reasons: Vec<String> = definitions
+        .iter()
+        .filter(|variable| variable.definitions.is_empty())
+        .map(|variable| format!("variable {:?} has no definitions", variable.name))
+        .collect();
     let reason = match reasons.as_slice() {
         [] => return None,
         [one] => one.clone(),
@@ -316,194 +455,38 @@ fn unusable_definitions(definitions: &[ClusterClassStatusVariable]) -> Option<(S
     Some((format!("[{}]", names.join(",")), reason))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::{json, Value};
-
-    const STATUS: &str = r#"
-- name: region
-  definitions: [{from: inline, required: true, schema: {openAPIV3Schema: {type: string, default: eu}}}]
-- name: etcd
-  definitions: [{from: inline, required: false, schema: {openAPIV3Schema: {type: object, default: {},
-    properties: {tag: {type: string, default: "3.5"}, dir: {type: string}},
-    x-kubernetes-validations: [{rule: "!has(self.dir) || self.dir.startsWith('/')", message: dir must be absolute}]}}}]
-- name: size
-  definitions: [{from: inline, required: false, schema: {openAPIV3Schema: {type: integer,
-    x-kubernetes-validations: [{rule: self >= oldSelf, message: may not shrink}]}}}]
-- name: proxy
-  definitions:
-  - {from: lb, required: false, schema: {openAPIV3Schema: {type: object, properties: {host: {type: string}}}}}
-"#;
-
-    fn compiled() -> CompiledVariables {
-        CompiledVariables::compile(
-            &serde_yaml_ng::from_str::<Vec<ClusterClassStatusVariable>>(STATUS).unwrap(),
+/// The error for a value whose `definitionFrom` is missing (definitions conflict) or names no definition.
+fn definition_from_error(variable: &Variable, value: &ClusterVariable, path: &FieldPath) -> FieldError {
+    let sources: Vec<String> = variable
+        .definitions
+        .iter()
+        .map(|d| format!("{:?}", d.from))
+        .collect();
+    let path = path.child("definitionFrom");
+    if value.definition_from.is_empty() {
+        FieldError::required(
+            &path,
+            format!(
+                "variable {:?} has conflicting definitions: set one value per definition, with \
+                 definitionFrom set to one of {} (a cluster.x-k8s.io/v1beta1 field: write the \
+                 Cluster through cluster.x-k8s.io/v1beta1)",
+                variable.name,
+                sources.join(", ")
+            ),
+        )
+    } else {
+        FieldError::invalid(
+            &path,
+            value.definition_from.as_str(),
+            format!(
+                "variable {:?} has no definition from it; definitions come from {}",
+                variable.name,
+                sources.join(", ")
+            ),
         )
     }
-
-    fn values(yaml: &str) -> Vec<ClusterVariable> {
-        serde_yaml_ng::from_str(yaml).unwrap()
-    }
-
-    fn path() -> FieldPath {
-        FieldPath::new("spec").children(&["topology", "variables"])
-    }
-
-    fn messages(errors: FieldErrors) -> Vec<String> {
-        errors.iter().map(ToString::to_string).collect()
-    }
-
-    #[test]
-    fn defaults_keep_order_fill_nested_and_append_in_class_order() {
-        let defaulted = compiled()
-            .default_cluster_variables(
-                values("[{name: etcd, value: {dir: /d}}, {name: size, value: 3}]"),
-                &path(),
-                None,
-            )
-            .unwrap();
-        let got: Vec<(String, Value)> = defaulted.into_iter().map(|v| (v.name, v.value)).collect();
-        assert_eq!(
-            got,
-            [
-                ("etcd".into(), json!({"dir": "/d", "tag": "3.5"})),
-                ("size".into(), json!(3)),
-                ("region".into(), json!("eu")),
-            ]
-        );
-    }
-
-    #[test]
-    fn variables_without_definitions_make_every_list_invalid() {
-        let status = "[{name: a, definitions: []}, {name: b, definitions: []},
-                       {name: c, definitions: [{from: inline, required: false, schema: {openAPIV3Schema: {type: string}}}]}]";
-        let compiled = CompiledVariables::compile(&serde_yaml_ng::from_str::<Vec<_>>(status).unwrap());
-        let expected = r#"spec.topology.variables: Invalid value: "[Name: a,Name: b,Name: c]": variable definitions in the ClusterClass not valid: [variable "a" has no definitions, variable "b" has no definitions]"#;
-        let defaulted = compiled.default_cluster_variables(values("[{name: c, value: x}]"), &path(), None);
-        assert_eq!(messages(defaulted.unwrap_err()), [expected]);
-        assert_eq!(
-            messages(compiled.validate_cluster_variables(&values("[]"), None, &path())),
-            [expected]
-        );
-        let overrides =
-            FieldPath::new("spec").children(&["topology", "controlPlane", "variables", "overrides"]);
-        let errors = compiled.validate_override_variables(&values("[{name: c, value: x}]"), None, &overrides);
-        assert_eq!(
-            errors.iter().next().map(|e| e.kind.cause_type()),
-            Some("FieldValueTypeInvalid")
-        );
-        let one = CompiledVariables::compile(
-            &serde_yaml_ng::from_str::<Vec<_>>("[{name: a, definitions: []}]").unwrap(),
-        );
-        assert_eq!(
-            messages(one.validate_cluster_variables(&[], None, &path())),
-            [
-                r#"spec.topology.variables: Invalid value: "[Name: a]": variable definitions in the ClusterClass not valid: variable "a" has no definitions"#
-            ]
-        );
-    }
-
-    #[test]
-    fn overrides_get_nested_defaults_but_no_new_entries() {
-        let defaulted = compiled()
-            .default_override_variables(values("[{name: etcd, value: {}}]"), &path(), None)
-            .unwrap();
-        assert_eq!(defaulted.len(), 1);
-        assert_eq!(defaulted[0].value, json!({"tag": "3.5"}));
-    }
-
-    #[test]
-    fn required_and_undefined_values() {
-        let errors = compiled().validate_cluster_variables(
-            &values("[{name: nope, value: 1}, {name: size, value: 1}]"),
-            None,
-            &path(),
-        );
-        assert_eq!(
-            messages(errors),
-            [
-                r#"spec.topology.variables: Required value: required variable "region" must be set"#,
-                r#"spec.topology.variables[nope]: Invalid value: "1": variable is not defined"#,
-            ]
-        );
-    }
-
-    /// Cluster API v1.14 has no `definitionFrom`: conflicting definitions make the class's
-    /// variables unusable (v1.10 let values pick one).
-    #[test]
-    fn conflicting_definitions_make_every_list_invalid() {
-        let status = "[{name: a, definitions: [{from: inline, schema: {openAPIV3Schema: {type: string}}}]},
-                       {name: proxy, definitionsConflict: true, definitions: [
-                         {from: inline, schema: {openAPIV3Schema: {type: string}}},
-                         {from: lb, schema: {openAPIV3Schema: {type: object}}}]}]";
-        let compiled = CompiledVariables::compile(&serde_yaml_ng::from_str::<Vec<_>>(status).unwrap());
-        assert_eq!(
-            messages(compiled.validate_cluster_variables(&values("[{name: a, value: x}]"), None, &path())),
-            [
-                r#"spec.topology.variables: Invalid value: "[Name: a,Name: proxy]": variable definitions in the ClusterClass not valid: variable "proxy" has conflicting definitions"#
-            ]
-        );
-    }
-
-    #[test]
-    fn schema_unknown_fields_and_cel_with_old_values() {
-        let vars = values(
-            "[{name: region, value: eu}, {name: proxy, value: {host: h, port: 1}},
-              {name: etcd, value: {dir: rel}}, {name: size, value: 2}]",
-        );
-        let old = values("[{name: size, value: 5}]");
-        assert_eq!(
-            messages(compiled().validate_cluster_variables(&vars, Some(&old), &path())),
-            [
-                r#"spec.topology.variables[proxy]: Invalid value: "{\"host\":\"h\",\"port\":1}": failed validation: "port" field(s) are not specified in the variable schema of variable "proxy""#,
-                r#"spec.topology.variables[etcd].value: Invalid value: "{\"dir\":\"rel\"}": dir must be absolute"#,
-                r#"spec.topology.variables[size].value: Invalid value: "2": may not shrink"#,
-            ]
-        );
-    }
-
-    #[test]
-    fn repeated_entries() {
-        let errors = compiled().validate_override_variables(
-            &values("[{name: size, value: 1}, {name: size, value: 2}, {name: proxy, value: {}}, {name: proxy, value: {}}]"),
-            None,
-            &path(),
-        );
-        assert_eq!(
-            messages(errors),
-            [
-                r#"spec.topology.variables[size]: Invalid value: "2": variable "size" is set more than once"#,
-                r#"spec.topology.variables[proxy]: Invalid value: "{}": variable "proxy" is set more than once"#,
-            ]
-        );
-    }
-
-    #[test]
-    fn a_list_setting_a_variable_twice_is_not_defaulted() {
-        let twice = values("[{name: size, value: 1}, {name: size, value: 2}, {name: size, value: 3}]");
-        let errors = compiled()
-            .default_cluster_variables(twice, &path(), None)
-            .unwrap_err();
-        assert_eq!(
-            messages(errors),
-            [
-                r#"spec.topology.variables[size]: Invalid value: "2": variable "size" is set more than once"#,
-                r#"spec.topology.variables[size]: Invalid value: "3": variable "size" is set more than once"#,
-            ]
-        );
-    }
-
-    #[test]
-    fn null_values_take_the_top_level_default() {
-        let defaulted = compiled()
-            .default_override_variables(
-                values("[{name: region, value: null}, {name: etcd, value: null}]"),
-                &path(),
-                None,
-            )
-            .unwrap();
-        let got: Vec<Value> = defaulted.into_iter().map(|v| v.value).collect();
-        assert_eq!(got, [json!("eu"), json!({"tag": "3.5"})]);
-    }
 }
+
+#[cfg(test)]
+#[path = "values_tests.rs"]
+mod tests;
