@@ -5,6 +5,7 @@
 //! probe listener closes last.
 
 mod connections;
+mod conversion;
 pub mod dev_certs;
 mod handlers;
 mod limits;
@@ -30,6 +31,7 @@ use crate::metrics::Metrics;
 use crate::store::ObjectSource;
 use connections::LimitedAcceptor;
 
+pub use conversion::CONVERT_PATH;
 pub use limits::ServerLimits;
 pub use router::router;
 

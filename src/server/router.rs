@@ -15,7 +15,7 @@ use crate::admission::Webhook;
 /// How long past the evaluation deadline a request may take before it is answered 408.
 const TIMEOUT_MARGIN: Duration = Duration::from_secs(1);
 
-/// The admission routes over `state`: `POST` on each webhook path.
+/// The admission routes over `state`: `POST` on each webhook path, and `POST /convert`.
 pub fn router(state: AppState) -> Router {
     let timeout = state.limits.deadline + TIMEOUT_MARGIN;
     let mut router = Router::new();
@@ -27,6 +27,10 @@ pub fn router(state: AppState) -> Router {
             }),
         );
     }
+    router = router.route(
+        super::CONVERT_PATH,
+        post(|State(state): State<AppState>, request: Request| super::conversion::convert(state, request)),
+    );
     router
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,

@@ -2,6 +2,7 @@
 //! in-memory implementation for files and tests.
 
 mod class_entry;
+mod contract_versions;
 mod manifest;
 mod memory;
 mod watch_cache;
@@ -13,6 +14,7 @@ use serde_json::Value;
 use crate::api::Cluster;
 
 pub use class_entry::ClassEntry;
+pub use contract_versions::SourceContractVersions;
 pub use manifest::{parse_manifests, ManifestError};
 pub use memory::{MemoryStore, StoreError};
 pub use watch_cache::{object_value, Changed, WatchCache, WATCHED_KINDS};
