@@ -51,6 +51,8 @@ mod value;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
+mod proptests_class;
+#[cfg(test)]
 mod tests;
 
 use serde_json::Value;

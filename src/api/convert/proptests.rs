@@ -12,26 +12,26 @@ use serde_json::{json, Map, Value};
 use super::tests::{crds, Crds};
 use super::{convert, duration, from_hub, to_hub, CONVERSION_DATA};
 
-const NAMESPACE: &str = "ns1";
+pub(super) const NAMESPACE: &str = "ns1";
 
-fn name() -> impl Strategy<Value = String> {
+pub(super) fn name() -> impl Strategy<Value = String> {
     select(vec!["a", "b", "web", "md-0", "pool-1", "x-y"]).prop_map(str::to_owned)
 }
 
-fn text() -> impl Strategy<Value = String> {
+pub(super) fn text() -> impl Strategy<Value = String> {
     select(vec!["v", "some text", "40%", "{{ .cluster.name }}-x", "[1-3]"]).prop_map(str::to_owned)
 }
 
-fn duration() -> impl Strategy<Value = Value> {
+pub(super) fn duration() -> impl Strategy<Value = Value> {
     (0i64..200_000).prop_map(|s| Value::String(duration::from_seconds(s)))
 }
 
-fn time() -> impl Strategy<Value = Value> {
+pub(super) fn time() -> impl Strategy<Value = Value> {
     select(vec!["2026-01-01T00:00:00Z", "2026-07-30T12:30:00Z"]).prop_map(|t| json!(t))
 }
 
 /// An object from optional fields: absent ones are left out.
-fn obj(fields: Vec<(&str, Option<Value>)>) -> Value {
+pub(super) fn obj(fields: Vec<(&str, Option<Value>)>) -> Value {
     Value::Object(
         fields
             .into_iter()
@@ -41,7 +41,7 @@ fn obj(fields: Vec<(&str, Option<Value>)>) -> Value {
 }
 
 /// `value` unless it is an empty object, then `fallback`.
-fn non_empty(value: Value, fallback: (&str, Value)) -> Value {
+pub(super) fn non_empty(value: Value, fallback: (&str, Value)) -> Value {
     match value {
         Value::Object(mut o) if o.is_empty() => {
             o.insert(fallback.0.to_owned(), fallback.1);
@@ -68,7 +68,7 @@ fn condition() -> impl Strategy<Value = Value> {
         })
 }
 
-fn conditions() -> impl Strategy<Value = Option<Value>> {
+pub(super) fn conditions() -> impl Strategy<Value = Option<Value>> {
     of(prop::collection::vec(condition(), 1..3).prop_map(Value::from))
 }
 
@@ -83,7 +83,7 @@ fn contract_ref() -> impl Strategy<Value = Value> {
         })
 }
 
-fn template_ref() -> impl Strategy<Value = Value> {
+pub(super) fn template_ref() -> impl Strategy<Value = Value> {
     (select(vec!["infrastructure.cluster.x-k8s.io/v1beta1", "bootstrap.cluster.x-k8s.io/v1beta2"]), select(vec!["DockerMachineTemplate", "KubeadmConfigTemplate"]), name())
         .prop_map(|(api_version, kind, name)| json!({"apiVersion": api_version, "kind": kind, "namespace": NAMESPACE, "name": name}))
 }
@@ -102,7 +102,7 @@ fn unhealthy_conditions() -> impl Strategy<Value = Option<Value>> {
 }
 
 /// A v1beta1 machineHealthCheck; `enable` only in a topology.
-fn health_check(topology: bool) -> impl Strategy<Value = Value> {
+pub(super) fn health_check(topology: bool) -> impl Strategy<Value = Value> {
     (
         of(any::<bool>()).prop_map(move |e| e.filter(|_| topology)),
         unhealthy_conditions(),
@@ -128,7 +128,7 @@ fn health_check(topology: bool) -> impl Strategy<Value = Value> {
         })
 }
 
-fn strategy() -> impl Strategy<Value = Value> {
+pub(super) fn strategy() -> impl Strategy<Value = Value> {
     (
         of(select(vec!["RollingUpdate", "OnDelete"])),
         of((
@@ -161,7 +161,7 @@ fn strategy() -> impl Strategy<Value = Value> {
         })
 }
 
-fn timeouts() -> impl Strategy<Value = Vec<(&'static str, Option<Value>)>> {
+pub(super) fn timeouts() -> impl Strategy<Value = Vec<(&'static str, Option<Value>)>> {
     (of(duration()), of(duration()), of(duration())).prop_map(|(drain, detach, delete)| {
         vec![
             ("nodeDrainTimeout", drain),
@@ -374,7 +374,7 @@ fn cluster_v1beta1() -> impl Strategy<Value = Value> {
         })
 }
 
-fn without_data(mut object: Value) -> Value {
+pub(super) fn without_data(mut object: Value) -> Value {
     let metadata = object["metadata"].as_object_mut().expect("metadata");
     if let Some(annotations) = metadata.get_mut("annotations").and_then(Value::as_object_mut) {
         annotations.remove(CONVERSION_DATA);
