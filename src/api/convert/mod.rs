@@ -49,6 +49,8 @@ mod topology;
 mod value;
 
 #[cfg(test)]
+mod golden;
+#[cfg(test)]
 mod proptests;
 #[cfg(test)]
 mod proptests_class;
