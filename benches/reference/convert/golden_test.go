@@ -23,7 +23,7 @@ const testdata = "../../../src/api/convert/testdata"
 
 // The contract versions the Rust tests' `crds()` answer with.
 var versions = map[schema.GroupKind]string{
-	{Group: "infrastructure.cluster.x-k8s.io", Kind: "DockerCluster"}:       "v1beta2",
+	{Group: "infrastructure.cluster.x-k8s.io", Kind: "DockerCluster"}:     "v1beta2",
 	{Group: "controlplane.cluster.x-k8s.io", Kind: "KubeadmControlPlane"}: "v1beta2",
 }
 
