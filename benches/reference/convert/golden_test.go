@@ -14,8 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	addonsv1beta1 "sigs.k8s.io/cluster-api/api/addons/v1beta1"
+	addonsv1 "sigs.k8s.io/cluster-api/api/addons/v1beta2"
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	runtimev1alpha1 "sigs.k8s.io/cluster-api/api/runtime/v1alpha1"
+	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
 	"sigs.k8s.io/cluster-api/core/webhooks/conversion"
 )
 
@@ -94,4 +98,31 @@ func TestGolden(t *testing.T) {
 	}
 	classBack.APIVersion, classBack.Kind = clusterv1beta1.GroupVersion.String(), "ClusterClass"
 	write(t, "clusterclass.hub-to-v1beta1.json", classBack)
+
+	crs := &addonsv1beta1.ClusterResourceSet{}
+	read(t, "clusterresourceset.spoke.yaml", crs)
+	crsHub := &addonsv1.ClusterResourceSet{}
+	if err := conversion.ConvertClusterResourceSetV1Beta1ToHub(ctx, crs, crsHub); err != nil {
+		t.Fatal(err)
+	}
+	crsHub.APIVersion, crsHub.Kind = addonsv1.GroupVersion.String(), "ClusterResourceSet"
+	write(t, "clusterresourceset.spoke-to-hub.json", crsHub)
+
+	binding := &addonsv1beta1.ClusterResourceSetBinding{}
+	read(t, "clusterresourcesetbinding.spoke.yaml", binding)
+	bindingHub := &addonsv1.ClusterResourceSetBinding{}
+	if err := conversion.ConvertClusterResourceSetBindingV1Beta1ToHub(ctx, binding, bindingHub); err != nil {
+		t.Fatal(err)
+	}
+	bindingHub.APIVersion, bindingHub.Kind = addonsv1.GroupVersion.String(), "ClusterResourceSetBinding"
+	write(t, "clusterresourcesetbinding.spoke-to-hub.json", bindingHub)
+
+	ext := &runtimev1alpha1.ExtensionConfig{}
+	read(t, "extensionconfig.spoke.yaml", ext)
+	extHub := &runtimev1.ExtensionConfig{}
+	if err := conversion.ConvertExtensionConfigV1Alpha1ToHub(ctx, ext, extHub); err != nil {
+		t.Fatal(err)
+	}
+	extHub.APIVersion, extHub.Kind = runtimev1.GroupVersion.String(), "ExtensionConfig"
+	write(t, "extensionconfig.spoke-to-hub.json", extHub)
 }

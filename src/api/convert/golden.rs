@@ -123,3 +123,24 @@ fn cluster_class_matches_the_reference() {
         &json(include_str!("testdata/golden/clusterclass.hub-to-v1beta1.json")),
     );
 }
+
+#[test]
+fn addons_and_runtime_kinds_match_the_reference() {
+    let cases = [
+        (
+            include_str!("testdata/clusterresourceset.spoke.yaml"),
+            include_str!("testdata/golden/clusterresourceset.spoke-to-hub.json"),
+        ),
+        (
+            include_str!("testdata/clusterresourcesetbinding.spoke.yaml"),
+            include_str!("testdata/golden/clusterresourcesetbinding.spoke-to-hub.json"),
+        ),
+        (
+            include_str!("testdata/extensionconfig.spoke.yaml"),
+            include_str!("testdata/golden/extensionconfig.spoke-to-hub.json"),
+        ),
+    ];
+    for (spoke, golden) in cases {
+        assert_same(&to_hub(yaml(spoke)).expect("to hub"), &json(golden));
+    }
+}
