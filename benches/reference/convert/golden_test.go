@@ -125,4 +125,19 @@ func TestGolden(t *testing.T) {
 	}
 	extHub.APIVersion, extHub.Kind = runtimev1.GroupVersion.String(), "ExtensionConfig"
 	write(t, "extensionconfig.spoke-to-hub.json", extHub)
+
+	mhc := &clusterv1beta1.MachineHealthCheck{}
+	read(t, "machinehealthcheck.v1beta1.yaml", mhc)
+	mhcHub := &clusterv1.MachineHealthCheck{}
+	if err := conversion.ConvertMachineHealthCheckV1Beta1ToHub(ctx, mhc, mhcHub); err != nil {
+		t.Fatal(err)
+	}
+	mhcHub.APIVersion, mhcHub.Kind = clusterv1.GroupVersion.String(), "MachineHealthCheck"
+	write(t, "machinehealthcheck.v1beta1-to-hub.json", mhcHub)
+	mhcBack := &clusterv1beta1.MachineHealthCheck{}
+	if err := conversion.ConvertMachineHealthCheckHubToV1Beta1(ctx, mhcHub.DeepCopy(), mhcBack); err != nil {
+		t.Fatal(err)
+	}
+	mhcBack.APIVersion, mhcBack.Kind = clusterv1beta1.GroupVersion.String(), "MachineHealthCheck"
+	write(t, "machinehealthcheck.hub-to-v1beta1.json", mhcBack)
 }

@@ -144,3 +144,20 @@ fn addons_and_runtime_kinds_match_the_reference() {
         assert_same(&to_hub(yaml(spoke)).expect("to hub"), &json(golden));
     }
 }
+
+#[test]
+fn machine_health_check_matches_the_reference() {
+    let spoke = yaml(include_str!("testdata/machinehealthcheck.v1beta1.yaml"));
+    let hub = to_hub(spoke).expect("to hub");
+    let golden = json(include_str!(
+        "testdata/golden/machinehealthcheck.v1beta1-to-hub.json"
+    ));
+    assert_same(&hub, &golden);
+    let back = from_hub(golden, "cluster.x-k8s.io/v1beta1", &crds()).expect("to spoke");
+    assert_same(
+        &back,
+        &json(include_str!(
+            "testdata/golden/machinehealthcheck.hub-to-v1beta1.json"
+        )),
+    );
+}

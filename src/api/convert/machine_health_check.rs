@@ -1,7 +1,8 @@
 //! MachineHealthCheck v1beta1 ↔ v1beta2 (`core/webhooks/conversion/machinehealthcheck.go`): the
 //! spec's checks and remediation regroup exactly as a class's health check does (shared with
 //! [`health_check`]), status conditions trade places, and the status counters (`int32` in
-//! v1beta1, `*int32` in v1beta2) keep a `0` only when the conversion-data says it was set.
+//! v1beta1, written always; `*int32` in v1beta2) keep a `0` only when the conversion-data says
+//! it was set.
 
 use serde_json::Value;
 
@@ -72,12 +73,11 @@ pub(super) fn from_hub(obj: &mut Obj, ctx: &Ctx) -> Result<(), ConvertError> {
         health_check::from_hub(&mut holder, &ctx.namespace);
         join(spec, kept, holder, "machineHealthCheck");
     }
-    if let Some(status) = child(obj, "status") {
+    // v1beta1 writes the counters always (no omitempty), so a status always.
+    if let Some(status) = super::value::child_or_new(obj, "status") {
         conditions_from_hub(status, &[]);
         for key in COUNTERS {
-            if status.get(key).and_then(Value::as_i64) == Some(0) {
-                status.remove(key);
-            }
+            status.entry(key).or_insert(Value::from(0));
         }
     }
     set_annotation(obj, CONVERSION_DATA, data);
@@ -104,7 +104,7 @@ mod tests {
                 "nodeStartupTimeout": "10m0s",
                 "remediationTemplate": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerRemediationTemplate", "namespace": "ns1", "name": "r"}
             },
-            "status": {"expectedMachines": 3, "currentHealthy": 2, "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+            "status": {"expectedMachines": 3, "currentHealthy": 2, "remediationsAllowed": 0, "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
         })
     }
 
@@ -139,8 +139,14 @@ mod tests {
     fn a_zero_counter_survives_only_through_the_conversion_data() {
         let mut hub = to_hub(spoke()).unwrap();
         hub["status"]["remediationsAllowed"] = json!(0);
+        assert!(
+            to_hub(spoke()).unwrap()["status"]
+                .get("remediationsAllowed")
+                .is_none(),
+            "0 is unset"
+        );
         let spoke = from_hub(hub.clone(), "cluster.x-k8s.io/v1beta1", &crds()).unwrap();
-        assert!(spoke["status"].get("remediationsAllowed").is_none());
+        assert_eq!(spoke["status"]["remediationsAllowed"], 0);
         assert_eq!(to_hub(spoke).unwrap(), hub);
     }
 }
