@@ -88,7 +88,8 @@ pub(super) fn from_hub(
             topology::from_hub(topology, &ctx.namespace);
         }
     }
-    if let Some(status) = child(obj, "status") {
+    // v1beta1 writes these two booleans always (no omitempty), so a status always.
+    if let Some(status) = super::value::child_or_new(obj, "status") {
         conditions_from_hub(status, &DEPRECATED);
         for key in ["controlPlane", "workers"] {
             if let Some(counters) = status.remove(key) {

@@ -1,7 +1,7 @@
 //! Lossless conversion between the served versions of Cluster API's kinds, on plain JSON.
 //!
 //! v1beta2 is the hub; each kind has one spoke: `cluster.x-k8s.io/v1beta1` (Cluster,
-//! ClusterClass), `addons.cluster.x-k8s.io/v1beta1` (ClusterResourceSet, ...Binding) and
+//! ClusterClass, MachineHealthCheck), `addons.cluster.x-k8s.io/v1beta1` (ClusterResourceSet, ...Binding) and
 //! `runtime.cluster.x-k8s.io/v1alpha1` (ExtensionConfig). The converters work on
 //! [`serde_json::Value`] and move only the fields whose shape changed, so every field they do not
 //! name (a newer field, a provider's extension) passes through untouched, independently of the
@@ -38,6 +38,7 @@ mod data;
 mod duration;
 mod extension_config;
 mod health_check;
+mod machine_health_check;
 pub mod paths;
 mod refs;
 mod resource_set;
@@ -50,7 +51,11 @@ mod topology;
 mod value;
 
 #[cfg(test)]
+mod golden;
+#[cfg(test)]
 mod proptests;
+#[cfg(test)]
+mod proptests_class;
 #[cfg(test)]
 mod tests;
 
@@ -176,6 +181,7 @@ enum Kind {
     ClusterResourceSet,
     ClusterResourceSetBinding,
     ExtensionConfig,
+    MachineHealthCheck,
 }
 
 /// Our groups and the versions each serves, spoke first.
@@ -193,6 +199,7 @@ impl Kind {
             ("addons.cluster.x-k8s.io", "ClusterResourceSet") => Kind::ClusterResourceSet,
             ("addons.cluster.x-k8s.io", "ClusterResourceSetBinding") => Kind::ClusterResourceSetBinding,
             ("runtime.cluster.x-k8s.io", "ExtensionConfig") => Kind::ExtensionConfig,
+            ("cluster.x-k8s.io", "MachineHealthCheck") => Kind::MachineHealthCheck,
             _ => return None,
         })
     }
@@ -211,6 +218,7 @@ impl Kind {
             Kind::ClusterResourceSet => resource_set::to_hub(obj),
             Kind::ClusterResourceSetBinding => resource_set_binding::to_hub(obj),
             Kind::ExtensionConfig => extension_config::to_hub(obj),
+            Kind::MachineHealthCheck => machine_health_check::to_hub(obj, ctx),
         }
     }
 
@@ -226,6 +234,7 @@ impl Kind {
             Kind::ClusterResourceSet => resource_set::from_hub(obj),
             Kind::ClusterResourceSetBinding => resource_set_binding::from_hub(obj),
             Kind::ExtensionConfig => extension_config::from_hub(obj),
+            Kind::MachineHealthCheck => machine_health_check::from_hub(obj, ctx),
         }
     }
 }

@@ -25,10 +25,26 @@ pub(super) fn crds() -> Crds {
     ])
 }
 
+/// A fixture of `testdata/`, compiled in (the engine reads no files, even in tests).
 fn fixture(name: &str) -> Value {
-    let path = format!("{}/src/api/convert/testdata/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{path}: {err}"));
-    serde_yaml_ng::from_str(&text).unwrap_or_else(|err| panic!("{path}: {err}"))
+    let text = match name {
+        "cluster.v1beta1.yaml" => include_str!("testdata/cluster.v1beta1.yaml"),
+        "cluster.v1beta2.yaml" => include_str!("testdata/cluster.v1beta2.yaml"),
+        "clusterclass.v1beta1.yaml" => include_str!("testdata/clusterclass.v1beta1.yaml"),
+        "clusterclass.v1beta2.yaml" => include_str!("testdata/clusterclass.v1beta2.yaml"),
+        "clusterresourceset.spoke.yaml" => include_str!("testdata/clusterresourceset.spoke.yaml"),
+        "clusterresourceset.v1beta2.yaml" => include_str!("testdata/clusterresourceset.v1beta2.yaml"),
+        "clusterresourcesetbinding.spoke.yaml" => {
+            include_str!("testdata/clusterresourcesetbinding.spoke.yaml")
+        }
+        "clusterresourcesetbinding.v1beta2.yaml" => {
+            include_str!("testdata/clusterresourcesetbinding.v1beta2.yaml")
+        }
+        "extensionconfig.spoke.yaml" => include_str!("testdata/extensionconfig.spoke.yaml"),
+        "extensionconfig.v1beta2.yaml" => include_str!("testdata/extensionconfig.v1beta2.yaml"),
+        other => panic!("no fixture {other}"),
+    };
+    serde_yaml_ng::from_str(text).unwrap_or_else(|err| panic!("{name}: {err}"))
 }
 
 fn annotation<'a>(object: &'a Value, key: &str) -> Option<&'a str> {
