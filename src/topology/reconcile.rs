@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::blueprint::Blueprint;
 use super::current::Current;
+use super::desired::CAPI_API_VERSION;
 use super::error::TopologyError;
 use super::plan::plan;
 use super::upgrade::UpgradePlan;
@@ -24,7 +25,6 @@ pub const TOPOLOGY_RECONCILED_CONDITION: &str = "TopologyReconciled";
 /// patch that does not apply): unlike the class's own patches, it may pass on a retry.
 pub const EXTERNAL_PATCH_FAILED: &str = "ExternalPatchFailed";
 const CAPI_GROUP: &str = "cluster.x-k8s.io";
-const CAPI_API_VERSION: &str = "cluster.x-k8s.io/v1beta1";
 
 /// The work for one Cluster.
 #[derive(Debug, Clone, PartialEq)]
