@@ -22,6 +22,14 @@ pub(super) fn crds() -> Crds {
     Crds(vec![
         ("infrastructure.cluster.x-k8s.io", "DockerCluster", "v1beta2"),
         ("controlplane.cluster.x-k8s.io", "KubeadmControlPlane", "v1beta2"),
+        (
+            "infrastructure.cluster.x-k8s.io",
+            "DockerMachineTemplate",
+            "v1beta2",
+        ),
+        ("infrastructure.cluster.x-k8s.io", "DockerMachinePool", "v1beta2"),
+        ("bootstrap.cluster.x-k8s.io", "KubeadmConfigTemplate", "v1beta2"),
+        ("bootstrap.cluster.x-k8s.io", "KubeadmConfig", "v1beta2"),
     ])
 }
 
