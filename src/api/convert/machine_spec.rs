@@ -120,12 +120,13 @@ fn template_to_hub(
         }
         rollout::timeouts_to_hub(machine, ctx, FIELD)?;
     }
-    let min = match min {
-        Some(zero) if min_ready == MinReady::Int && zero.as_i64() == Some(0) => {
-            let had = restored.pointer("/spec/template/spec/minReadySeconds").is_some();
-            had.then_some(zero)
-        }
-        other => other,
+    // An `int32` 0 is written as nothing: the hub's `0` comes back from the conversion-data.
+    let unset = min.as_ref().is_none_or(|m| m.as_i64() == Some(0));
+    let min = if min_ready == MinReady::Int && unset {
+        let zero = Value::from(0);
+        (restored.pointer("/spec/template/spec/minReadySeconds") == Some(&zero)).then_some(zero)
+    } else {
+        min
     };
     if let Some(min) = min {
         put(spec, &["template", "spec", "minReadySeconds"], min);
