@@ -48,7 +48,7 @@ pub(super) struct Machines {
 
 impl Machines {
     /// A v1beta1 object → v1beta2, in place.
-    pub(super) fn to_hub(&self, obj: &mut Obj, ctx: &Ctx) -> Result<(), ConvertError> {
+    pub(super) fn spoke_to_hub(&self, obj: &mut Obj, ctx: &Ctx) -> Result<(), ConvertError> {
         let restored = unmarshal_hub(obj, ctx)?.map(Value::Object);
         take_annotation(obj, V1BETA1_FIELDS);
         let restored_or_null = restored.clone().unwrap_or(Value::Null);
@@ -59,7 +59,7 @@ impl Machines {
         }
         if let Some(status) = child(obj, "status") {
             conditions_to_hub(status, self.deprecated);
-            self.counters.to_hub(status, restored.as_ref());
+            self.counters.spoke_to_hub(status, restored.as_ref());
             (self.status_to_hub)(status, &restored_or_null);
             drop_empty(status, "deprecated");
         }
@@ -69,7 +69,7 @@ impl Machines {
     }
 
     /// A v1beta2 object → v1beta1, in place, writing the conversion-data.
-    pub(super) fn from_hub(
+    pub(super) fn hub_to_spoke(
         &self,
         obj: &mut Obj,
         ctx: &Ctx,
@@ -82,7 +82,7 @@ impl Machines {
         }
         // v1beta1 writes some counters always (no omitempty), so a status always.
         if let Some(status) = child_or_new(obj, "status") {
-            self.counters.from_hub(status);
+            self.counters.hub_to_spoke(status);
             conditions_from_hub(status, self.deprecated);
             (self.status_from_hub)(status);
         }

@@ -64,6 +64,8 @@ mod proptests;
 #[cfg(test)]
 mod proptests_class;
 #[cfg(test)]
+mod proptests_machines;
+#[cfg(test)]
 mod tests;
 
 use serde_json::Value;
@@ -217,9 +219,9 @@ impl Kind {
             Kind::ClusterResourceSetBinding => resource_set_binding::to_hub(obj),
             Kind::ExtensionConfig => extension_config::to_hub(obj),
             Kind::MachineHealthCheck => machine_health_check::to_hub(obj, ctx),
-            Kind::MachineDeployment => machine_deployment::MACHINE_DEPLOYMENT.to_hub(obj, ctx),
-            Kind::MachineSet => machine_set::MACHINE_SET.to_hub(obj, ctx),
-            Kind::MachinePool => machine_pool::MACHINE_POOL.to_hub(obj, ctx),
+            Kind::MachineDeployment => machine_deployment::MACHINE_DEPLOYMENT.spoke_to_hub(obj, ctx),
+            Kind::MachineSet => machine_set::MACHINE_SET.spoke_to_hub(obj, ctx),
+            Kind::MachinePool => machine_pool::MACHINE_POOL.spoke_to_hub(obj, ctx),
         }
     }
 
@@ -236,9 +238,11 @@ impl Kind {
             Kind::ClusterResourceSetBinding => resource_set_binding::from_hub(obj),
             Kind::ExtensionConfig => extension_config::from_hub(obj),
             Kind::MachineHealthCheck => machine_health_check::from_hub(obj, ctx),
-            Kind::MachineDeployment => machine_deployment::MACHINE_DEPLOYMENT.from_hub(obj, ctx, versions),
-            Kind::MachineSet => machine_set::MACHINE_SET.from_hub(obj, ctx, versions),
-            Kind::MachinePool => machine_pool::MACHINE_POOL.from_hub(obj, ctx, versions),
+            Kind::MachineDeployment => {
+                machine_deployment::MACHINE_DEPLOYMENT.hub_to_spoke(obj, ctx, versions)
+            }
+            Kind::MachineSet => machine_set::MACHINE_SET.hub_to_spoke(obj, ctx, versions),
+            Kind::MachinePool => machine_pool::MACHINE_POOL.hub_to_spoke(obj, ctx, versions),
         }
     }
 }

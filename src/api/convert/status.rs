@@ -115,7 +115,7 @@ impl Counters {
     /// v1beta1 → hub, after [`conditions_to_hub`] has run. A counter v1beta1 writes always
     /// keeps its `0` in the hub unless the conversion-data (`restored`, when there was one)
     /// shows the hub this spoke came from did not have it.
-    pub(super) fn to_hub(&self, status: &mut Obj, restored: Option<&Value>) {
+    pub(super) fn spoke_to_hub(&self, status: &mut Obj, restored: Option<&Value>) {
         let legacy: Vec<(&str, Value)> = self
             .legacy
             .iter()
@@ -146,7 +146,7 @@ impl Counters {
     }
 
     /// hub → v1beta1, before [`conditions_from_hub`] runs: every `always` counter written.
-    pub(super) fn from_hub(&self, status: &mut Obj) {
+    pub(super) fn hub_to_spoke(&self, status: &mut Obj) {
         for key in self.current {
             if let Some(value) = status.remove(*key) {
                 put(status, &["v1beta2", key], value);
