@@ -27,8 +27,12 @@ const testdata = "../../../src/api/convert/testdata"
 
 // The contract versions the Rust tests' `crds()` answer with.
 var versions = map[schema.GroupKind]string{
-	{Group: "infrastructure.cluster.x-k8s.io", Kind: "DockerCluster"}:     "v1beta2",
-	{Group: "controlplane.cluster.x-k8s.io", Kind: "KubeadmControlPlane"}: "v1beta2",
+	{Group: "infrastructure.cluster.x-k8s.io", Kind: "DockerCluster"}:         "v1beta2",
+	{Group: "controlplane.cluster.x-k8s.io", Kind: "KubeadmControlPlane"}:     "v1beta2",
+	{Group: "infrastructure.cluster.x-k8s.io", Kind: "DockerMachineTemplate"}: "v1beta2",
+	{Group: "infrastructure.cluster.x-k8s.io", Kind: "DockerMachinePool"}:     "v1beta2",
+	{Group: "bootstrap.cluster.x-k8s.io", Kind: "KubeadmConfigTemplate"}:      "v1beta2",
+	{Group: "bootstrap.cluster.x-k8s.io", Kind: "KubeadmConfig"}:              "v1beta2",
 }
 
 func write(t *testing.T, name string, obj any) {
@@ -140,4 +144,49 @@ func TestGolden(t *testing.T) {
 	}
 	mhcBack.APIVersion, mhcBack.Kind = clusterv1beta1.GroupVersion.String(), "MachineHealthCheck"
 	write(t, "machinehealthcheck.hub-to-v1beta1.json", mhcBack)
+
+	mdSpoke := &clusterv1beta1.MachineDeployment{}
+	read(t, "machinedeployment.v1beta1.yaml", mdSpoke)
+	mdHub := &clusterv1.MachineDeployment{}
+	if err := conversion.ConvertMachineDeploymentV1Beta1ToHub(ctx, mdSpoke, mdHub); err != nil {
+		t.Fatal(err)
+	}
+	mdHub.APIVersion, mdHub.Kind = clusterv1.GroupVersion.String(), "MachineDeployment"
+	write(t, "machinedeployment.v1beta1-to-hub.json", mdHub)
+	mdBack := &clusterv1beta1.MachineDeployment{}
+	if err := conversion.ConvertMachineDeploymentHubToV1Beta1(ctx, mdHub.DeepCopy(), mdBack); err != nil {
+		t.Fatal(err)
+	}
+	mdBack.APIVersion, mdBack.Kind = clusterv1beta1.GroupVersion.String(), "MachineDeployment"
+	write(t, "machinedeployment.hub-to-v1beta1.json", mdBack)
+
+	msSpoke := &clusterv1beta1.MachineSet{}
+	read(t, "machineset.v1beta1.yaml", msSpoke)
+	msHub := &clusterv1.MachineSet{}
+	if err := conversion.ConvertMachineSetV1Beta1ToHub(ctx, msSpoke, msHub); err != nil {
+		t.Fatal(err)
+	}
+	msHub.APIVersion, msHub.Kind = clusterv1.GroupVersion.String(), "MachineSet"
+	write(t, "machineset.v1beta1-to-hub.json", msHub)
+	msBack := &clusterv1beta1.MachineSet{}
+	if err := conversion.ConvertMachineSetHubToV1Beta1(ctx, msHub.DeepCopy(), msBack); err != nil {
+		t.Fatal(err)
+	}
+	msBack.APIVersion, msBack.Kind = clusterv1beta1.GroupVersion.String(), "MachineSet"
+	write(t, "machineset.hub-to-v1beta1.json", msBack)
+
+	mpSpoke := &clusterv1beta1.MachinePool{}
+	read(t, "machinepool.v1beta1.yaml", mpSpoke)
+	mpHub := &clusterv1.MachinePool{}
+	if err := conversion.ConvertMachinePoolV1Beta1ToHub(ctx, mpSpoke, mpHub); err != nil {
+		t.Fatal(err)
+	}
+	mpHub.APIVersion, mpHub.Kind = clusterv1.GroupVersion.String(), "MachinePool"
+	write(t, "machinepool.v1beta1-to-hub.json", mpHub)
+	mpBack := &clusterv1beta1.MachinePool{}
+	if err := conversion.ConvertMachinePoolHubToV1Beta1(ctx, mpHub.DeepCopy(), mpBack); err != nil {
+		t.Fatal(err)
+	}
+	mpBack.APIVersion, mpBack.Kind = clusterv1beta1.GroupVersion.String(), "MachinePool"
+	write(t, "machinepool.hub-to-v1beta1.json", mpBack)
 }

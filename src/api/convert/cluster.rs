@@ -4,9 +4,11 @@
 
 use serde_json::{json, Value};
 
-use super::data::{marshal_hub, restore_kept, set_annotation, take_annotation, unmarshal_hub, Kept};
+use super::data::{hub_data, restore_kept, set_annotation, take_annotation, unmarshal_hub, Kept};
 use super::refs::{from_contract_ref, to_contract_ref};
-use super::status::{conditions_from_hub, conditions_to_hub, restore_bool};
+use super::status::{
+    conditions_from_hub, conditions_to_hub, initialization_from_hub, initialization_to_hub, restore_bool,
+};
 use super::value::{at, child, drop_empty, put, take, Obj};
 use super::{topology, ContractVersions, ConvertError, Ctx, CONVERSION_DATA, V1BETA1_FIELDS};
 
@@ -44,17 +46,7 @@ pub(super) fn to_hub(obj: &mut Obj, ctx: &Ctx) -> Result<(), ConvertError> {
             }
         }
         drop_empty(status, "v1beta2");
-        for (from, to) in READY {
-            let mut initialization = Obj::new();
-            if let Some(ready) = status.remove(from) {
-                initialization.insert(to.into(), ready);
-            }
-            let pointer = format!("/status/initialization/{to}");
-            restore_bool(&mut initialization, to, restored.pointer(&pointer));
-            if let Some(value) = initialization.remove(to) {
-                put(status, &["initialization", to], value);
-            }
-        }
+        initialization_to_hub(status, &READY, &restored);
         failure_domains_to_hub(status);
     }
     drop_empty(obj, "status");
@@ -68,10 +60,7 @@ pub(super) fn from_hub(
     ctx: &Ctx,
     versions: &dyn ContractVersions,
 ) -> Result<(), ConvertError> {
-    take_annotation(obj, CONVERSION_DATA);
-    let mut hub = obj.clone();
-    take_annotation(&mut hub, V1BETA1_FIELDS);
-    let data = marshal_hub(&hub);
+    let data = hub_data(obj);
     if let Some(spec) = child(obj, "spec") {
         for key in REFS {
             if let Some(reference) = spec.remove(key).filter(|r| !super::value::is_empty(r)) {
@@ -96,12 +85,7 @@ pub(super) fn from_hub(
                 put(status, &["v1beta2", key], counters);
             }
         }
-        for (to, from) in READY {
-            let ready = take(status, &["initialization", from])
-                .and_then(|v| v.as_bool())
-                .unwrap_or(false);
-            status.insert(to.into(), Value::Bool(ready));
-        }
+        initialization_from_hub(status, &READY);
         failure_domains_from_hub(status);
     }
     restore_kept(obj);

@@ -34,7 +34,7 @@ pub(super) fn to_hub(obj: &mut Obj, ctx: &Ctx) -> Result<(), ConvertError> {
             template_ref_to_hub(control_plane, "machineInfrastructure");
             health_check::to_hub(control_plane, ctx, field)?;
             rollout::timeouts_to_hub(control_plane, ctx, field)?;
-            naming_to_hub(control_plane);
+            naming_to_hub(control_plane, "namingStrategy", "naming");
         }
         if let Some(workers) = child(spec, "workers") {
             for list in ["machineDeployments", "machinePools"] {
@@ -44,14 +44,14 @@ pub(super) fn to_hub(obj: &mut Obj, ctx: &Ctx) -> Result<(), ConvertError> {
                     index += 1;
                     flatten_template(class);
                     if list == "machineDeployments" {
-                        rollout::strategy_to_hub(class);
+                        rollout::strategy_to_hub(class, &rollout::CLASS_REMEDIATION);
                         health_check::to_hub(class, ctx, &field)?;
                         if class.get("failureDomain").is_some_and(is_empty) {
                             class.remove("failureDomain");
                         }
                     }
                     rollout::timeouts_to_hub(class, ctx, &field)?;
-                    naming_to_hub(class);
+                    naming_to_hub(class, "namingStrategy", "naming");
                     Ok::<_, ConvertError>(())
                 })?;
             }
@@ -107,17 +107,17 @@ pub(super) fn from_hub(obj: &mut Obj, ctx: &Ctx) -> Result<(), ConvertError> {
             template_ref_from_hub(control_plane, "machineInfrastructure", namespace);
             health_check::from_hub(control_plane, namespace);
             rollout::timeouts_from_hub(control_plane);
-            naming_from_hub(control_plane);
+            naming_from_hub(control_plane, "naming", "namingStrategy");
         }
         if let Some(workers) = child(spec, "workers") {
             for list in ["machineDeployments", "machinePools"] {
                 let _ = each(workers, list, |class| {
                     if list == "machineDeployments" {
-                        rollout::strategy_from_hub(class);
+                        rollout::strategy_from_hub(class, &rollout::CLASS_REMEDIATION);
                         health_check::from_hub(class, namespace);
                     }
                     rollout::timeouts_from_hub(class);
-                    naming_from_hub(class);
+                    naming_from_hub(class, "naming", "namingStrategy");
                     nest_template(class, namespace);
                     Ok::<_, ()>(())
                 });
@@ -189,16 +189,19 @@ fn template_ref_from_hub(obj: &mut Obj, key: &str, namespace: &str) {
     super::value::drop_empty(obj, key);
 }
 
-fn naming_to_hub(obj: &mut Obj) {
-    if let Some(template) = take(obj, &["namingStrategy", "template"]).filter(|t| !is_empty(t)) {
-        put(obj, &["naming", "template"], template);
+/// v1beta1 `<from>.template` (`namingStrategy`, `machineNamingStrategy`) → `<to>.template`;
+/// an empty strategy is dropped, as v1beta2 has nothing to say it with.
+pub(super) fn naming_to_hub(obj: &mut Obj, from: &str, to: &str) {
+    if let Some(template) = take(obj, &[from, "template"]).filter(|t| !is_empty(t)) {
+        put(obj, &[to, "template"], template);
     }
-    obj.remove("namingStrategy");
+    obj.remove(from);
 }
 
-fn naming_from_hub(obj: &mut Obj) {
-    if let Some(template) = take(obj, &["naming", "template"]).filter(|t| !is_empty(t)) {
-        put(obj, &["namingStrategy", "template"], template);
+/// `<from>.template` → v1beta1 `<to>.template`, the inverse of [`naming_to_hub`].
+pub(super) fn naming_from_hub(obj: &mut Obj, from: &str, to: &str) {
+    if let Some(template) = take(obj, &[from, "template"]).filter(|t| !is_empty(t)) {
+        put(obj, &[to, "template"], template);
     }
 }
 

@@ -57,6 +57,15 @@ fn sorted(value: &Value) -> Value {
     }
 }
 
+/// The conversion-data of a hub about to become a spoke: any stale conversion-data is taken
+/// off `obj`, and the data left without our kept v1beta1 fields (they go back into the spoke).
+pub(super) fn hub_data(obj: &mut Obj) -> String {
+    take_annotation(obj, CONVERSION_DATA);
+    let mut hub = obj.clone();
+    take_annotation(&mut hub, V1BETA1_FIELDS);
+    marshal_hub(&hub)
+}
+
 /// Takes the conversion-data off a spoke and parses it: `Ok(None)` without the annotation.
 pub(super) fn unmarshal_hub(spoke: &mut Obj, ctx: &Ctx) -> Result<Option<Obj>, ConvertError> {
     let Some(text) = take_annotation(spoke, CONVERSION_DATA) else {

@@ -161,3 +161,59 @@ fn machine_health_check_matches_the_reference() {
         )),
     );
 }
+
+/// Both directions of one `cluster.x-k8s.io` kind against its goldens. `strip_hub` removes the
+/// hub's annotations (our kept v1beta1 fields), `strip_spoke` the spoke's (our conversion-data
+/// where the reference writes none).
+fn machines_match_the_reference(
+    spoke: &str,
+    to_hub_golden: &str,
+    to_spoke_golden: &str,
+    strip_hub: bool,
+    strip_spoke: bool,
+) {
+    let mut hub = to_hub(yaml(spoke)).expect("to hub");
+    if strip_hub {
+        hub["metadata"].as_object_mut().map(|m| m.remove("annotations"));
+    }
+    let golden = json(to_hub_golden);
+    assert_same(&hub, &golden);
+    let mut back = from_hub(golden, "cluster.x-k8s.io/v1beta1", &crds()).expect("to spoke");
+    if strip_spoke {
+        back["metadata"].as_object_mut().map(|m| m.remove("annotations"));
+    }
+    assert_same(&back, &json(to_spoke_golden));
+}
+
+#[test]
+fn machine_deployment_matches_the_reference() {
+    machines_match_the_reference(
+        include_str!("testdata/machinedeployment.v1beta1.yaml"),
+        include_str!("testdata/golden/machinedeployment.v1beta1-to-hub.json"),
+        include_str!("testdata/golden/machinedeployment.hub-to-v1beta1.json"),
+        true,
+        false,
+    );
+}
+
+#[test]
+fn machine_set_matches_the_reference() {
+    machines_match_the_reference(
+        include_str!("testdata/machineset.v1beta1.yaml"),
+        include_str!("testdata/golden/machineset.v1beta1-to-hub.json"),
+        include_str!("testdata/golden/machineset.hub-to-v1beta1.json"),
+        false,
+        true,
+    );
+}
+
+#[test]
+fn machine_pool_matches_the_reference() {
+    machines_match_the_reference(
+        include_str!("testdata/machinepool.v1beta1.yaml"),
+        include_str!("testdata/golden/machinepool.v1beta1-to-hub.json"),
+        include_str!("testdata/golden/machinepool.hub-to-v1beta1.json"),
+        false,
+        false,
+    );
+}

@@ -1,7 +1,7 @@
 //! Lossless conversion between the served versions of Cluster API's kinds, on plain JSON.
 //!
 //! v1beta2 is the hub; each kind has one spoke: `cluster.x-k8s.io/v1beta1` (Cluster,
-//! ClusterClass, MachineHealthCheck), `addons.cluster.x-k8s.io/v1beta1` (ClusterResourceSet, ...Binding) and
+//! ClusterClass, MachineHealthCheck, MachineDeployment, MachineSet, MachinePool), `addons.cluster.x-k8s.io/v1beta1` (ClusterResourceSet, ...Binding) and
 //! `runtime.cluster.x-k8s.io/v1alpha1` (ExtensionConfig). The converters work on
 //! [`serde_json::Value`] and move only the fields whose shape changed, so every field they do not
 //! name (a newer field, a provider's extension) passes through untouched, independently of the
@@ -10,16 +10,20 @@
 //! Semantics follow Cluster API v1.14.0's hub-and-spoke converters
 //! (`core/webhooks/conversion`, `api/*/conversion.go`):
 //! - hub → spoke writes the hub object (without metadata) into the annotation
-//!   [`CONVERSION_DATA`] of Cluster and ClusterClass; spoke → hub reads it back, removes it, and
-//!   restores the `*bool` intent a v1beta1 `bool` cannot carry (`paused`, `initialization.*`,
-//!   patch selector `matchResources.*`, variable schema booleans, `definitionsConflict`).
+//!   [`CONVERSION_DATA`] of every `cluster.x-k8s.io` kind (MachineSet too, which Cluster API
+//!   leaves without); spoke → hub reads it back, removes it, and restores the `*bool` intent a
+//!   v1beta1 `bool` cannot carry (`paused`, `initialization.*`, patch selector
+//!   `matchResources.*`, variable schema booleans, `definitionsConflict`) and which of the `0`s
+//!   a v1beta1 `int32` always writes (replica counters) the hub really had.
 //! - durations become whole seconds (`"1s5ms"` → `1`) and come back as Go prints them (`"1s"`).
-//! - Cluster `infrastructureRef`/`controlPlaneRef` lose their apiVersion for an apiGroup; the
-//!   way back asks [`ContractVersions`] which version the referenced CRD serves for the contract.
+//! - Cluster `infrastructureRef`/`controlPlaneRef` and a Machine template's
+//!   `infrastructureRef`/`bootstrap.configRef` (MachineDeployment, MachineSet, MachinePool)
+//!   lose their apiVersion for an apiGroup; the way back asks [`ContractVersions`] which version the referenced CRD serves for the contract.
 //!
 //! **Project decision, beyond the reference:** v1beta1 fields that v1beta2 has no place for
 //! (Cluster `spec.topology.rolloutAfter`, `variables[].definitionFrom` and the
-//! `definitionFrom` of machineDeployment/machinePool variable overrides) are not dropped. Spoke
+//! `definitionFrom` of machineDeployment/machinePool variable overrides, MachineDeployment
+//! `revisionHistoryLimit` and `progressDeadlineSeconds`) are not dropped. Spoke
 //! → hub keeps them in the hub annotation [`V1BETA1_FIELDS`] (a JSON list of
 //! `{"path": <JSON pointer into the v1beta1 object>, "value": ..., "guard": {<pointer>: <name>}}`,
 //! where `guard` holds the names of the list entries on the path); hub → spoke puts each back
@@ -38,7 +42,11 @@ mod data;
 mod duration;
 mod extension_config;
 mod health_check;
+mod machine_deployment;
 mod machine_health_check;
+mod machine_pool;
+mod machine_set;
+mod machine_spec;
 pub mod paths;
 mod refs;
 mod resource_set;
@@ -56,6 +64,8 @@ mod golden;
 mod proptests;
 #[cfg(test)]
 mod proptests_class;
+#[cfg(test)]
+mod proptests_machines;
 #[cfg(test)]
 mod tests;
 
@@ -182,6 +192,9 @@ enum Kind {
     ClusterResourceSetBinding,
     ExtensionConfig,
     MachineHealthCheck,
+    MachineDeployment,
+    MachineSet,
+    MachinePool,
 }
 
 /// Our groups and the versions each serves, spoke first.
@@ -200,6 +213,9 @@ impl Kind {
             ("addons.cluster.x-k8s.io", "ClusterResourceSetBinding") => Kind::ClusterResourceSetBinding,
             ("runtime.cluster.x-k8s.io", "ExtensionConfig") => Kind::ExtensionConfig,
             ("cluster.x-k8s.io", "MachineHealthCheck") => Kind::MachineHealthCheck,
+            ("cluster.x-k8s.io", "MachineDeployment") => Kind::MachineDeployment,
+            ("cluster.x-k8s.io", "MachineSet") => Kind::MachineSet,
+            ("cluster.x-k8s.io", "MachinePool") => Kind::MachinePool,
             _ => return None,
         })
     }
@@ -219,6 +235,9 @@ impl Kind {
             Kind::ClusterResourceSetBinding => resource_set_binding::to_hub(obj),
             Kind::ExtensionConfig => extension_config::to_hub(obj),
             Kind::MachineHealthCheck => machine_health_check::to_hub(obj, ctx),
+            Kind::MachineDeployment => machine_deployment::MACHINE_DEPLOYMENT.spoke_to_hub(obj, ctx),
+            Kind::MachineSet => machine_set::MACHINE_SET.spoke_to_hub(obj, ctx),
+            Kind::MachinePool => machine_pool::MACHINE_POOL.spoke_to_hub(obj, ctx),
         }
     }
 
@@ -235,6 +254,11 @@ impl Kind {
             Kind::ClusterResourceSetBinding => resource_set_binding::from_hub(obj),
             Kind::ExtensionConfig => extension_config::from_hub(obj),
             Kind::MachineHealthCheck => machine_health_check::from_hub(obj, ctx),
+            Kind::MachineDeployment => {
+                machine_deployment::MACHINE_DEPLOYMENT.hub_to_spoke(obj, ctx, versions)
+            }
+            Kind::MachineSet => machine_set::MACHINE_SET.hub_to_spoke(obj, ctx, versions),
+            Kind::MachinePool => machine_pool::MACHINE_POOL.hub_to_spoke(obj, ctx, versions),
         }
     }
 }

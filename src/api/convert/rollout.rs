@@ -8,6 +8,9 @@ use super::health_check::{duration_of, seconds_of};
 use super::value::{is_empty, put, take, Obj};
 use super::{ConvertError, Ctx};
 
+/// Where a class's or topology's MachineDeployment keeps `remediation.maxInFlight`.
+pub(super) const CLASS_REMEDIATION: [&str; 2] = ["healthCheck", "remediation"];
+
 const TIMEOUTS: [(&str, &str); 3] = [
     ("nodeDrainTimeout", "nodeDrainTimeoutSeconds"),
     ("nodeVolumeDetachTimeout", "nodeVolumeDetachTimeoutSeconds"),
@@ -36,9 +39,10 @@ pub(super) fn timeouts_from_hub(obj: &mut Obj) {
     }
 }
 
-/// A MachineDeployment class or topology's `strategy` → `rollout.strategy`, `deletion.order`,
-/// `healthCheck.remediation.maxInFlight`.
-pub(super) fn strategy_to_hub(obj: &mut Obj) {
+/// A MachineDeployment's (class, topology or object) `strategy` → `rollout.strategy`,
+/// `deletion.order` and `<remediation>.maxInFlight`, where `remediation` is
+/// `healthCheck.remediation` in a class or topology and `remediation` in a MachineDeployment.
+pub(super) fn strategy_to_hub(obj: &mut Obj, remediation_at: &[&str]) {
     let Some(Value::Object(mut strategy)) = obj.remove("strategy") else {
         return;
     };
@@ -52,10 +56,10 @@ pub(super) fn strategy_to_hub(obj: &mut Obj) {
     }
     if let Some(Value::Object(mut remediation)) = strategy.remove("remediation") {
         if let Some(max) = remediation.remove("maxInFlight").filter(|m| !m.is_null()) {
-            put(obj, &["healthCheck", "remediation", "maxInFlight"], max);
+            put(obj, &[remediation_at, &["maxInFlight"]].concat(), max);
         }
         for (key, value) in remediation {
-            put(obj, &["healthCheck", "remediation", &key], value);
+            put(obj, &[remediation_at, &[key.as_str()]].concat(), value);
         }
     }
     if strategy.get("type").is_some_and(is_empty) {
@@ -67,7 +71,7 @@ pub(super) fn strategy_to_hub(obj: &mut Obj) {
 }
 
 /// The inverse of [`strategy_to_hub`]; run before the health check is converted.
-pub(super) fn strategy_from_hub(obj: &mut Obj) {
+pub(super) fn strategy_from_hub(obj: &mut Obj, remediation_at: &[&str]) {
     let mut strategy = match take(obj, &["rollout", "strategy"]) {
         Some(Value::Object(strategy)) => strategy,
         _ => Obj::new(),
@@ -75,7 +79,7 @@ pub(super) fn strategy_from_hub(obj: &mut Obj) {
     if let Some(order) = take(obj, &["deletion", "order"]).filter(|o| !is_empty(o)) {
         put(&mut strategy, &["rollingUpdate", "deletePolicy"], order);
     }
-    if let Some(max) = take(obj, &["healthCheck", "remediation", "maxInFlight"]) {
+    if let Some(max) = take(obj, &[remediation_at, &["maxInFlight"]].concat()) {
         put(&mut strategy, &["remediation", "maxInFlight"], max);
     }
     if !strategy.is_empty() {

@@ -65,3 +65,100 @@ pub(super) fn restore_bool(obj: &mut Obj, key: &str, restored: Option<&Value>) {
         Some(_) => {}
     }
 }
+
+/// v1beta1 readiness `bool`s (written always) → v1beta2 `initialization.*` (`*bool`), each pair
+/// `(v1beta1 key, initialization key)`; a `false` stays only when the conversion-data says so.
+pub(super) fn initialization_to_hub(status: &mut Obj, pairs: &[(&str, &str)], restored: &Value) {
+    for (from, to) in pairs {
+        let mut initialization = Obj::new();
+        if let Some(ready) = status.remove(*from) {
+            initialization.insert((*to).into(), ready);
+        }
+        let pointer = format!("/status/initialization/{to}");
+        restore_bool(&mut initialization, to, restored.pointer(&pointer));
+        if let Some(value) = initialization.remove(*to) {
+            put(status, &["initialization", to], value);
+        }
+    }
+}
+
+/// The inverse of [`initialization_to_hub`]: every v1beta1 boolean written, unset as `false`.
+pub(super) fn initialization_from_hub(status: &mut Obj, pairs: &[(&str, &str)]) {
+    for (to, from) in pairs {
+        let ready = take(status, &["initialization", from])
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
+        status.insert((*to).into(), Value::Bool(ready));
+    }
+}
+
+/// The replica counters of a MachineDeployment, MachineSet or MachinePool status.
+pub(super) struct Counters {
+    /// v1beta1 counters that move to `deprecated.v1beta1` (their meaning changed).
+    pub(super) legacy: &'static [&'static str],
+    /// v1beta1 `v1beta2.*` counters that become the top-level ones.
+    pub(super) current: &'static [&'static str],
+    /// v1beta1 counters written even when 0 (`int32` without omitempty), legacy or not.
+    pub(super) always: &'static [&'static str],
+}
+
+impl Counters {
+    /// The hub path of a v1beta1 top-level counter.
+    fn hub_path(&self, key: &'static str) -> Vec<&'static str> {
+        if self.legacy.contains(&key) {
+            vec!["deprecated", "v1beta1", key]
+        } else {
+            vec![key]
+        }
+    }
+
+    /// v1beta1 → hub, after [`conditions_to_hub`] has run. A counter v1beta1 writes always
+    /// keeps its `0` in the hub unless the conversion-data (`restored`, when there was one)
+    /// shows the hub this spoke came from did not have it.
+    pub(super) fn spoke_to_hub(&self, status: &mut Obj, restored: Option<&Value>) {
+        let legacy: Vec<(&str, Value)> = self
+            .legacy
+            .iter()
+            .filter_map(|key| Some((*key, status.remove(*key)?)))
+            .collect();
+        for key in self.current {
+            if let Some(value) = take(status, &["v1beta2", key]) {
+                status.insert((*key).to_owned(), value);
+            }
+        }
+        super::value::drop_empty(status, "v1beta2");
+        for (key, value) in legacy {
+            put(status, &["deprecated", "v1beta1", key], value);
+        }
+        let Some(restored) = restored else {
+            return;
+        };
+        for key in self.always {
+            let path = self.hub_path(key);
+            let pointer = format!("/status/{}", path.join("/"));
+            let zero = super::value::at(status, &path[..path.len() - 1])
+                .and_then(|parent| parent.get(*key))
+                .is_some_and(|v| v.as_i64() == Some(0));
+            if zero && restored.pointer(&pointer).is_none() {
+                take(status, &path);
+            }
+        }
+    }
+
+    /// hub → v1beta1, before [`conditions_from_hub`] runs: every `always` counter written.
+    pub(super) fn hub_to_spoke(&self, status: &mut Obj) {
+        for key in self.current {
+            if let Some(value) = status.remove(*key) {
+                put(status, &["v1beta2", key], value);
+            }
+        }
+        for key in self.legacy {
+            if let Some(value) = take(status, &["deprecated", "v1beta1", key]) {
+                status.insert((*key).to_owned(), value);
+            }
+        }
+        for key in self.always {
+            status.entry(*key).or_insert(Value::from(0));
+        }
+    }
+}

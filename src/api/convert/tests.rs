@@ -22,6 +22,14 @@ pub(super) fn crds() -> Crds {
     Crds(vec![
         ("infrastructure.cluster.x-k8s.io", "DockerCluster", "v1beta2"),
         ("controlplane.cluster.x-k8s.io", "KubeadmControlPlane", "v1beta2"),
+        (
+            "infrastructure.cluster.x-k8s.io",
+            "DockerMachineTemplate",
+            "v1beta2",
+        ),
+        ("infrastructure.cluster.x-k8s.io", "DockerMachinePool", "v1beta2"),
+        ("bootstrap.cluster.x-k8s.io", "KubeadmConfigTemplate", "v1beta2"),
+        ("bootstrap.cluster.x-k8s.io", "KubeadmConfig", "v1beta2"),
     ])
 }
 
@@ -42,6 +50,12 @@ fn fixture(name: &str) -> Value {
         }
         "extensionconfig.spoke.yaml" => include_str!("testdata/extensionconfig.spoke.yaml"),
         "extensionconfig.v1beta2.yaml" => include_str!("testdata/extensionconfig.v1beta2.yaml"),
+        "machinedeployment.v1beta1.yaml" => include_str!("testdata/machinedeployment.v1beta1.yaml"),
+        "machinedeployment.v1beta2.yaml" => include_str!("testdata/machinedeployment.v1beta2.yaml"),
+        "machineset.v1beta1.yaml" => include_str!("testdata/machineset.v1beta1.yaml"),
+        "machineset.v1beta2.yaml" => include_str!("testdata/machineset.v1beta2.yaml"),
+        "machinepool.v1beta1.yaml" => include_str!("testdata/machinepool.v1beta1.yaml"),
+        "machinepool.v1beta2.yaml" => include_str!("testdata/machinepool.v1beta2.yaml"),
         other => panic!("no fixture {other}"),
     };
     serde_yaml_ng::from_str(text).unwrap_or_else(|err| panic!("{name}: {err}"))
@@ -331,4 +345,127 @@ fn review_converts_every_object_or_fails() {
 
     let answer = review::review_bytes(b"{not json", &crds());
     assert_eq!(answer["response"]["result"]["status"], "Failure");
+}
+
+#[test]
+fn machines_v1beta1_to_hub_match_fixtures() {
+    for kind in ["machinedeployment", "machineset", "machinepool"] {
+        let hub = to_hub(fixture(&format!("{kind}.v1beta1.yaml"))).unwrap();
+        assert_eq!(hub, fixture(&format!("{kind}.v1beta2.yaml")), "{kind}");
+    }
+}
+
+#[test]
+fn machine_deployment_hub_to_v1beta1_rebuilds_strategy_refs_and_counters() {
+    let hub = fixture("machinedeployment.v1beta2.yaml");
+    let spoke = from_hub(hub.clone(), "cluster.x-k8s.io/v1beta1", &crds()).unwrap();
+    let spec = &spoke["spec"];
+    assert_eq!(
+        spec["strategy"],
+        json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0, "deletePolicy": "Oldest"},
+               "remediation": {"maxInFlight": "50%"}})
+    );
+    assert_eq!(spec["rolloutAfter"], "2026-01-01T00:00:00Z");
+    assert_eq!(spec["minReadySeconds"], 30);
+    assert_eq!(spec["revisionHistoryLimit"], 2, "kept v1beta1 field restored");
+    assert_eq!(spec["progressDeadlineSeconds"], 600);
+    assert_eq!(spec["paused"], true);
+    assert_eq!(
+        spec["machineNamingStrategy"]["template"],
+        "{{ .machineSet.name }}-{{ .random }}"
+    );
+    let machine = &spec["template"]["spec"];
+    assert_eq!(
+        machine["infrastructureRef"],
+        json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "DockerMachineTemplate",
+               "namespace": "ns1", "name": "md-0-infra"})
+    );
+    assert_eq!(
+        machine["bootstrap"]["configRef"]["apiVersion"],
+        "bootstrap.cluster.x-k8s.io/v1beta2"
+    );
+    assert_eq!(machine["nodeDrainTimeout"], "10m0s");
+    assert_eq!(machine["nodeVolumeDetachTimeout"], "1s");
+    assert!(machine.get("minReadySeconds").is_none());
+    let status = &spoke["status"];
+    assert_eq!(status["updatedReplicas"], 2);
+    assert_eq!(status["readyReplicas"], 3, "the v1beta1 counter, not the new one");
+    assert_eq!(status["unavailableReplicas"], 0);
+    assert_eq!(status["v1beta2"]["readyReplicas"], 2);
+    assert_eq!(status["v1beta2"]["upToDateReplicas"], 1);
+    assert_eq!(status["conditions"][0]["type"], "Ready");
+    assert_eq!(status["v1beta2"]["conditions"][0]["type"], "Available");
+    assert!(annotation(&spoke, V1BETA1_FIELDS).is_none());
+    assert_eq!(to_hub(spoke).unwrap(), hub);
+}
+
+#[test]
+fn machines_round_trip_both_ways() {
+    let versions = crds();
+    for kind in ["machinedeployment", "machineset", "machinepool"] {
+        let spoke = fixture(&format!("{kind}.v1beta1.yaml"));
+        let hub = to_hub(spoke.clone()).unwrap();
+        let back = from_hub(hub.clone(), "cluster.x-k8s.io/v1beta1", &versions).unwrap();
+        // The first trip normalises what v1beta1 writes twice (durations, empty strings).
+        let again = to_hub(back.clone()).unwrap();
+        assert_eq!(again, hub, "{kind}: hub -> spoke -> hub");
+        let back_again = from_hub(again, "cluster.x-k8s.io/v1beta1", &versions).unwrap();
+        assert_eq!(back_again, back, "{kind}: spoke -> hub -> spoke");
+    }
+}
+
+#[test]
+fn machine_set_zeros_survive_only_through_the_conversion_data() {
+    let versions = crds();
+    let mut hub = fixture("machineset.v1beta2.yaml");
+    hub["spec"]["template"]["spec"]["minReadySeconds"] = json!(0);
+    hub["status"].as_object_mut().unwrap().remove("replicas");
+    hub["status"]["deprecated"]["v1beta1"]
+        .as_object_mut()
+        .unwrap()
+        .remove("availableReplicas");
+    let spoke = from_hub(hub.clone(), "cluster.x-k8s.io/v1beta1", &versions).unwrap();
+    assert!(spoke["spec"].get("minReadySeconds").is_none(), "v1beta1 omits 0");
+    assert_eq!(spoke["status"]["replicas"], 0, "v1beta1 writes it always");
+    assert_eq!(spoke["status"]["availableReplicas"], 0);
+    assert_eq!(to_hub(spoke.clone()).unwrap(), hub);
+    // Without the conversion-data a v1beta1 0 is a 0, as Cluster API reads it.
+    let bare = to_hub(without_annotation(spoke, CONVERSION_DATA)).unwrap();
+    assert_eq!(bare["status"]["replicas"], 0);
+    assert!(bare["spec"]["template"]["spec"].get("minReadySeconds").is_none());
+}
+
+#[test]
+fn machine_pool_initialization_keeps_false_intent() {
+    let versions = crds();
+    let mut hub = fixture("machinepool.v1beta2.yaml");
+    assert_eq!(
+        hub["status"]["initialization"],
+        json!({"bootstrapDataSecretCreated": true})
+    );
+    hub["status"]["initialization"]["infrastructureProvisioned"] = json!(false);
+    let spoke = from_hub(hub.clone(), "cluster.x-k8s.io/v1beta1", &versions).unwrap();
+    assert_eq!(spoke["status"]["infrastructureReady"], false);
+    assert_eq!(spoke["status"]["bootstrapReady"], true);
+    assert_eq!(spoke["status"]["nodeRefs"][0]["name"], "node-a");
+    assert_eq!(spoke["spec"]["minReadySeconds"], 5);
+    assert_eq!(to_hub(spoke).unwrap(), hub);
+}
+
+#[test]
+fn machine_template_without_crd_fails() {
+    let err = from_hub(
+        fixture("machinepool.v1beta2.yaml"),
+        "cluster.x-k8s.io/v1beta1",
+        &Crds(vec![]),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, ConvertError::MissingContract { ref kind, .. } if kind == "KubeadmConfig" || kind == "DockerMachinePool"),
+        "{err}"
+    );
+    let mut spoke = fixture("machineset.v1beta1.yaml");
+    spoke["spec"]["template"]["spec"]["nodeDrainTimeout"] = json!("soon");
+    let err = to_hub(spoke).unwrap_err().to_string();
+    assert!(err.contains("spec.template.spec.nodeDrainTimeout"), "{err}");
 }

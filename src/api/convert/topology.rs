@@ -43,7 +43,7 @@ pub(super) fn to_hub(topology: &mut Obj, ctx: &Ctx, kept: &mut Kept) -> Result<(
             let base = format!("{BASE}/workers/{list}/{index}");
             index += 1;
             if is_deployment {
-                rollout::strategy_to_hub(machines);
+                rollout::strategy_to_hub(machines, &rollout::CLASS_REMEDIATION);
                 health_check::to_hub(machines, ctx, &field)?;
                 if machines.get("failureDomain").is_some_and(is_empty) {
                     machines.remove("failureDomain");
@@ -103,7 +103,7 @@ pub(super) fn from_hub(topology: &mut Obj, namespace: &str) {
     for (list, is_deployment) in [("machineDeployments", true), ("machinePools", false)] {
         let _ = each_at(workers, &[list], |machines| {
             if is_deployment {
-                rollout::strategy_from_hub(machines);
+                rollout::strategy_from_hub(machines, &rollout::CLASS_REMEDIATION);
                 health_check::from_hub(machines, namespace);
             }
             rollout::timeouts_from_hub(machines);
