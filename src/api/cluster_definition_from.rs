@@ -97,10 +97,9 @@ impl Cluster {
         let kept = parse(text);
         let topology = &mut self.spec.topology;
         for entry in kept.iter().filter(|entry| is_definition_from(entry)) {
-            let (Some(path), Some(Value::String(from))) = (
-                entry.get("path").and_then(Value::as_str),
-                entry.get("value"),
-            ) else {
+            let (Some(path), Some(Value::String(from))) =
+                (entry.get("path").and_then(Value::as_str), entry.get("value"))
+            else {
                 continue;
             };
             let guard = entry.get("guard").and_then(Value::as_object);
@@ -176,7 +175,10 @@ fn entries(topology: &Topology) -> Vec<Value> {
                 .map(|(pointer, name)| (pointer, Value::String(name)))
                 .collect();
             let mut entry = Map::new();
-            entry.insert("path".into(), Value::String(format!("{}/{index}{SUFFIX}", list.base())));
+            entry.insert(
+                "path".into(),
+                Value::String(format!("{}/{index}{SUFFIX}", list.base())),
+            );
             entry.insert("value".into(), Value::String(value.definition_from.clone()));
             entry.insert("guard".into(), Value::Object(guard));
             out.push(Value::Object(entry));
@@ -233,7 +235,10 @@ impl List {
         match self {
             List::MachineDeployment(i) => {
                 let name = workers.machine_deployments.get(i).map(|md| md.name.clone());
-                guard.push((format!("{MACHINE_DEPLOYMENTS}/{i}/name"), name.unwrap_or_default()));
+                guard.push((
+                    format!("{MACHINE_DEPLOYMENTS}/{i}/name"),
+                    name.unwrap_or_default(),
+                ));
             }
             List::MachinePool(i) => {
                 let name = workers.machine_pools.get(i).map(|mp| mp.name.clone());
@@ -271,5 +276,153 @@ impl List {
             List::MachinePool(i) => &mut workers.machine_pools.get_mut(i)?.variables.overrides,
         };
         list.get_mut(index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::api::convert::{from_hub, to_hub, ContractVersions};
+
+    struct NoCrds;
+
+    impl ContractVersions for NoCrds {
+        fn version_of(&self, _: &str, _: &str) -> Option<String> {
+            None
+        }
+    }
+
+    fn v1beta1() -> Value {
+        json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+            "metadata": {"name": "c", "namespace": "ns"},
+            "spec": {"topology": {"class": "k", "version": "v1.31.0", "rolloutAfter": "2026-01-01T00:00:00Z",
+                "controlPlane": {"variables": {"overrides": [{"name": "p", "definitionFrom": "inline", "value": "cp"}]}},
+                "workers": {"machineDeployments": [
+                    {"class": "w", "name": "md-a"},
+                    {"class": "w", "name": "md-b", "variables": {"overrides": [
+                        {"name": "q", "value": 1}, {"name": "p", "definitionFrom": "lb", "value": {"host": "md"}}]}}]},
+                "variables": [
+                    {"name": "n", "value": "x"},
+                    {"name": "p", "definitionFrom": "inline", "value": "s"},
+                    {"name": "p", "definitionFrom": "lb", "value": {"host": "h"}}]}}
+        })
+    }
+
+    fn froms(values: &[ClusterVariable]) -> Vec<(&str, &str)> {
+        values
+            .iter()
+            .map(|v| (v.name.as_str(), v.definition_from.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn decoding_a_hub_cluster_restores_definition_from_and_encoding_keeps_it() {
+        let hub = to_hub(v1beta1()).unwrap();
+        let cluster: Cluster = serde_json::from_value(hub.clone()).unwrap();
+        let topology = &cluster.spec.topology;
+        assert_eq!(
+            froms(&topology.variables),
+            [("n", ""), ("p", "inline"), ("p", "lb")]
+        );
+        assert_eq!(
+            froms(&topology.control_plane.variables.overrides),
+            [("p", "inline")]
+        );
+        let md = &topology.workers.machine_deployments;
+        assert_eq!(froms(&md[1].variables.overrides), [("q", ""), ("p", "lb")]);
+        // Unchanged values serialise to the same hub object, annotation text included.
+        assert_eq!(serde_json::to_value(&cluster).unwrap(), hub);
+        let back = from_hub(
+            serde_json::to_value(&cluster).unwrap(),
+            "cluster.x-k8s.io/v1beta1",
+            &NoCrds,
+        )
+        .unwrap();
+        assert_eq!(back["spec"]["topology"], v1beta1()["spec"]["topology"]);
+    }
+
+    #[test]
+    fn the_annotation_follows_the_typed_values() {
+        let hub = to_hub(v1beta1()).unwrap();
+        let mut cluster: Cluster = serde_json::from_value(hub).unwrap();
+        let topology = &mut cluster.spec.topology;
+        topology.variables.push(ClusterVariable {
+            name: "r".into(),
+            definition_from: "lb".into(),
+            value: json!(1),
+        });
+        for value in topology
+            .variables
+            .iter_mut()
+            .chain(&mut topology.control_plane.variables.overrides)
+        {
+            if value.name == "p" {
+                value.definition_from.clear();
+            }
+        }
+        topology.workers.machine_deployments[1]
+            .variables
+            .overrides
+            .clear();
+        let encoded = serde_json::to_value(&cluster).unwrap();
+        let text = encoded["metadata"]["annotations"][V1BETA1_FIELDS]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap(),
+            json!([
+                {"path": "/spec/topology/rolloutAfter", "value": "2026-01-01T00:00:00Z"},
+                {"path": "/spec/topology/variables/3/definitionFrom", "value": "lb",
+                 "guard": {"/spec/topology/variables/3/name": "r"}}
+            ])
+        );
+        assert_eq!(cluster.v1beta1_fields_annotation(), Some(text.clone()));
+        let decoded: Cluster = serde_json::from_value(encoded).unwrap();
+        set_annotation(&mut cluster, Some(text));
+        assert_eq!(decoded, cluster);
+        // Without any kept field, the annotation (and an empty annotations map) goes.
+        let mut bare = Cluster::default();
+        bare.spec.topology.variables = vec![ClusterVariable {
+            name: "r".into(),
+            definition_from: "lb".into(),
+            value: json!(1),
+        }];
+        let annotated = serde_json::to_value(&bare).unwrap();
+        bare.spec.topology.variables[0].definition_from.clear();
+        let mut decoded: Cluster = serde_json::from_value(annotated).unwrap();
+        assert_eq!(decoded.spec.topology.variables[0].definition_from, "lb");
+        decoded.spec.topology.variables[0].definition_from.clear();
+        assert!(serde_json::to_value(&decoded)
+            .unwrap()
+            .pointer("/metadata/annotations")
+            .is_none());
+    }
+
+    /// An entry whose guard no longer matches (a v1beta2 client reordered the list, or renamed
+    /// the MachineDeployment) is not applied, as the converter does not apply it.
+    #[test]
+    fn stale_entries_are_ignored() {
+        let mut hub = to_hub(v1beta1()).unwrap();
+        hub["spec"]["topology"]["variables"]
+            .as_array_mut()
+            .unwrap()
+            .swap(0, 2);
+        hub["spec"]["topology"]["workers"]["machineDeployments"][1]["name"] = json!("md-c");
+        let cluster: Cluster = serde_json::from_value(hub).unwrap();
+        let topology = &cluster.spec.topology;
+        assert_eq!(
+            froms(&topology.variables),
+            [("p", ""), ("p", "inline"), ("n", "")]
+        );
+        let md = &topology.workers.machine_deployments;
+        assert_eq!(froms(&md[1].variables.overrides), [("q", ""), ("p", "")]);
+        assert_eq!(
+            froms(&topology.control_plane.variables.overrides),
+            [("p", "inline")]
+        );
     }
 }

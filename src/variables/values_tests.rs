@@ -22,9 +22,7 @@ const STATUS: &str = r#"
 "#;
 
 fn compiled() -> CompiledVariables {
-    CompiledVariables::compile(
-        &serde_yaml_ng::from_str::<Vec<ClusterClassStatusVariable>>(STATUS).unwrap(),
-    )
+    CompiledVariables::compile(&serde_yaml_ng::from_str::<Vec<ClusterClassStatusVariable>>(STATUS).unwrap())
 }
 
 /// Values as v1beta1 writes them: `definitionFrom` (not serialised on the hub) is read too.
@@ -84,8 +82,7 @@ fn variables_without_definitions_make_every_list_invalid() {
         messages(compiled.validate_cluster_variables(&values("[]"), None, &path())),
         [expected]
     );
-    let overrides =
-        FieldPath::new("spec").children(&["topology", "controlPlane", "variables", "overrides"]);
+    let overrides = FieldPath::new("spec").children(&["topology", "controlPlane", "variables", "overrides"]);
     let errors = compiled.validate_override_variables(&values("[{name: c, value: x}]"), None, &overrides);
     assert_eq!(
         errors.iter().next().map(|e| e.kind.cause_type()),
