@@ -4,9 +4,9 @@
 //! (and ExtensionConfig v1alpha1) spokes live in [`v1beta1`] and [`runtime::v1alpha1`].
 
 mod cluster;
-mod cluster_definition_from;
 mod cluster_class;
 mod cluster_class_patches;
+mod cluster_definition_from;
 mod cluster_resource_set;
 mod cluster_resource_set_binding;
 mod cluster_status;
