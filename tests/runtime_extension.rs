@@ -162,11 +162,6 @@ async fn the_answers_have_the_runtime_sdk_shape() {
         .starts_with("error unmarshalling request"));
 }
 
-/// Seed 003's example offline: the quick-start templates, the class with `http-proxy` defined
-/// inline and by the extension, the Cluster setting one value per definition, and an
-/// ExtensionConfig pointing at the Runtime SDK extension: `plan` discovers the variables, admits
-/// the Cluster and patches its topology as the controllers do on a real API server
-/// (`tests/e2e/runtime_extensions.rs`).
 /// Plans `manifest` (with the quick-start templates and an ExtensionConfig of `extension`) and
 /// returns the output.
 fn plan_seed_003(extension: &Extension, manifest: &str) -> std::process::Output {
@@ -199,25 +194,10 @@ fn plan_seed_003(extension: &Extension, manifest: &str) -> std::process::Output 
     planned
 }
 
-/// v1.14: without `definitionFrom` (gone in v1beta2), a variable defined inline and by a
-/// DiscoverVariables hook with different schemas conflicts, and the Cluster is refused: seed
-/// 003's original example (one value per definition) no longer plans.
-#[test]
-fn seed_003_conflicting_definitions_are_refused() {
-    let extension = Extension::start();
-    let planned = plan_seed_003(&extension, "tests/fixtures/runtime/seed-003-v1beta1.yaml");
-    let stderr = String::from_utf8_lossy(&planned.stderr);
-    assert!(!planned.status.success());
-    assert!(
-        stderr.contains("variable \"http-proxy\" has conflicting definitions"),
-        "{stderr}"
-    );
-}
-
-#[test]
-fn seed_003_example_plans_offline_against_the_extension() {
-    let extension = Extension::start();
-    let planned = plan_seed_003(&extension, "tests/fixtures/runtime/seed-003-v1beta2.yaml");
+/// The planned objects of a successful plan of seed 003's example: the discovered variable is
+/// defaulted, the extension set the image repository, and its drop-in comes from the
+/// object-valued http-proxy (the value of the extension's definition). Returns the Cluster.
+fn assert_seed_003_planned(planned: &std::process::Output) -> Value {
     let stderr = String::from_utf8_lossy(&planned.stderr);
     assert!(planned.status.success(), "{stderr}");
     let list: Value = serde_json::from_slice(&planned.stdout).unwrap();
@@ -250,6 +230,53 @@ fn seed_003_example_plans_offline_against_the_extension() {
             .any(|f| f["path"] == PROXY_DROP_IN
                 && f["content"] == "[Service]\nEnvironment=\"HTTP_PROXY=http://proxy.example2.com:1234\"\n"),
         "the extension's drop-in from the object-valued http-proxy: {files}"
+    );
+    of_kind("Cluster").clone()
+}
+
+/// Seed 003's example offline, as the seed writes it (v1beta1): the quick-start templates, the
+/// class with `http-proxy` defined inline (a string) and by the extension (an object), the
+/// Cluster setting one value per definition with `definitionFrom`, and an ExtensionConfig
+/// pointing at the Runtime SDK extension: `plan` discovers the variables, admits the Cluster and
+/// patches its topology as the controllers do on a real API server
+/// (`tests/e2e/runtime_extensions.rs`). The planned Cluster is v1beta2: its values keep their
+/// `definitionFrom` in the `topology.cluster.x-k8s.io/v1beta1-fields` annotation.
+#[test]
+fn seed_003_example_plans_offline_against_the_extension() {
+    let extension = Extension::start();
+    let planned = plan_seed_003(&extension, "tests/fixtures/runtime/seed-003-v1beta1.yaml");
+    let cluster = assert_seed_003_planned(&planned);
+    let kept = cluster["metadata"]["annotations"]["topology.cluster.x-k8s.io/v1beta1-fields"]
+        .as_str()
+        .unwrap_or_else(|| panic!("definitionFrom kept in the annotation: {cluster}"));
+    let kept: Value = serde_json::from_str(kept).unwrap();
+    let froms: Vec<&Value> = kept.as_array().unwrap().iter().map(|e| &e["value"]).collect();
+    assert_eq!(froms, ["inline", "lbImageRepository"], "{kept}");
+}
+
+/// Seed 003's class with a conflict also plans a v1beta2 Cluster (no `definitionFrom`) that
+/// the extension's definition alone serves (`seed-003-v1beta2.yaml`: one definition); a
+/// v1beta2 Cluster setting the conflicting variable without `definitionFrom` is refused, the
+/// error saying how to set one value per definition.
+#[test]
+fn seed_003_at_v1beta2() {
+    let extension = Extension::start();
+    let planned = plan_seed_003(&extension, "tests/fixtures/runtime/seed-003-v1beta2.yaml");
+    assert_seed_003_planned(&planned);
+    let refused = plan_seed_003(
+        &extension,
+        "tests/fixtures/runtime/seed-003-v1beta2-conflict.yaml",
+    );
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(
+        stderr.contains(
+            "spec.topology.variables[http-proxy].definitionFrom: Required value: variable \"http-proxy\" \
+             has conflicting definitions: set one value per definition, with definitionFrom set to one \
+             of \"inline\", \"lbImageRepository\" (a cluster.x-k8s.io/v1beta1 field: write the Cluster \
+             through cluster.x-k8s.io/v1beta1)"
+        ),
+        "{stderr}"
     );
 }
 
