@@ -76,6 +76,22 @@ pub fn report_control_plane(kubectl: &Kubectl, name: &str, version: &str) {
     );
 }
 
+/// Plays the control plane provider once Cluster `cluster`'s control plane exists: reports it
+/// provisioned at `version` (Cluster API v1.14 creates worker pools only then).
+pub fn provision_control_plane(kubectl: &Kubectl, cluster: &str, version: &str) -> Result<(), String> {
+    let name = poll("the control plane to be created", CONVERGED, || {
+        let planes = owned_by(kubectl, cluster, "kubeadmcontrolplane")?;
+        planes
+            .first()
+            .and_then(|cp| cp["metadata"]["name"].as_str())
+            .map(str::to_owned)
+            .ok_or("no control plane yet".to_owned())
+    })?;
+    report_control_plane(kubectl, &name, version);
+    Ok(())
+}
+
+/// The metav1 `TopologyReconciled` condition of `cluster` read as v1beta2.
 pub fn condition(cluster: &Value) -> Value {
     cluster["status"]["conditions"]
         .as_array()
@@ -133,7 +149,9 @@ fn the_topology_is_created_kept_and_upgraded_in_order() {
         .accepts(&render(&[quickstart_object("10-cluster-dev.yaml", "Cluster")]))
         .unwrap_or_else(|e| fail(e));
 
-    // Created: every object, owned by the Cluster, and the Cluster points at them.
+    // Created: every object, owned by the Cluster, and the Cluster points at them (the workers
+    // once the control plane is provisioned).
+    provision_control_plane(kubectl, "dev", "v1.31.2").unwrap_or_else(|e| fail(e));
     let cluster = poll("the topology to be created", CONVERGED, || {
         let cluster = kubectl.get_json("cluster", "default", "dev")?;
         if condition(&cluster)["status"] != "True" {

@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use crate::class_status;
-use crate::controllers::{condition, owned_by, CONVERGED};
+use crate::controllers::{condition, owned_by, provision_control_plane, CONVERGED};
 use crate::env::Env;
 use crate::kubectl::Kubectl;
 use crate::manifests::{quickstart_object, quickstart_templates, render, v1beta1_object, with};
@@ -155,6 +155,7 @@ fn stored_as_v1beta2(env: &Env, name: &str) -> Result<(), String> {
 /// Cluster `name`'s topology is reconciled (TopologyReconciled True in both shapes) with its
 /// worker pool at `replicas`.
 fn reconciled(kubectl: &Kubectl, name: &str, replicas: i64) -> Result<(), String> {
+    provision_control_plane(kubectl, name, "v1.31.2")?;
     poll(
         &format!("Cluster {name}'s topology with {replicas} worker(s)"),
         CONVERGED,
