@@ -37,6 +37,17 @@ pub struct CrdVersion<'a> {
     pub schema: Option<&'a Value>,
 }
 
+/// The string-valued `metadata.labels` of an object (a CRD's contract labels among them).
+pub fn labels_of(object: &Value) -> BTreeMap<String, String> {
+    object
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+        .collect()
+}
+
 impl<'a> Crd<'a> {
     /// Reads `object` as a CRD; `None` for any other object.
     pub fn read(object: &'a Value) -> Option<Crd<'a>> {
@@ -52,16 +63,7 @@ impl<'a> Crd<'a> {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
         };
-        let labels = object
-            .pointer("/metadata/labels")
-            .and_then(Value::as_object)
-            .map(|labels| {
-                labels
-                    .iter()
-                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let labels = labels_of(object);
         let versions = object
             .pointer("/spec/versions")
             .and_then(Value::as_array)

@@ -47,6 +47,16 @@ pub fn contract_and_version(
     Ok((contract, newest))
 }
 
+/// The contract, of [`COMPATIBLE_CONTRACTS`] and the newest first, whose label lists `version`:
+/// the contract that version of the provider's kind implements.
+pub fn contract_of_version(labels: &BTreeMap<String, String>, version: &str) -> Option<&'static str> {
+    COMPATIBLE_CONTRACTS.iter().copied().find(|contract| {
+        labels
+            .get(&format!("cluster.x-k8s.io/{contract}"))
+            .is_some_and(|listed| listed.split('_').any(|v| v == version))
+    })
+}
+
 /// The newest version the labels list for the contract the CRD implements, or why there is none.
 pub fn newest_for_contract(crd_name: &str, labels: &BTreeMap<String, String>) -> Result<String, String> {
     contract_and_version(crd_name, labels).map(|(_, version)| version)
@@ -115,6 +125,17 @@ mod tests {
         let mut empty = v1beta1_labels("v1beta1");
         empty.insert(CONTRACT_LABEL.to_owned(), String::new());
         assert_eq!(newest_for_contract("x", &empty).unwrap(), "v1beta1");
+    }
+
+    #[test]
+    fn a_version_implements_the_newest_contract_that_lists_it() {
+        let mut both = v1beta1_labels("v1alpha4_v1beta1");
+        both.insert(CONTRACT_LABEL.to_owned(), "v1beta1_v1beta2".to_owned());
+        assert_eq!(contract_of_version(&both, "v1beta2"), Some("v1beta2"));
+        assert_eq!(contract_of_version(&both, "v1beta1"), Some("v1beta2"));
+        assert_eq!(contract_of_version(&both, "v1alpha4"), Some("v1beta1"));
+        assert_eq!(contract_of_version(&both, "v1alpha3"), None);
+        assert_eq!(contract_of_version(&BTreeMap::new(), "v1beta1"), None);
     }
 
     #[test]

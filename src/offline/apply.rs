@@ -2,7 +2,6 @@
 //! converted to the stored version (v1beta2) and then through the mutating then the validating
 //! webhook of that version, and keeps what the server would keep.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use kube::core::admission::{AdmissionResponse, Operation};
@@ -15,7 +14,6 @@ use crate::api::ClusterClass;
 use crate::contract::ref_versions::{ref_versions_condition, template_refs};
 use crate::controller::cluster_class_status::class_status_patch;
 use crate::decode::decode_value;
-use crate::store::contract::{CRD_GROUP, CRD_KIND};
 use crate::store::{group_of, MemoryStore, ObjectSource, StoreError};
 
 /// Why an object could not be applied at all.
@@ -261,7 +259,7 @@ fn reconcile_class_status(mut object: Value, store: &MemoryStore, now: &str) -> 
         .unwrap_or(1);
     let engine = class_status(&class, generation, &listed_discoveries(&class), now);
     let refs = template_refs(&object);
-    let ref_versions = ref_versions_condition(&refs, |crd| crd_labels(store, crd));
+    let ref_versions = ref_versions_condition(&refs, |crd| store.crd_labels(crd));
     let patch = class_status_patch(object.get("status"), &engine, ref_versions, generation, now);
     if let (Some(Value::Object(patch)), Some(map)) = (patch, object.as_object_mut()) {
         let status = map.entry("status").or_insert_with(|| json!({}));
@@ -273,19 +271,4 @@ fn reconcile_class_status(mut object: Value, store: &MemoryStore, now: &str) -> 
         }
     }
     object
-}
-
-/// The labels of the CRD named `name` in the store, when it holds that CRD.
-fn crd_labels(store: &MemoryStore, name: &str) -> Option<BTreeMap<String, String>> {
-    let crd = ["", "default"]
-        .into_iter()
-        .find_map(|namespace| store.get(CRD_GROUP, CRD_KIND, namespace, name))?;
-    let labels = crd.pointer("/metadata/labels").and_then(Value::as_object);
-    Some(
-        labels
-            .into_iter()
-            .flatten()
-            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-            .collect(),
-    )
 }

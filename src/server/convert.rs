@@ -12,28 +12,10 @@ use serde_json::{json, Value};
 use super::handlers::refuse;
 use super::AppState;
 use crate::api::convert::review::{review_bytes, REVIEW_API_VERSION};
-use crate::api::convert::ContractVersions;
 use crate::metrics::Rejection;
-use crate::store::contract::{contract_api_version, defines, CRD_GROUP, CRD_KIND};
-use crate::store::ObjectSource;
 
 /// The path the CRDs' `spec.conversion.webhook.clientConfig.service.path` names.
 pub const PATH: &str = crate::api::crd::CONVERSION_PATH;
-
-/// The contract versions of referenced kinds, from the contract labels of their CRDs in the
-/// source (the newest version the `cluster.x-k8s.io/v1beta2` label lists, else the v1beta1 one).
-pub struct SourceContracts<'a>(pub &'a dyn ObjectSource);
-
-impl ContractVersions for SourceContracts<'_> {
-    fn version_of(&self, group: &str, kind: &str) -> Option<String> {
-        self.0
-            // The store files cluster-scoped objects under the default namespace.
-            .list(CRD_GROUP, CRD_KIND, crate::store::DEFAULT_NAMESPACE)
-            .iter()
-            .filter(|crd| defines(crd, group, kind))
-            .find_map(|crd| contract_api_version(crd))
-    }
-}
 
 /// Answers one ConversionReview: 413 for a body over the limit, 429 when no in-flight place
 /// frees up in time, otherwise 200 with the review (a failed conversion is a `Failure` result in
@@ -58,7 +40,8 @@ pub async fn convert(state: AppState, request: Request) -> Response {
     let evaluating = state.metrics.evaluating();
     let evaluation = tokio::task::spawn_blocking(move || {
         let _place = (place, evaluating);
-        review_bytes(&body, &SourceContracts(source.as_ref()))
+        // The source answers the contract versions of referenced kinds from its CRDs.
+        review_bytes(&body, source.as_ref())
     });
     let review = match tokio::time::timeout(limits.deadline, evaluation).await {
         Ok(Ok(review)) => review,

@@ -9,13 +9,15 @@ use super::contract::{self, CRD_GROUP, CRD_KIND};
 use super::{group_of, manifest, ClassEntry, ObjectSource};
 use crate::api::convert::{to_hub, ContractVersions, ConvertError};
 use crate::api::{Cluster, ClusterClass};
+use crate::contract::crd::labels_of;
+use crate::contract::versions::{contract_and_version, contract_of_version};
 use crate::decode::decode_value;
 
 /// The group of the kinds the store keeps typed.
 const CAPI_GROUP: &str = "cluster.x-k8s.io";
 /// Objects without a namespace land here, as `kubectl apply` would put them (cluster-scoped
 /// objects such as CRDs too).
-pub(crate) const DEFAULT_NAMESPACE: &str = "default";
+const DEFAULT_NAMESPACE: &str = "default";
 
 /// Why an object could not be stored.
 #[derive(Debug, thiserror::Error)]
@@ -223,8 +225,9 @@ fn class_of(cluster: &Cluster, cluster_namespace: &str) -> Option<NamespacedName
 }
 
 impl MemoryStore {
-    /// The CRDs held that define `group`/`kind`.
-    fn crds_of<'a>(&'a self, group: &'a str, kind: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+    /// Every CRD held, whatever namespace it was filed under (a CRD is cluster-scoped; one
+    /// read from a file without a namespace is filed under `default`).
+    fn crds(&self) -> impl Iterator<Item = (&ObjectKey, &Value)> + '_ {
         let start = ObjectKey {
             group: CRD_GROUP.to_owned(),
             kind: CRD_KIND.to_owned(),
@@ -234,15 +237,33 @@ impl MemoryStore {
         self.objects
             .range(start..)
             .take_while(|(key, _)| key.group == CRD_GROUP && key.kind == CRD_KIND)
-            .map(|(_, crd)| &**crd)
-            .filter(move |crd| contract::defines(crd, group, kind))
+            .map(|(key, crd)| (key, &**crd))
+    }
+
+    /// The labels of the CRD in this store named `name`, when it holds one.
+    pub fn crd_labels(&self, name: &str) -> Option<BTreeMap<String, String>> {
+        self.crds()
+            .find(|(key, _)| key.name == name)
+            .map(|(_, crd)| labels_of(crd))
+    }
+
+    /// The contract labels of the CRDs held that define `group`/`kind`.
+    fn contract_labels_of<'a>(
+        &'a self,
+        group: &'a str,
+        kind: &'a str,
+    ) -> impl Iterator<Item = BTreeMap<String, String>> + 'a {
+        self.crds()
+            .filter(move |(_, crd)| contract::defines(crd, group, kind))
+            .map(|(_, crd)| labels_of(crd))
     }
 }
 
 /// Contract versions from the CRDs among the files (none offline unless the files hold some).
 impl ContractVersions for MemoryStore {
     fn version_of(&self, group: &str, kind: &str) -> Option<String> {
-        self.crds_of(group, kind).find_map(contract::contract_api_version)
+        self.contract_labels_of(group, kind)
+            .find_map(|labels| Some(contract_and_version("", &labels).ok()?.1))
     }
 }
 
@@ -291,8 +312,8 @@ impl ObjectSource for MemoryStore {
     }
 
     fn contract_of(&self, group: &str, kind: &str, version: &str) -> Option<String> {
-        self.crds_of(group, kind)
-            .find_map(|crd| contract::contract_of_version(crd, version))
+        self.contract_labels_of(group, kind)
+            .find_map(|labels| contract_of_version(&labels, version).map(str::to_owned))
     }
 }
 

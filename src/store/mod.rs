@@ -11,17 +11,19 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::api::convert::ContractVersions;
 use crate::api::Cluster;
 
 pub use class_entry::ClassEntry;
 pub use manifest::{parse_manifests, ManifestError};
-pub(crate) use memory::DEFAULT_NAMESPACE;
 pub use memory::{MemoryStore, StoreError};
 pub use watch_cache::{object_value, Changed, WatchCache, WATCHED_KINDS};
 
 /// Read access to the objects admission and the topology engine need. Implementations answer
-/// from memory (a watch cache, parsed files): no call may block on the network.
-pub trait ObjectSource: Send + Sync {
+/// from memory (a watch cache, parsed files): no call may block on the network. As a
+/// [`ContractVersions`] a source answers from the contract labels of the CRDs it holds (a CRD
+/// is cluster-scoped: found whatever namespace the source files it under).
+pub trait ObjectSource: ContractVersions + Send + Sync {
     /// Any object by API group (`""` for the core group), kind, namespace and name.
     fn get(&self, group: &str, kind: &str, namespace: &str, name: &str) -> Option<Arc<Value>>;
 
