@@ -9,6 +9,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use base64::Engine;
+use capi_topology::api::convert::to_hub;
 use capi_topology::server::ServerLimits;
 use common::*;
 use serde_json::{json, Value};
@@ -160,6 +161,9 @@ async fn shutdown_stops_serving_and_returns() {
     result.expect("a clean stop");
     assert!(tokio::net::TcpStream::connect(running.admission).await.is_err());
 }
+
+/// The v1beta2 (hub) mutating webhook of Cluster.
+const MUTATE_CLUSTER_HUB: &str = "/mutate-cluster-x-k8s-io-v1beta2-cluster";
 
 /// A Cluster CREATE review that takes a while to evaluate (30,000 MachineDeployments), on the
 /// mutating path.
@@ -349,25 +353,48 @@ async fn probe_kept_alive(addr: SocketAddr) -> tokio::net::TcpStream {
     tcp
 }
 
+/// [`heavy_review`] as the API server sends it for a Cluster stored as v1beta2: the object in the
+/// hub version, on the v1beta2 mutating path, so that its cost is the evaluation alone (no
+/// conversion of 30,000 MachineDeployments there and back).
+fn heavy_hub_review() -> Vec<u8> {
+    let mut review: Value = serde_json::from_slice(&heavy_review()).unwrap();
+    let object = review["request"]["object"].take();
+    review["request"]["object"] = to_hub(object).unwrap();
+    review["request"]["kind"]["version"] = json!("v1beta2");
+    review["request"]["resource"]["version"] = json!("v1beta2");
+    serde_json::to_vec(&review).unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readyz_answers_503_while_in_flight_reviews_drain() {
     let (mut running, ca) = start("drain").await;
     running.ready.store(true, Ordering::SeqCst);
     assert_eq!(get_probe(running.probes, "/readyz").await.0, 200);
     let addr = running.admission;
-    let body = heavy_review();
-    let in_flight = tokio::spawn({
-        let ca = ca.clone();
-        async move { post(addr, &ca, b"h2", MUTATE_CLUSTER, body).await.1 }
-    });
-    // Shut down once the review is being evaluated.
-    for _ in 0..500 {
-        let (_, metrics) = get_probe(running.probes, "/metrics").await;
-        if metrics.contains("capi_topology_webhook_in_flight 1") {
+    let body = heavy_hub_review();
+    // Shut down once a review is being evaluated; one answered before it was seen in flight (a
+    // fast machine) proves nothing, so another is sent.
+    let mut in_flight = None;
+    for _ in 0..20 {
+        let review = tokio::spawn({
+            let (ca, body) = (ca.clone(), body.clone());
+            async move { post(addr, &ca, b"h2", MUTATE_CLUSTER_HUB, body).await.1 }
+        });
+        let mut seen = false;
+        while !seen && !review.is_finished() {
+            let (_, metrics) = get_probe(running.probes, "/metrics").await;
+            seen = metrics.contains("capi_topology_webhook_in_flight 1");
+            if !seen {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        if seen {
+            in_flight = Some(review);
             break;
         }
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        assert_eq!(review.await.unwrap(), 200);
     }
+    let in_flight = in_flight.expect("a review seen in flight");
     running.shutdown.cancel();
     let (status, _) = get_probe(running.probes, "/readyz").await;
     assert_eq!(status, 503, "/readyz during the drain");
