@@ -102,6 +102,12 @@ impl CompiledVariables {
         self.by_name.get(name).map(|&i| &self.variables[i])
     }
 
+    /// True when some variable has conflicting definitions (values pick one with
+    /// `definitionFrom`, seed 003).
+    pub fn has_conflicts(&self) -> bool {
+        self.variables.iter().any(|variable| variable.conflict)
+    }
+
     /// True when the class defines no variable.
     pub fn is_empty(&self) -> bool {
         self.variables.is_empty()

@@ -9,6 +9,9 @@ use serde_json::Value;
 /// Where a change sits in the serialised Cluster, in the order the diff visits the places.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Place {
+    /// `metadata` (the `V1BETA1_FIELDS` annotation holding defaulted values' `definitionFrom`);
+    /// its operations carry whole pointers.
+    Metadata,
     /// `spec.topology.version`.
     Version,
     /// `spec.topology.controlPlane`: its health check, then its variable overrides.
@@ -25,6 +28,7 @@ impl Place {
     /// The JSON pointer of the place, with `tokens` after it.
     pub(super) fn pointer(self, tokens: &[&str]) -> PointerBuf {
         let base: &[&str] = match self {
+            Place::Metadata => &["metadata"],
             Place::Version => &["spec", "topology", "version"],
             Place::ControlPlane => &["spec", "topology", "controlPlane"],
             Place::MachineDeployment(_) => &["spec", "topology", "workers", "machineDeployments"],

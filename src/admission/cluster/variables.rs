@@ -24,6 +24,9 @@ pub(super) fn default_and_validate(
     if !errors.is_empty() {
         return errors;
     }
+    // A value defaulted for one of conflicting definitions has a definitionFrom, which the hub
+    // Cluster keeps in its V1BETA1_FIELDS annotation: the patch sets that too.
+    let metadata_before = compiled.has_conflicts().then(|| metadata_json(cluster));
     let topology = &mut cluster.spec.topology;
     let topology_path = FieldPath::new("spec").child("topology");
     let values = std::mem::take(&mut topology.variables);
@@ -45,10 +48,22 @@ pub(super) fn default_and_validate(
     for list in override_lists(topology) {
         default_overrides(compiled, list, patch, &mut errors);
     }
+    if let Some(before) = metadata_before {
+        let changes = json_patch::diff(&before, &metadata_json(cluster));
+        patch.record(Place::Metadata, changes.0);
+    }
     if !errors.is_empty() {
         return errors;
     }
     validate(cluster, old, compiled)
+}
+
+/// `{"metadata": ...}` as `cluster` serialises it (its annotations written from its values).
+fn metadata_json(cluster: &Cluster) -> serde_json::Value {
+    let metadata = serde_json::to_value(cluster)
+        .ok()
+        .and_then(|mut c| c.get_mut("metadata").map(serde_json::Value::take));
+    serde_json::json!({ "metadata": metadata })
 }
 
 /// Validates every variable list of `cluster` against the class's definitions; the CEL rules of
