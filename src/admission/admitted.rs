@@ -20,12 +20,21 @@ pub(super) trait Admitted: Serialize + DeserializeOwned + Clone {
     fn name(&self) -> &str;
     /// `apiVersion` and `kind` as decoded.
     fn type_meta(&self) -> (&str, &str);
-    /// Defaults the object and gives the JSONPatch of what changed.
-    fn default(&mut self, old: Option<&Self>, source: &dyn ObjectSource) -> Result<(Outcome, Patch), String>;
+    /// Defaults the object and gives the JSONPatch of what changed; by default (a kind without
+    /// defaulting, whose mutating path is kept) nothing changes.
+    fn default(
+        &mut self,
+        _old: Option<&Self>,
+        _source: &dyn ObjectSource,
+    ) -> Result<(Outcome, Patch), String> {
+        Ok((Outcome::default(), Patch(Vec::new())))
+    }
     /// Validates a create (`old` is None) or an update.
     fn validate(&self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome;
-    /// Validates a delete of `old`.
-    fn validate_delete(old: &Self, source: &dyn ObjectSource) -> Outcome;
+    /// Validates a delete of `old`; by default any delete is allowed.
+    fn validate_delete(_old: &Self, _source: &dyn ObjectSource) -> Outcome {
+        Outcome::default()
+    }
 }
 
 impl Admitted for Cluster {
@@ -42,11 +51,10 @@ impl Admitted for Cluster {
     fn validate(&self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome {
         cluster::validate(self, old, source)
     }
-    fn validate_delete(_old: &Self, _source: &dyn ObjectSource) -> Outcome {
-        Outcome::default()
-    }
 }
 
+/// Cluster API v1.14 has no ClusterClass defaulting: the endpoint kept at the v1beta1 mutating
+/// path changes nothing.
 impl Admitted for ClusterClass {
     const KIND: Kind = Kind::ClusterClass;
     fn name(&self) -> &str {
@@ -54,15 +62,6 @@ impl Admitted for ClusterClass {
     }
     fn type_meta(&self) -> (&str, &str) {
         (&self.api_version, &self.kind)
-    }
-    /// Cluster API v1.14 has no ClusterClass defaulting: the endpoint kept at the v1beta1
-    /// mutating path changes nothing.
-    fn default(
-        &mut self,
-        _old: Option<&Self>,
-        _source: &dyn ObjectSource,
-    ) -> Result<(Outcome, Patch), String> {
-        Ok((Outcome::default(), Patch(Vec::new())))
     }
     fn validate(&self, old: Option<&Self>, source: &dyn ObjectSource) -> Outcome {
         cluster_class::validate(self, old, source)
@@ -90,11 +89,9 @@ impl Admitted for ClusterResourceSet {
     fn validate(&self, old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
         cluster_resource_set::validate(self, old)
     }
-    fn validate_delete(_old: &Self, _source: &dyn ObjectSource) -> Outcome {
-        Outcome::default()
-    }
 }
 
+/// A binding has no mutating webhook: nothing is defaulted, and a delete is always allowed.
 impl Admitted for ClusterResourceSetBinding {
     const KIND: Kind = Kind::ClusterResourceSetBinding;
     fn name(&self) -> &str {
@@ -103,19 +100,8 @@ impl Admitted for ClusterResourceSetBinding {
     fn type_meta(&self) -> (&str, &str) {
         (&self.api_version, &self.kind)
     }
-    /// A binding has no mutating webhook: nothing is defaulted.
-    fn default(
-        &mut self,
-        _old: Option<&Self>,
-        _source: &dyn ObjectSource,
-    ) -> Result<(Outcome, Patch), String> {
-        Ok((Outcome::default(), Patch(Vec::new())))
-    }
     fn validate(&self, old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
         cluster_resource_set_binding::validate(self, old)
-    }
-    fn validate_delete(_old: &Self, _source: &dyn ObjectSource) -> Outcome {
-        Outcome::default()
     }
 }
 
@@ -136,9 +122,6 @@ impl Admitted for ExtensionConfig {
     }
     fn validate(&self, _old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
         extension_config::validate(self)
-    }
-    fn validate_delete(_old: &Self, _source: &dyn ObjectSource) -> Outcome {
-        Outcome::default()
     }
 }
 

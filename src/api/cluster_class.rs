@@ -1,5 +1,7 @@
 //! ClusterClass (cluster.x-k8s.io/v1beta2): the blueprint a managed topology is built from.
 
+use std::collections::BTreeSet;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -154,6 +156,21 @@ pub struct WorkersClass {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 100))]
     pub machine_pools: Vec<MachinePoolClass>,
+}
+
+impl WorkersClass {
+    /// The names of the MachineDeployment classes.
+    pub fn machine_deployment_classes(&self) -> BTreeSet<&str> {
+        self.machine_deployments
+            .iter()
+            .map(|c| c.class.as_str())
+            .collect()
+    }
+
+    /// The names of the MachinePool classes.
+    pub fn machine_pool_classes(&self) -> BTreeSet<&str> {
+        self.machine_pools.iter().map(|c| c.class.as_str()).collect()
+    }
 }
 
 /// How MachineDeployments of a class are rolled out (`rollout`).

@@ -9,7 +9,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
-use super::handlers::refuse;
+use super::handlers::accept;
 use super::AppState;
 use crate::api::convert::review::{review_bytes, REVIEW_API_VERSION};
 use crate::metrics::Rejection;
@@ -22,19 +22,9 @@ pub const PATH: &str = crate::api::crd::CONVERSION_PATH;
 /// it, as the API server expects).
 pub async fn convert(state: AppState, request: Request) -> Response {
     let limits = state.limits;
-    let declared = request
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
-    if declared.is_some_and(|length| length > limits.max_body_bytes) {
-        return refuse(&state, Rejection::BodyTooLarge);
-    }
-    let place = tokio::time::timeout(limits.queue_wait, state.in_flight.clone().acquire_owned()).await;
-    let Ok(Ok(place)) = place else {
-        return refuse(&state, Rejection::Overloaded);
-    };
-    let Ok(body) = axum::body::to_bytes(request.into_body(), limits.max_body_bytes).await else {
-        return refuse(&state, Rejection::BodyTooLarge);
+    let (body, place) = match accept(&state, request).await {
+        Ok(accepted) => accepted,
+        Err(refused) => return refused,
     };
     let source = state.source.clone();
     let evaluating = state.metrics.evaluating();

@@ -14,6 +14,7 @@ use kube::core::admission::{AdmissionResponse, AdmissionReview};
 use kube::core::response::Status;
 use kube::core::DynamicObject;
 use serde::Deserialize;
+use tokio::sync::OwnedSemaphorePermit;
 use tracing::field::Empty;
 use tracing::Instrument;
 
@@ -71,19 +72,9 @@ pub async fn admit(state: AppState, webhook: Webhook, request: Request) -> Respo
 async fn admit_in(state: AppState, webhook: Webhook, request: Request, span: tracing::Span) -> Response {
     let started = Instant::now();
     let limits = state.limits;
-    let declared = request
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
-    if declared.is_some_and(|length| length > limits.max_body_bytes) {
-        return refuse(&state, Rejection::BodyTooLarge);
-    }
-    let place = tokio::time::timeout(limits.queue_wait, state.in_flight.clone().acquire_owned()).await;
-    let Ok(Ok(place)) = place else {
-        return refuse(&state, Rejection::Overloaded);
-    };
-    let Ok(body) = axum::body::to_bytes(request.into_body(), limits.max_body_bytes).await else {
-        return refuse(&state, Rejection::BodyTooLarge);
+    let (body, place) = match accept(&state, request).await {
+        Ok(accepted) => accepted,
+        Err(refused) => return refused,
     };
     let mut measurer = state.metrics.measure_review(webhook);
     let head = record_head(&span, &body);
@@ -189,6 +180,31 @@ fn failed(uid: Option<String>, message: &str) -> AdmissionReview<DynamicObject> 
     response.uid = uid.unwrap_or_default();
     response.result = Status::failure(message, "InternalError").with_code(500);
     response.into_review()
+}
+
+/// Takes a request within the bounds every review endpoint has: its declared length within the
+/// body limit, a place among the in-flight reviews within the queue wait, the body read within
+/// the limit. The body and the place (held until the evaluation ends), or the refusal.
+pub(super) async fn accept(
+    state: &AppState,
+    request: Request,
+) -> Result<(Bytes, OwnedSemaphorePermit), Response> {
+    let limits = state.limits;
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    if declared.is_some_and(|length| length > limits.max_body_bytes) {
+        return Err(refuse(state, Rejection::BodyTooLarge));
+    }
+    let place = tokio::time::timeout(limits.queue_wait, state.in_flight.clone().acquire_owned()).await;
+    let Ok(Ok(place)) = place else {
+        return Err(refuse(state, Rejection::Overloaded));
+    };
+    let Ok(body) = axum::body::to_bytes(request.into_body(), limits.max_body_bytes).await else {
+        return Err(refuse(state, Rejection::BodyTooLarge));
+    };
+    Ok((body, place))
 }
 
 /// The plain HTTP answer for a request refused before evaluation, counted.

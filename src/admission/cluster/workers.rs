@@ -49,20 +49,8 @@ pub(super) fn validate_workers(cluster: &Cluster, class: &ClusterClass) -> Field
     let mut errors = FieldErrors::new();
     let workers = &cluster.spec.topology.workers;
     let class_name = class.metadata.name.as_deref().unwrap_or_default();
-    let md_classes: BTreeSet<&str> = class
-        .spec
-        .workers
-        .machine_deployments
-        .iter()
-        .map(|c| c.class.as_str())
-        .collect();
-    let mp_classes: BTreeSet<&str> = class
-        .spec
-        .workers
-        .machine_pools
-        .iter()
-        .map(|c| c.class.as_str())
-        .collect();
+    let md_classes = class.spec.workers.machine_deployment_classes();
+    let mp_classes = class.spec.workers.machine_pool_classes();
     let pools = workers
         .machine_pools
         .iter()

@@ -67,35 +67,16 @@ fn removed_worker_classes(
     new: &ClusterClass,
     errors: &mut FieldErrors,
 ) {
-    let kept_md: BTreeSet<&str> = new
-        .spec
-        .workers
-        .machine_deployments
-        .iter()
-        .map(|c| c.class.as_str())
+    let (old_workers, new_workers) = (&old.spec.workers, &new.spec.workers);
+    let removed_md: BTreeSet<&str> = old_workers
+        .machine_deployment_classes()
+        .difference(&new_workers.machine_deployment_classes())
+        .copied()
         .collect();
-    let kept_mp: BTreeSet<&str> = new
-        .spec
-        .workers
-        .machine_pools
-        .iter()
-        .map(|c| c.class.as_str())
-        .collect();
-    let removed_md: BTreeSet<&str> = old
-        .spec
-        .workers
-        .machine_deployments
-        .iter()
-        .map(|c| c.class.as_str())
-        .filter(|c| !kept_md.contains(c))
-        .collect();
-    let removed_mp: BTreeSet<&str> = old
-        .spec
-        .workers
-        .machine_pools
-        .iter()
-        .map(|c| c.class.as_str())
-        .filter(|c| !kept_mp.contains(c))
+    let removed_mp: BTreeSet<&str> = old_workers
+        .machine_pool_classes()
+        .difference(&new_workers.machine_pool_classes())
+        .copied()
         .collect();
     for cluster in clusters {
         let workers = &cluster.spec.topology.workers;

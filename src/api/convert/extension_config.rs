@@ -10,13 +10,7 @@ use super::ConvertError;
 
 /// A v1alpha1 ExtensionConfig → v1beta2, in place.
 pub(super) fn to_hub(obj: &mut Obj) -> Result<(), ConvertError> {
-    if let Some(client) = at(obj, &["spec", "clientConfig"]) {
-        drop_empty(client, "url");
-        if let Some(service) = at(client, &["service"]) {
-            drop_empty(service, "path");
-        }
-        drop_empty(client, "service");
-    }
+    drop_empty_client_config(obj);
     with_status(obj, |status| {
         conditions_to_hub(status, &[]);
         drop_empty(status, "v1beta2");
@@ -34,13 +28,7 @@ pub(super) fn to_hub(obj: &mut Obj) -> Result<(), ConvertError> {
 
 /// A v1beta2 ExtensionConfig → v1alpha1, in place.
 pub(super) fn from_hub(obj: &mut Obj) -> Result<(), ConvertError> {
-    if let Some(client) = at(obj, &["spec", "clientConfig"]) {
-        drop_empty(client, "url");
-        if let Some(service) = at(client, &["service"]) {
-            drop_empty(service, "path");
-        }
-        drop_empty(client, "service");
-    }
+    drop_empty_client_config(obj);
     with_status(obj, |status| {
         conditions_from_hub(status, &[]);
         let _ = each(status, "handlers", |handler| {
@@ -54,4 +42,16 @@ pub(super) fn from_hub(obj: &mut Obj) -> Result<(), ConvertError> {
         });
     });
     Ok(())
+}
+
+/// The empty `url`, service `path` and `service` of `spec.clientConfig` dropped: v1alpha1's
+/// pointers could carry them, v1beta2 omits them, and neither means anything by them.
+fn drop_empty_client_config(obj: &mut Obj) {
+    if let Some(client) = at(obj, &["spec", "clientConfig"]) {
+        drop_empty(client, "url");
+        if let Some(service) = at(client, &["service"]) {
+            drop_empty(service, "path");
+        }
+        drop_empty(client, "service");
+    }
 }
