@@ -24,23 +24,27 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// The Clusters' version does not change what is admitted or planned: the v1beta1 quickstart with
+/// one Cluster written as v1beta2 checks and plans as the all-v1beta1 one (the same provider
+/// templates: examples/quickstart/ has them at v1beta2, so its plan names other versions).
 #[test]
 fn v1beta1_and_v1beta2_objects_mix_and_plan_alike() {
-    let v2 = capi_topology(&["check", "-f", "examples/quickstart/"]);
-    let mixed = capi_topology(&[
-        "check",
-        "-f",
+    let mixed_files = [
         "examples/v1beta1/00-clusterclass.yaml",
         "examples/quickstart/10-cluster-dev.yaml",
         "examples/v1beta1/11-cluster-prod.yaml",
-    ]);
+    ];
+    let v1 = capi_topology(&["check", "-f", "examples/v1beta1/"]);
+    let v2 = capi_topology(&["check", "-f", "examples/quickstart/"]);
+    let mixed = capi_topology(&[&["check", "-f"][..], &mixed_files[..]].concat());
     assert!(mixed.status.success(), "{}", text(&mixed.stderr));
+    assert_eq!(text(&mixed.stdout), text(&v1.stdout));
     assert_eq!(text(&mixed.stdout), text(&v2.stdout));
     let plan_v1 = capi_topology(&["plan", "-f", "examples/v1beta1/"]);
-    let plan_v2 = capi_topology(&["plan", "-f", "examples/quickstart/"]);
+    let plan_mixed = capi_topology(&[&["plan", "-f"][..], &mixed_files[..]].concat());
     assert!(plan_v1.status.success(), "{}", text(&plan_v1.stderr));
-    assert_eq!(text(&plan_v1.stdout), text(&plan_v2.stdout));
-    assert!(text(&plan_v2.stdout).contains("apiVersion: cluster.x-k8s.io/v1beta2\n  kind: Cluster\n"));
+    assert_eq!(text(&plan_v1.stdout), text(&plan_mixed.stdout));
+    assert!(text(&plan_mixed.stdout).contains("apiVersion: cluster.x-k8s.io/v1beta2\n  kind: Cluster\n"));
 }
 
 #[test]
@@ -109,7 +113,7 @@ fn convert_round_trips_the_quickstart() {
     assert!(cluster.contains("apiVersion: cluster.x-k8s.io/v1beta1\n"));
     assert!(cluster.contains("class: quick-start"));
     let plan_back = capi_topology(&["plan", "-f", &v1.to_string_lossy()]);
-    let plan = capi_topology(&["plan", "-f", "examples/quickstart/"]);
+    let plan = capi_topology(&["plan", "-f", "examples/v1beta1/"]);
     assert_eq!(text(&plan_back.stdout), text(&plan.stdout));
     assert!(Path::new(&v1).join("contract-labels.yaml").exists());
 }
@@ -137,6 +141,7 @@ fn plan_prints_v1beta1_with_the_crds_and_names_a_missing_one() {
     let out = text(&output.stdout);
     assert!(out.contains("- apiVersion: cluster.x-k8s.io/v1beta1\n  kind: Cluster\n"));
     assert!(out.contains("apiVersion: infrastructure.cluster.x-k8s.io/v1beta2\n      kind: DockerCluster\n"));
-    // Machine kinds have no older version here: printed in v1beta2.
-    assert!(out.contains("- apiVersion: cluster.x-k8s.io/v1beta2\n  kind: MachineDeployment\n"));
+    // A v1beta1 MachineDeployment names its templates' apiVersion, from their CRDs' labels.
+    assert!(out.contains("- apiVersion: cluster.x-k8s.io/v1beta1\n  kind: MachineDeployment\n"));
+    assert!(out.contains("apiVersion: bootstrap.cluster.x-k8s.io/v1beta2\n            kind: KubeadmConfigTemplate\n"));
 }

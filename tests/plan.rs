@@ -312,7 +312,7 @@ fn patches_read_metadata_builtins_and_the_whole_builtin() {
         .find(|d| d["kind"] == "ClusterClass")
         .expect("the class");
     let patch: serde_json::Value = serde_json::json!({"name": "builtinMetadata", "definitions": [
-        {"selector": {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlaneTemplate",
+        {"selector": {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlaneTemplate",
             "matchResources": {"controlPlane": true}},
          "jsonPatches": [
             {"op": "add", "path": "/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/clusterName",
@@ -320,7 +320,7 @@ fn patches_read_metadata_builtins_and_the_whole_builtin() {
             // `valueFrom.variable: builtin` is refused by the class webhook, as v1.10.10 refuses it;
             // a template reads the whole variable.
             {"op": "add", "path": "/spec/template/spec/builtinCopy", "valueFrom": {"template": "{{ toJson .builtin }}"}}]},
-        {"selector": {"apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1", "kind": "KubeadmConfigTemplate",
+        {"selector": {"apiVersion": "bootstrap.cluster.x-k8s.io/v1beta2", "kind": "KubeadmConfigTemplate",
             "matchResources": {"machineDeploymentClass": {"names": ["default-worker"]}}},
          "jsonPatches": [{"op": "add", "path": "/spec/template/spec/mdLabels",
              "valueFrom": {"variable": "builtin.machineDeployment.metadata.labels"}}]}]});
