@@ -14,7 +14,7 @@ use crate::api::ClusterClass;
 use crate::contract::ref_versions::{ref_versions_condition, template_refs};
 use crate::controller::cluster_class_status::class_status_patch;
 use crate::decode::decode_value;
-use crate::store::{group_of, MemoryStore, ObjectSource, StoreError};
+use crate::store::{MemoryStore, ObjectKey, ObjectSource, StoreError};
 
 /// Why an object could not be applied at all.
 #[derive(Debug, thiserror::Error)]
@@ -75,29 +75,12 @@ pub struct Applied {
 /// an unknown version of our groups).
 pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) -> Result<Applied, ApplyError> {
     check_served(&object, source)?;
-    let kind = object
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let group = group_of(
-        object
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default(),
-    )
-    .to_owned();
-    let name = object
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let namespace = object
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-        .filter(|ns| !ns.is_empty())
-        .unwrap_or("default")
-        .to_owned();
+    let ObjectKey {
+        group,
+        kind,
+        namespace,
+        name,
+    } = ObjectKey::of(&object);
     let resource = if group.is_empty() {
         format!("{}/{name}", kind.to_lowercase())
     } else {

@@ -51,11 +51,38 @@ pub enum StoreError {
 
 /// Identity of a stored object.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-struct ObjectKey {
-    group: String,
-    kind: String,
-    namespace: String,
-    name: String,
+pub struct ObjectKey {
+    /// The API group (`""` for the core group).
+    pub group: String,
+    /// The kind.
+    pub kind: String,
+    /// The namespace: `default` when the object has none, as `kubectl apply` puts it
+    /// (cluster-scoped objects such as CRDs too).
+    pub namespace: String,
+    /// `metadata.name` (`""` when missing).
+    pub name: String,
+}
+
+impl ObjectKey {
+    /// The key `object` is stored under.
+    pub fn of(object: &Value) -> ObjectKey {
+        let text = |pointer: &str| {
+            object
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        };
+        let namespace = match text("/metadata/namespace") {
+            "" => DEFAULT_NAMESPACE,
+            namespace => namespace,
+        };
+        ObjectKey {
+            group: group_of(text("/apiVersion")).to_owned(),
+            kind: text("/kind").to_owned(),
+            namespace: namespace.to_owned(),
+            name: text("/metadata/name").to_owned(),
+        }
+    }
 }
 
 type NamespacedName = (String, String);
@@ -83,45 +110,18 @@ impl MemoryStore {
     /// A missing namespace is set to `default`. Objects of our kinds are stored converted to the
     /// v1beta2 hub (`api::convert::to_hub`); an unknown version of our groups is an error.
     pub fn insert(&mut self, mut object: Value) -> Result<(), StoreError> {
-        let kind = object
-            .get("kind")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let group = group_of(
-            object
-                .get("apiVersion")
-                .and_then(Value::as_str)
-                .unwrap_or_default(),
-        )
-        .to_owned();
-        let Some(name) = object
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-        else {
-            return Err(StoreError::NoName { kind });
-        };
-        let namespace = match object.pointer("/metadata/namespace").and_then(Value::as_str) {
-            Some(namespace) if !namespace.is_empty() => namespace.to_owned(),
-            _ => {
-                if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-                    metadata.insert("namespace".to_owned(), Value::from(DEFAULT_NAMESPACE));
-                }
-                DEFAULT_NAMESPACE.to_owned()
-            }
-        };
+        let key = ObjectKey::of(&object);
+        if key.name.is_empty() {
+            return Err(StoreError::NoName { kind: key.kind });
+        }
+        if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+            metadata.insert("namespace".to_owned(), Value::from(key.namespace.as_str()));
+        }
         // Other kinds pass through untouched; an unserved version of our groups is an error
         // naming the object (`Cluster ns/name`).
-        if !kind.is_empty() && !group.is_empty() {
+        if !key.kind.is_empty() && !key.group.is_empty() {
             object = to_hub(object)?;
         }
-        let key = ObjectKey {
-            group,
-            kind,
-            namespace,
-            name,
-        };
         self.remove_typed(&key);
         if key.group == CAPI_GROUP {
             let decode_error = |reason| StoreError::Decode {

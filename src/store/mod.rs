@@ -16,7 +16,7 @@ use crate::api::Cluster;
 
 pub use class_entry::ClassEntry;
 pub use manifest::{parse_manifests, ManifestError};
-pub use memory::{MemoryStore, StoreError};
+pub use memory::{MemoryStore, ObjectKey, StoreError};
 pub use watch_cache::{object_value, Changed, WatchCache, WATCHED_KINDS};
 
 /// Read access to the objects admission and the topology engine need. Implementations answer
