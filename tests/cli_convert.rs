@@ -143,5 +143,7 @@ fn plan_prints_v1beta1_with_the_crds_and_names_a_missing_one() {
     assert!(out.contains("apiVersion: infrastructure.cluster.x-k8s.io/v1beta2\n      kind: DockerCluster\n"));
     // A v1beta1 MachineDeployment names its templates' apiVersion, from their CRDs' labels.
     assert!(out.contains("- apiVersion: cluster.x-k8s.io/v1beta1\n  kind: MachineDeployment\n"));
-    assert!(out.contains("apiVersion: bootstrap.cluster.x-k8s.io/v1beta2\n            kind: KubeadmConfigTemplate\n"));
+    assert!(out.contains(
+        "apiVersion: bootstrap.cluster.x-k8s.io/v1beta2\n            kind: KubeadmConfigTemplate\n"
+    ));
 }
