@@ -2,10 +2,12 @@
 //! `capi-topology serve` discovers an ExtensionConfig (its `status.handlers` and `Discovered`),
 //! injects a CA from the Secret an annotation names (once the Secret exists), and writes the
 //! `status.variables` of seed 003's class from the inline definitions and the extension's
-//! DiscoverVariables answer, with the conflict on `http-proxy` flagged. Cluster API v1.14 has no
-//! `definitionFrom` to pick one of conflicting definitions, so seed 003's Cluster is refused on
-//! that class; on the class without the inline `http-proxy` it is admitted as written (v1beta1,
-//! with `definitionFrom`), stored as v1beta2 and read back intact through v1beta1. A class whose
+//! DiscoverVariables answer, with the conflict on `http-proxy` flagged. Seed 003's Cluster picks
+//! one definition per value with `definitionFrom` (a v1beta1 field Cluster API v1.14 dropped; the
+//! seed's behaviour stays): it is admitted as written, stored as v1beta2 with `definitionFrom`
+//! kept aside, and read back intact through v1beta1; a value without `definitionFrom` is refused.
+//! On the class without the inline `http-proxy` a single value with `definitionFrom` is admitted
+//! and kept the same way. A class whose
 //! DiscoverVariables handler is not registered gets `VariablesReady` False, as do the classes of
 //! an ExtensionConfig once it is deleted.
 
@@ -128,10 +130,12 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
         format!("inline and discovered variables, by name: {variables}"),
     )?;
 
-    // v1.14: conflicting definitions make the class unusable, definitionFrom or not (v1.10
-    // admitted seed 003's Cluster, which picks one definition per value).
-    let conflict = r#"variable definitions in the ClusterClass not valid: variable "http-proxy" has conflicting definitions"#;
+    // Seed 003's Cluster, one value per conflicting definition with definitionFrom, is admitted
+    // (product decision: the seed's behaviour stays, although v1.14 has no definitionFrom); a
+    // value without definitionFrom cannot say which definition it is for and is refused.
     let seed = fixtures[1].clone();
+    kubectl.accepts(&seed.to_string())?;
+    seed_kept(kubectl, &seed)?;
     let without_from = with(
         with(seed.clone(), "/metadata/name", json!("proxy-ambiguous")),
         "/spec/topology/variables",
@@ -139,14 +143,16 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
                {"name": "http-proxy", "value": "http://proxy.example2.com:1234"}]),
     );
     kubectl.rejects(
-        &seed.to_string(),
-        &["spec.topology.variables: Invalid value:", conflict],
+        &without_from.to_string(),
+        &[
+            "spec.topology.variables[http-proxy].definitionFrom: Required value:",
+            r#"variable "http-proxy" has conflicting definitions"#,
+        ],
     )?;
-    kubectl.rejects(&without_from.to_string(), &[conflict])?;
 
-    // Without the inline http-proxy the class is usable: seed 003's Cluster, written as v1beta1
-    // with definitionFrom on its one http-proxy value, is admitted, stored as v1beta2, and reads
-    // back through v1beta1 as written.
+    // Without the inline http-proxy: seed 003's Cluster, written as v1beta1 with definitionFrom
+    // on its one http-proxy value, is admitted, stored as v1beta2, and reads back through v1beta1
+    // as written.
     let discovered_only = with(
         without(fixtures[0].clone(), "/spec/variables", "name", "http-proxy"),
         "/metadata/name",
@@ -161,7 +167,7 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
         "True",
     )?;
     kubectl.accepts(&proxy_dev(&seed).to_string())?;
-    definition_from_kept(kubectl)?;
+    definition_from_kept(kubectl, PROXY_DEV)?;
 
     // A DiscoverVariables handler no ExtensionConfig registers: the class's variables are not
     // reconciled, saying why.
@@ -209,11 +215,18 @@ fn scenario(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
     )
 }
 
+/// The name of seed 003's Cluster on the class without the inline http-proxy.
+const PROXY_DEV: &str = "proxy-discovered-dev";
+
 /// Seed 003's Cluster `seed` on the class without the inline http-proxy: its one http-proxy
 /// value keeps `definitionFrom: lbImageRepository`.
 fn proxy_dev(seed: &Value) -> Value {
     with(
-        with(seed.clone(), "/spec/topology/class", json!("proxy-discovered")),
+        with(
+            with(seed.clone(), "/spec/topology/class", json!("proxy-discovered")),
+            "/metadata/name",
+            json!(PROXY_DEV),
+        ),
         "/spec/topology/variables",
         json!([{"name": "no-proxy", "value": "internal.domain.com"},
                {"name": "http-proxy", "definitionFrom": "lbImageRepository",
@@ -221,11 +234,52 @@ fn proxy_dev(seed: &Value) -> Value {
     )
 }
 
-/// proxy-dev as admitted: the discovered variable's default set; v1beta2 (what etcd holds) has
-/// no definitionFrom but keeps it aside, and v1beta1 reads it back where it was written.
-fn definition_from_kept(kubectl: &Kubectl) -> Result<(), String> {
+/// `(name, definitionFrom, value)` of every value of `cluster`'s topology variables.
+fn values_of(cluster: &Value) -> Vec<(Value, Value, Value)> {
+    cluster["spec"]["topology"]["variables"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| {
+            let from = v.get("definitionFrom").cloned().unwrap_or(Value::Null);
+            (v["name"].clone(), from, v["value"].clone())
+        })
+        .collect()
+}
+
+/// Seed 003's Cluster as admitted: v1beta2 (what etcd holds) has both http-proxy values without
+/// definitionFrom, kept aside in the v1beta1-fields annotation; v1beta1 reads every value the
+/// seed wrote back with its definitionFrom.
+fn seed_kept(kubectl: &Kubectl, seed: &Value) -> Result<(), String> {
     let hub = kubectl.get_json("clusters.v1beta2.cluster.x-k8s.io", "default", "proxy-dev")?;
     let spoke = kubectl.get_json("clusters.v1beta1.cluster.x-k8s.io", "default", "proxy-dev")?;
+    let proxies: Vec<_> = values_of(&hub)
+        .into_iter()
+        .filter(|(name, _, _)| name == "http-proxy")
+        .collect();
+    expect(
+        proxies.len() == 2
+            && proxies.iter().all(|(_, from, _)| from.is_null())
+            && hub["metadata"]["annotations"]["topology.cluster.x-k8s.io/v1beta1-fields"]
+                .as_str()
+                .is_some_and(|kept| kept.contains("inline") && kept.contains("lbImageRepository")),
+        format!("the v1beta2 Cluster: both values, definitionFrom kept aside: {hub:#}"),
+    )?;
+    let read = values_of(&spoke);
+    expect(
+        values_of(seed).iter().all(|value| read.contains(value))
+            && spoke["metadata"]["annotations"]
+                .get("topology.cluster.x-k8s.io/v1beta1-fields")
+                .is_none(),
+        format!("the v1beta1 Cluster has the values as written: {spoke:#}"),
+    )
+}
+
+/// Cluster `name` as admitted: the discovered variable's default set; v1beta2 (what etcd holds)
+/// has no definitionFrom but keeps it aside, and v1beta1 reads it back where it was written.
+fn definition_from_kept(kubectl: &Kubectl, name: &str) -> Result<(), String> {
+    let hub = kubectl.get_json("clusters.v1beta2.cluster.x-k8s.io", "default", name)?;
+    let spoke = kubectl.get_json("clusters.v1beta1.cluster.x-k8s.io", "default", name)?;
     let values = &hub["spec"]["topology"]["variables"];
     let value = |variables: &Value, name: &str| {
         variables

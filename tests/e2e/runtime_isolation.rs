@@ -97,7 +97,8 @@ pub(crate) fn patched_then_isolated(env: &mut Env, extension: Extension) -> Resu
     )?);
     let message = blocked["message"].as_str().unwrap_or_default().to_owned();
     expect(
-        blocked["reason"] == "ExternalPatchFailed" && message.contains(&format!("generate-patches.{CONFIG}")),
+        // Cluster API v1.14's reason for any failed reconcile; the message names the handler.
+        blocked["reason"] == "ReconcileFailed" && message.contains(&format!("generate-patches.{CONFIG}")),
         format!("TopologyReconciled names the extension: {blocked}"),
     )?;
 
