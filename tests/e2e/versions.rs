@@ -3,6 +3,8 @@
 //! same Clusters, etcd holds them as v1beta2, the topology of each is reconciled, and a refusal
 //! names the fields as the client that sent the object names them.
 
+use std::time::Duration;
+
 use serde_json::{json, Value};
 
 use crate::class_status;
@@ -104,8 +106,19 @@ fn clients_of_both_versions_share_clusters_stored_as_v1beta2() {
 }
 
 /// `kubectl get` of Cluster `name` through each version shows that version's shape of the same
-/// object: `spec.topology.class` for v1beta1, `spec.topology.classRef.name` for v1beta2.
+/// object: `spec.topology.class` for v1beta1, `spec.topology.classRef.name` for v1beta2. The two
+/// reads are compared only when they saw the same resourceVersion: the controllers may write the
+/// Cluster between them, so a pair that straddles a write is read again.
 fn read_at_both_versions(kubectl: &Kubectl, name: &str) -> Result<(), String> {
+    poll(
+        &format!("Cluster {name} read alike at both versions"),
+        Duration::from_secs(30),
+        || read_both_once(kubectl, name),
+    )
+}
+
+/// One read of Cluster `name` at each version, compared (see [`read_at_both_versions`]).
+fn read_both_once(kubectl: &Kubectl, name: &str) -> Result<(), String> {
     let old = kubectl.get_json(V1BETA1, "default", name)?;
     let new = kubectl.get_json(V1BETA2, "default", name)?;
     let (old_topology, new_topology) = (&old["spec"]["topology"], &new["spec"]["topology"]);
