@@ -4,6 +4,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod conversion;
 mod engine;
 mod inputs;
 mod server;
