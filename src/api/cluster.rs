@@ -142,6 +142,11 @@ pub struct Topology {
     /// The worker pools.
     #[serde(default, skip_serializing_if = "is_default")]
     pub workers: WorkersTopology,
+    /// The v1beta1 topology-wide `rolloutAfter` the Cluster was written with: v1beta2 has no
+    /// such field. Decoding fills it from the `V1BETA1_FIELDS` annotation the conversion keeps it
+    /// in; it is never serialised (the annotation stays as written).
+    #[serde(skip)]
+    pub v1beta1_rollout_after: Option<String>,
     /// Values of the class's variables.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub variables: Vec<ClusterVariable>,

@@ -7,7 +7,9 @@
 //! Cluster fills it from the annotation (entries whose guard no longer matches are ignored, as
 //! the converter ignores them), and encoding one writes the annotation's `definitionFrom`
 //! entries from it (other kept fields untouched), so every layer reads the value where it is
-//! typed and every hub object written carries it.
+//! typed and every hub object written carries it. The v1beta1 `spec.topology.rolloutAfter` kept
+//! there is read the same way, into [`Topology::v1beta1_rollout_after`] (read only: encoding
+//! leaves its entry as it is).
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -17,6 +19,7 @@ use super::convert::V1BETA1_FIELDS;
 use super::variables::ClusterVariable;
 
 const SUFFIX: &str = "/definitionFrom";
+const ROLLOUT_AFTER: &str = "/spec/topology/rolloutAfter";
 const MACHINE_DEPLOYMENTS: &str = "/spec/topology/workers/machineDeployments";
 const MACHINE_POOLS: &str = "/spec/topology/workers/machinePools";
 
@@ -36,7 +39,7 @@ impl Serialize for Cluster {
 impl<'de> Deserialize<'de> for Cluster {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let mut cluster = Cluster::deserialize(deserializer)?;
-        cluster.restore_definition_from();
+        cluster.restore_v1beta1_fields();
         Ok(cluster)
     }
 }
@@ -84,8 +87,9 @@ impl Cluster {
         Annotation::New((!wanted.is_empty()).then(|| Value::Array(wanted).to_string()))
     }
 
-    /// Fills each variable's `definition_from` from the annotation's entries that still match.
-    fn restore_definition_from(&mut self) {
+    /// Fills each variable's `definition_from` from the annotation's entries that still match,
+    /// and the topology's `v1beta1_rollout_after`.
+    fn restore_v1beta1_fields(&mut self) {
         let Some(text) = self
             .metadata
             .annotations
@@ -96,6 +100,11 @@ impl Cluster {
         };
         let kept = parse(text);
         let topology = &mut self.spec.topology;
+        topology.v1beta1_rollout_after = kept
+            .iter()
+            .find(|entry| entry.get("path").and_then(Value::as_str) == Some(ROLLOUT_AFTER))
+            .and_then(|entry| entry.get("value").and_then(Value::as_str))
+            .map(str::to_owned);
         for entry in kept.iter().filter(|entry| is_definition_from(entry)) {
             let (Some(path), Some(Value::String(from))) =
                 (entry.get("path").and_then(Value::as_str), entry.get("value"))

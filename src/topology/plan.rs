@@ -98,9 +98,8 @@ struct Facts<'c> {
     cp_kind: String,
     /// The control plane as it is, if it exists.
     current_cp: Option<&'c Value>,
-    /// The v1beta1 topology-wide `rolloutAfter` the Cluster was written with, if any: v1beta2
-    /// has no such field, the conversion keeps it in the annotation [`V1BETA1_FIELDS`]; it is
-    /// still sequenced (control plane first, then the workers) as before.
+    /// The v1beta1 topology-wide `rolloutAfter` the Cluster was written with, if any
+    /// (`Topology::v1beta1_rollout_after`); it is still sequenced (control plane first, then the workers) as before.
     rollout_after: Option<String>,
 }
 
@@ -145,7 +144,7 @@ impl<'c> Facts<'c> {
             .map(|k| k.trim_end_matches("Template").to_owned())
             .unwrap_or_default();
         let current_cp = current.find(&cp_kind, &cp_name);
-        let rollout_after = v1beta1_rollout_after(cluster);
+        let rollout_after = cluster.spec.topology.v1beta1_rollout_after.clone();
         Ok(Facts {
             cluster_name,
             namespace,
@@ -157,17 +156,6 @@ impl<'c> Facts<'c> {
             rollout_after,
         })
     }
-}
-
-/// The v1beta1 `spec.topology.rolloutAfter` kept in the Cluster's [`V1BETA1_FIELDS`] annotation.
-fn v1beta1_rollout_after(cluster: &Cluster) -> Option<String> {
-    let kept = cluster.metadata.annotations.as_ref()?.get(V1BETA1_FIELDS)?;
-    let fields: Vec<Value> = serde_json::from_str(kept).ok()?;
-    fields
-        .iter()
-        .find(|field| field["path"] == "/spec/topology/rolloutAfter")
-        .and_then(|field| field["value"].as_str())
-        .map(str::to_owned)
 }
 
 /// How versions and rollouts are sequenced between the control plane and the workers.
