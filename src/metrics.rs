@@ -12,18 +12,17 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
-use crate::admission::Webhook;
-
 /// The prefix of every metric name.
 pub const PREFIX: &str = "capi_topology";
 
-/// A webhook endpoint as a label value: its URL path.
+/// A webhook endpoint as a label value: its URL path. Only `'static` paths, the server's fixed
+/// routes, are accepted, so the label stays bounded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct WebhookLabel(pub Webhook);
+pub struct WebhookLabel(pub &'static str);
 
 impl EncodeLabelValue for WebhookLabel {
     fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
-        encoder.write_str(self.0.path())
+        encoder.write_str(self.0)
     }
 }
 
@@ -280,12 +279,12 @@ impl Metrics {
             .inc();
     }
 
-    /// Starts timing one review on `webhook`; the review is counted when [`ReviewMeasurer::finish`]
+    /// Starts timing one review on the endpoint at `path`; the review is counted when [`ReviewMeasurer::finish`]
     /// is called or, as an error, when the measurer is dropped unfinished (a timeout, a panic).
-    pub fn measure_review(&self, webhook: Webhook) -> ReviewMeasurer<'_> {
+    pub fn measure_review(&self, path: &'static str) -> ReviewMeasurer<'_> {
         ReviewMeasurer {
             metrics: self,
-            webhook: WebhookLabel(webhook),
+            webhook: WebhookLabel(path),
             start: Instant::now(),
             verdict: None,
         }
@@ -389,7 +388,7 @@ mod tests {
     fn counts_reviews_by_path_and_verdict() {
         let mut registry = Registry::default();
         let metrics = Metrics::register(&mut registry);
-        let webhook = Webhook::ALL[0];
+        let webhook = "/mutate-cluster-x-k8s-io-v1beta1-cluster";
         metrics.measure_review(webhook).finish(Verdict::Denied);
         drop(metrics.measure_review(webhook));
         metrics.set_cache_objects("Cluster.cluster.x-k8s.io", 3);

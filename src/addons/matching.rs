@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::selector::{Selector, SelectorError};
+use crate::api::selector::{Selector, SelectorError};
 use crate::api::{Cluster, ClusterResourceSet};
 use crate::contract::cluster_status::CONTROL_PLANE_INITIALIZED;
 

@@ -10,7 +10,6 @@ mod hash;
 pub mod matching;
 mod objects;
 pub mod preview;
-pub mod selector;
 pub mod work;
 
 pub use data::{normalize_data, DataEntry, MAX_DATA_BYTES};

@@ -15,12 +15,12 @@ use std::net::IpAddr;
 use json_patch::Patch;
 
 use super::Outcome;
+use crate::api::names::label_value_problems;
 use crate::api::{Cluster, ClusterClass};
 use crate::field::{FieldError, FieldErrors, FieldPath};
 use crate::store::{ClassEntry, ObjectSource};
 use patch::{Place, Recorder};
 
-pub use metadata::label_value_problems;
 pub use topology::{class_key, validate_autoscaler};
 
 /// Mutating webhook: defaults the Cluster, then defaults and validates its variables against the

@@ -6,7 +6,7 @@
 
 use super::go_printed::label_selector;
 use super::Outcome;
-use crate::addons::selector::Selector;
+use crate::api::selector::Selector;
 use crate::api::{
     ClusterResourceSet, ResourceRef, MAX_RESOURCES, MAX_RESOURCE_NAME, RESOURCE_KINDS, STRATEGIES,
     STRATEGY_APPLY_ONCE,

@@ -11,12 +11,12 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use super::cluster::metadata::{dns1035_label_problems, dns1123_label_problems};
 use super::Outcome;
-use crate::addons::selector::Selector;
+use crate::api::names::{dns1035_label_problems, dns1123_label_problems};
 use crate::api::runtime::{
     ClientConfig, ExtensionConfig, ServiceReference, DEFAULT_SERVICE_PORT, MAX_CA_BUNDLE, MAX_URL,
 };
+use crate::api::selector::Selector;
 use crate::field::{ErrorType, FieldError, FieldErrors, FieldPath};
 
 /// Mutating webhook: an unset namespace selector selects every namespace, and a Service

@@ -8,7 +8,7 @@
 use crate::api::MachineTaint;
 use crate::field::{FieldError, FieldErrors, FieldPath};
 
-use super::cluster::metadata::qualified_name_problems;
+use crate::api::names::qualified_name_problems;
 
 /// Errors of the taints at `path` (`...taints`).
 pub fn validate(taints: &[MachineTaint], path: &FieldPath) -> FieldErrors {

@@ -9,6 +9,7 @@ mod crds;
 mod extensions;
 mod files;
 mod plan;
+mod plan_format;
 mod plan_resource_sets;
 mod serve;
 

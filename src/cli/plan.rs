@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 
 use super::extensions::{runtime_extensions, with_discovered_variables};
 use super::files::{check_versions, read};
+use super::plan_format::Format;
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::api::convert::{from_hub, is_convertible, ContractVersions, ConvertError};
 use crate::api::Cluster;
@@ -21,17 +22,6 @@ use crate::store::{MemoryStore, ObjectSource};
 use crate::topology::diff::{diff, Change};
 use crate::topology::upgrade_report::pending;
 use crate::topology::{plan, Blueprint, Current};
-
-/// Output formats of `plan`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// One Kubernetes `List` per Cluster, as YAML documents.
-    Yaml,
-    /// One Kubernetes `List` per Cluster, as JSON.
-    Json,
-    /// Created / changed (per field) / deleted objects against the current objects in the files, and what of an upgrade is held and why.
-    Diff,
-}
 
 /// Arguments of `plan`.
 #[derive(Debug, Args)]

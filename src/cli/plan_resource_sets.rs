@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::plan::Format;
+use super::plan_format::Format;
 use crate::addons::preview::{preview, SetPreview};
 use crate::api::{Cluster, ClusterResourceSet, ADDONS_GROUP};
 use crate::decode::decode_value;

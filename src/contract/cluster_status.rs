@@ -8,13 +8,13 @@
 
 use serde_json::{json, Map, Value};
 
-use super::conditions::{is_true, meta_condition, set_condition};
 use super::external::{
     adoption, external_failures, mirrored_condition, mirrored_meta_condition, Adoption, Referenced,
 };
 use super::provider_fields::{
     control_plane_initialized, endpoint_is_valid, failure_domains, provisioned, reference_kind,
 };
+use crate::api::conditions::{is_true, meta_condition, set_condition};
 
 /// The Cluster's condition that mirrors its InfraCluster.
 pub const INFRASTRUCTURE_READY: &str = "InfrastructureReady";

@@ -4,8 +4,8 @@
 
 use serde_json::{json, Value};
 
-use super::conditions::{find, meta_condition, V1BETA1_CONDITIONS};
 use super::versions::CONTRACT;
+use crate::api::conditions::{find, meta_condition, V1BETA1_CONDITIONS};
 use crate::api::labels::CLUSTER_NAME_LABEL;
 
 /// The owner references' apiVersion.

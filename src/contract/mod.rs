@@ -5,7 +5,6 @@
 
 pub mod check;
 pub mod cluster_status;
-pub mod conditions;
 pub mod crd;
 pub mod crd_name;
 pub mod deletion;

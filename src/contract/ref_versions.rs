@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::conditions::meta_condition;
 use super::crd_name::crd_name;
 use super::versions::newest_for_contract;
+use crate::api::conditions::meta_condition;
 
 /// The class condition.
 pub const REF_VERSIONS_UP_TO_DATE: &str = "RefVersionsUpToDate";

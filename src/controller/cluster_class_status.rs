@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use crate::contract::conditions::{find, meta_condition, set_condition, V1BETA1_CONDITIONS};
+use crate::api::conditions::{find, meta_condition, set_condition, V1BETA1_CONDITIONS};
 
 /// The metav1 condition of the class's variables.
 pub const VARIABLES_READY: &str = "VariablesReady";

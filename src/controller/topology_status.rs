@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use crate::contract::conditions::{meta_condition, set_condition, V1BETA1_CONDITIONS};
+use crate::api::conditions::{meta_condition, set_condition, V1BETA1_CONDITIONS};
 use crate::topology::reconcile::TOPOLOGY_RECONCILED_CONDITION;
 
 /// Reasons that say the topology waits (not a failure), the same in both shapes.

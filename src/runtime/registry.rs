@@ -9,11 +9,11 @@ use serde_json::json;
 
 use super::client::ExtensionClient;
 use super::response::HookResponse;
-use crate::addons::selector::Selector;
-use crate::admission::cluster::metadata::dns1123_label_problems;
+use crate::api::names::dns1123_label_problems;
 use crate::api::runtime::{
     DiscoveryResponse, ExtensionConfig, ExtensionHandler, FailurePolicy, HOOKS_API_VERSION,
 };
+use crate::api::selector::Selector;
 
 /// How long a Discovery call may take.
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);

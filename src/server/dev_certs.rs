@@ -9,7 +9,7 @@ use rcgen::{
     KeyPair, KeyUsagePurpose, SanType,
 };
 
-use crate::admission::cluster::metadata::subdomain_problems;
+use crate::api::names::subdomain_problems;
 
 /// A CA certificate and a serving certificate and key signed by it, PEM-encoded.
 #[derive(Debug)]

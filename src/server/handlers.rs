@@ -76,7 +76,7 @@ async fn admit_in(state: AppState, webhook: Webhook, request: Request, span: tra
         Ok(accepted) => accepted,
         Err(refused) => return refused,
     };
-    let mut measurer = state.metrics.measure_review(webhook);
+    let mut measurer = state.metrics.measure_review(webhook.path());
     let head = record_head(&span, &body);
     let source = state.source.clone();
     let evaluating = state.metrics.evaluating();

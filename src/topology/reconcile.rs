@@ -324,30 +324,6 @@ pub fn topology_condition(outcome: &Result<&Reconciliation, &Blocked>, now: &str
     }
 }
 
-/// The Cluster's conditions with `condition` in place of the one of its type; `None` when that
-/// condition already says the same (its transition time aside), so nothing needs writing.
-pub fn with_condition(conditions: Option<&Value>, condition: Value) -> Option<Vec<Value>> {
-    let mut list: Vec<Value> = conditions.and_then(Value::as_array).cloned().unwrap_or_default();
-    let same_type = |c: &Value| c["type"] == condition["type"];
-    if let Some(existing) = list.iter_mut().find(|c| same_type(c)) {
-        let meaning = |c: &Value| {
-            (
-                c["status"].clone(),
-                c["reason"].clone(),
-                c["message"].clone(),
-                c["severity"].clone(),
-            )
-        };
-        if meaning(existing) == meaning(&condition) {
-            return None;
-        }
-        *existing = condition;
-    } else {
-        list.push(condition);
-    }
-    Some(list)
-}
-
 /// True when `current` holds every value `desired` sets: maps may carry more entries (added by
 /// others or defaulted by the API server), lists must have the same items in order (a list the
 /// template sets is owned by it), scalars must be equal.

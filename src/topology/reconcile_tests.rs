@@ -200,19 +200,6 @@ fn a_failing_extension_blocks_with_its_patch_and_handler_named_the_same_way_each
 }
 
 #[test]
-fn a_condition_is_rewritten_only_when_its_meaning_changes() {
-    let first = json!({"type": TOPOLOGY_RECONCILED_CONDITION, "status": "True", "lastTransitionTime": NOW});
-    let others = json!([{"type": "Ready", "status": "False"}, first]);
-    let later = json!({"type": TOPOLOGY_RECONCILED_CONDITION, "status": "True", "lastTransitionTime": "2027-01-01T00:00:00Z"});
-    assert!(with_condition(Some(&others), later).is_none());
-    let failing = json!({"type": TOPOLOGY_RECONCILED_CONDITION, "status": "False", "reason": "PatchFailed"});
-    let updated = with_condition(Some(&others), failing).unwrap();
-    assert_eq!(updated.len(), 2);
-    assert_eq!(updated[0]["type"], "Ready", "other conditions are kept");
-    assert_eq!(updated[1]["reason"], "PatchFailed");
-}
-
-#[test]
 fn entries_added_by_others_do_not_count_as_drift() {
     let current =
         json!({"metadata": {"labels": {"a": "1", "theirs": "x"}}, "spec": {"replicas": 3, "paused": false}});

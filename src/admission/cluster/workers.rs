@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::metadata::label_value_problems;
+use crate::api::names::label_value_problems;
 use crate::api::{Cluster, ClusterClass, MachineHealthCheckTopology, Topology};
 use crate::field::{FieldError, FieldErrors, FieldPath};
 

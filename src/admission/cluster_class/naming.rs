@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::admission::cluster::metadata::subdomain_problems;
+use crate::api::names::subdomain_problems;
 use crate::api::ClusterClass;
 use crate::field::{FieldError, FieldErrors, FieldPath};
 use crate::patches::template::{ExecOptions, Template};

@@ -241,7 +241,7 @@ pub fn validate_metadata(class: &ClusterClass) -> FieldErrors {
 
 fn check_metadata(metadata: &TopologyMetadata, path: &FieldPath, errors: &mut FieldErrors) {
     for (key, value) in &metadata.labels {
-        for problem in crate::admission::cluster::label_value_problems(value) {
+        for problem in crate::api::names::label_value_problems(value) {
             errors.push(FieldError::invalid(
                 &path.child("labels"),
                 value.as_str(),

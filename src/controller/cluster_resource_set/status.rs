@@ -12,9 +12,9 @@ use serde_json::json;
 use super::ledger::SetKey;
 use super::{Context, ReconcileError, SET_KIND};
 use crate::addons::condition::{meta_resources_applied, resources_applied};
+use crate::api::conditions::{set_condition, V1BETA1_CONDITIONS};
 use crate::api::ADDONS_GROUP;
 use crate::clock::now_rfc3339;
-use crate::contract::conditions::{set_condition, V1BETA1_CONDITIONS};
 use crate::store::{object_value, ObjectSource};
 
 /// One lock per set.

@@ -86,4 +86,23 @@ mod tests {
         assert_eq!(flipped[0]["lastTransitionTime"], T1);
         assert!(is_true(Some(&json!(flipped)), "Ready"));
     }
+
+    #[test]
+    fn other_conditions_stay_in_place_and_a_new_type_is_appended() {
+        let list = json!([{"type": "Ready", "status": "False"}, {"type": "Paused", "status": "False"}]);
+        let replaced = set_condition(Some(&list), meta_condition("Ready", "True", "Ready", ""), T0).unwrap();
+        assert_eq!(replaced.len(), 2);
+        assert_eq!(
+            (&replaced[0]["status"], &replaced[1]["type"]),
+            (&json!("True"), &json!("Paused"))
+        );
+        let appended = set_condition(
+            Some(&list),
+            meta_condition("Available", "True", "Available", ""),
+            T0,
+        )
+        .unwrap();
+        assert_eq!(appended[2]["type"], "Available");
+        assert_eq!(find(Some(&json!(appended)), "Paused").unwrap()["status"], "False");
+    }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use crate::admission::cluster::metadata::{label_value_problems, qualified_name_problems};
+use super::names::{label_value_problems, qualified_name_problems};
 
 /// Why a label selector does not parse, worded as Kubernetes words it
 /// (`key: Invalid value: "a b": name part must consist of ...`).
