@@ -25,7 +25,10 @@ const LABEL_VALUE_FORMAT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 const LABEL_VALUE_RULE: &str = "a valid label must be an empty string or consist of alphanumeric \
      characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
-/// Why `value` is not a qualified name (`[prefix/]name`, e.g. `example.com/MyName`).
+/// Why `value` is not a qualified name (`[prefix/]name`, e.g. `example.com/MyName`), a label key:
+/// worded as apimachinery v0.36 (Cluster API v1.14's) `content.IsLabelKey` words it: "a valid
+/// label key" where older releases said "a qualified name" for a key with more than one `/`, and
+/// lengths in bytes.
 pub fn qualified_name_problems(value: &str) -> Vec<String> {
     let mut problems = Vec::new();
     let parts: Vec<&str> = value.split('/').collect();
@@ -36,7 +39,7 @@ pub fn qualified_name_problems(value: &str) -> Vec<String> {
                 problems.push("prefix part must be non-empty".to_owned());
             } else {
                 problems.extend(
-                    subdomain_problems(prefix)
+                    subdomain_problems_in(prefix, "bytes")
                         .into_iter()
                         .map(|p| format!("prefix part {p}")),
                 );
@@ -45,7 +48,7 @@ pub fn qualified_name_problems(value: &str) -> Vec<String> {
         }
         _ => {
             return vec![format!(
-            "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+            "a valid label key {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
             format_problem(
                 QUALIFIED_NAME_RULE,
                 QUALIFIED_NAME_FORMAT,
@@ -57,7 +60,7 @@ pub fn qualified_name_problems(value: &str) -> Vec<String> {
     if name.is_empty() {
         problems.push("name part must be non-empty".to_owned());
     } else if name.len() > NAME_MAX {
-        problems.push(format!("name part must be no more than {NAME_MAX} characters"));
+        problems.push(format!("name part must be no more than {NAME_MAX} bytes"));
     }
     if !is_qualified_name_part(name) {
         problems.push(format!(
@@ -72,11 +75,12 @@ pub fn qualified_name_problems(value: &str) -> Vec<String> {
     problems
 }
 
-/// Why `value` is not a valid label value.
+/// Why `value` is not a valid label value (apimachinery v0.36's `content.IsLabelValue`: lengths
+/// in bytes).
 pub fn label_value_problems(value: &str) -> Vec<String> {
     let mut problems = Vec::new();
     if value.len() > NAME_MAX {
-        problems.push(format!("must be no more than {NAME_MAX} characters"));
+        problems.push(format!("must be no more than {NAME_MAX} bytes"));
     }
     if !value.is_empty() && !is_qualified_name_part(value) {
         problems.push(format_problem(
@@ -88,11 +92,18 @@ pub fn label_value_problems(value: &str) -> Vec<String> {
     problems
 }
 
-/// Why `value` is not a lowercase RFC 1123 subdomain, in the API server's words.
+/// Why `value` is not a lowercase RFC 1123 subdomain, in the API server's words
+/// (`validation.IsDNS1123Subdomain`, lengths in characters).
 pub fn subdomain_problems(value: &str) -> Vec<String> {
+    subdomain_problems_in(value, "characters")
+}
+
+/// [`subdomain_problems`] with the length measured in `unit`: apimachinery v0.36's `content`
+/// package (label key prefixes) says "bytes" where `validation` says "characters".
+fn subdomain_problems_in(value: &str, unit: &str) -> Vec<String> {
     let mut problems = Vec::new();
     if value.len() > SUBDOMAIN_MAX {
-        problems.push(format!("must be no more than {SUBDOMAIN_MAX} characters"));
+        problems.push(format!("must be no more than {SUBDOMAIN_MAX} {unit}"));
     }
     let label_ok = |label: &str| {
         let bytes = label.as_bytes();
@@ -218,7 +229,7 @@ mod tests {
         assert_eq!(
             qualified_name_problems("a/b/c"),
             vec![format!(
-                "a qualified name {NAME_RULE} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+                "a valid label key {NAME_RULE} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
             )]
         );
     }
@@ -228,11 +239,11 @@ mod tests {
         let long = "a".repeat(64);
         assert_eq!(
             qualified_name_problems(&long),
-            vec!["name part must be no more than 63 characters".to_owned()]
+            vec!["name part must be no more than 63 bytes".to_owned()]
         );
         assert_eq!(
             label_value_problems(&long),
-            vec!["must be no more than 63 characters".to_owned()]
+            vec!["must be no more than 63 bytes".to_owned()]
         );
     }
 }

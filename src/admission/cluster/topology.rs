@@ -2,6 +2,8 @@
 //! changes, metadata, rollout, taints, worker topologies and health checks against the class,
 //! the class's `kubernetesVersions`, autoscaler annotations, and class changes.
 
+use std::num::IntErrorKind;
+
 use super::{class_of, version, workers, ClassProblem};
 use crate::admission::Outcome;
 use crate::api::labels::{
@@ -10,6 +12,7 @@ use crate::api::labels::{
 };
 use crate::api::{Cluster, ClusterClass, Topology, TopologyMetadata};
 use crate::field::{FieldError, FieldErrors, FieldPath};
+use crate::patches::template::go_quote;
 use crate::store::ObjectSource;
 use crate::topology::compatibility::check_classes_compatible;
 
@@ -200,19 +203,24 @@ fn validate_metadata(topology: &Topology, path: &FieldPath, errors: &mut FieldEr
     }
 }
 
+/// The upgrade-concurrency annotation is a whole number of at least 1. As in Cluster API v1.14
+/// the error names `metadata.annotations.<annotation>` (three field names, not a map key) and
+/// quotes Go's `strconv.Atoi` error.
 fn validate_concurrency(cluster: &Cluster, errors: &mut FieldErrors) {
     let annotations = cluster.metadata.annotations.as_ref();
     let Some(value) = annotations.and_then(|a| a.get(TOPOLOGY_UPGRADE_CONCURRENCY_ANNOTATION)) else {
         return;
     };
-    let path = FieldPath::new("metadata")
-        .child("annotations")
-        .key(TOPOLOGY_UPGRADE_CONCURRENCY_ANNOTATION);
+    let path = FieldPath::new("metadata").children(&["annotations", TOPOLOGY_UPGRADE_CONCURRENCY_ANNOTATION]);
     match value.parse::<i64>() {
         Err(err) => errors.push(FieldError::invalid(
             &path,
             value.as_str(),
-            format!("could not parse the value of the annotation: strconv.Atoi: parsing {value:?}: {err}"),
+            format!(
+                "could not parse the value of the annotation: strconv.Atoi: parsing {}: {}",
+                go_quote(value),
+                atoi_problem(&err)
+            ),
         )),
         Ok(n) if n < 1 => errors.push(FieldError::invalid(
             &path,
@@ -220,6 +228,15 @@ fn validate_concurrency(cluster: &Cluster, errors: &mut FieldErrors) {
             "value cannot be less than 1",
         )),
         Ok(_) => {}
+    }
+}
+
+/// Go's words for why `strconv.Atoi` (a 64-bit `int`: an optional sign, then decimal digits)
+/// refused a string Rust's `i64` parsing refused too.
+fn atoi_problem(err: &std::num::ParseIntError) -> &'static str {
+    match err.kind() {
+        IntErrorKind::PosOverflow | IntErrorKind::NegOverflow => "value out of range",
+        _ => "invalid syntax",
     }
 }
 

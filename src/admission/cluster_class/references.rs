@@ -239,21 +239,12 @@ pub fn validate_metadata(class: &ClusterClass) -> FieldErrors {
     errors
 }
 
+/// The API server's label and annotation checks (`ObjectMeta.Validate` in Cluster API v1.14):
+/// qualified-name keys, label values, the annotations' total size.
 fn check_metadata(metadata: &TopologyMetadata, path: &FieldPath, errors: &mut FieldErrors) {
-    for (key, value) in &metadata.labels {
-        for problem in crate::api::names::label_value_problems(value) {
-            errors.push(FieldError::invalid(
-                &path.child("labels"),
-                value.as_str(),
-                problem,
-            ));
-        }
-        if key.is_empty() {
-            errors.push(FieldError::invalid(
-                &path.child("labels"),
-                key.as_str(),
-                "name part must be non-empty",
-            ));
-        }
-    }
+    errors.extend(crate::admission::cluster::metadata::validate(
+        &metadata.labels,
+        &metadata.annotations,
+        path,
+    ));
 }
