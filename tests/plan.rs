@@ -468,3 +468,68 @@ mod patch_outside_template_spec {
         );
     }
 }
+
+/// `builtin.cluster.metadata` and the control plane's preserved fields, as Cluster API v1.14's
+/// desired state computes them (see the fixture's header).
+mod preserved_fields_and_cluster_metadata {
+    use capi_topology::api::Cluster;
+    use capi_topology::patches::external::NoExternalPatches;
+    use capi_topology::store::{MemoryStore, ObjectSource};
+    use capi_topology::topology::{plan, Blueprint, Current, Plan};
+    use serde_json::{json, Value};
+
+    const FIXTURE: &str = include_str!("fixtures/plan/preserved-fields-and-cluster-metadata.yaml");
+
+    fn planned() -> Plan {
+        let store = MemoryStore::from_yaml(FIXTURE).unwrap();
+        let class = store.cluster_class("default", "c").unwrap().class.clone();
+        let cluster = store.get("cluster.x-k8s.io", "Cluster", "default", "c1").unwrap();
+        let cluster: Cluster = serde_json::from_value((*cluster).clone()).unwrap();
+        let blueprint = Blueprint::new(class, &store).unwrap();
+        plan(&blueprint, &cluster, &Current::default(), &NoExternalPatches).unwrap()
+    }
+
+    fn control_plane(plan: &Plan) -> &Value {
+        plan.objects
+            .iter()
+            .find(|o| o["kind"] == "KubeadmControlPlane")
+            .expect("a control plane")
+    }
+
+    #[test]
+    fn patches_see_the_desired_clusters_labels() {
+        let planned = planned();
+        // The template's JSON output is read back as a value, as Cluster API reads it.
+        let metadata = control_plane(&planned)["spec"]["clusterMetadata"].clone();
+        assert_eq!(
+            metadata,
+            json!({"labels": {"team": "blue", "cluster.x-k8s.io/cluster-name": "c1",
+                "topology.cluster.x-k8s.io/owned": ""}, "annotations": {"owner": "ops"}})
+        );
+        assert_eq!(
+            planned.cluster["metadata"]["labels"],
+            metadata["labels"],
+            "the desired Cluster carries the same labels"
+        );
+    }
+
+    #[test]
+    fn preserved_fields_keep_the_templates_value_and_others_are_patched() {
+        let planned = planned();
+        let spec = &control_plane(&planned)["spec"];
+        assert_eq!(spec["replicas"], 3);
+        assert_eq!(spec["version"], "v1.34.0");
+        let machine = &spec["machineTemplate"];
+        assert_eq!(machine["metadata"], json!({"labels": {"from-template": "yes"}}));
+        assert_eq!(
+            machine["spec"]["readinessGates"],
+            json!([{"conditionType": "FromTemplate"}])
+        );
+        assert_eq!(
+            machine["spec"]["deletion"],
+            json!({"nodeDrainTimeoutSeconds": 10, "nodeDeletionTimeoutSeconds": 30}),
+            "a preserved field the template does not set takes the patched value"
+        );
+        assert_eq!(spec["kubeadmConfigSpec"]["format"], "ignition");
+    }
+}

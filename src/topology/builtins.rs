@@ -63,7 +63,8 @@ pub struct ClusterFacts<'a> {
     pub namespace: &'a str,
     /// `metadata.uid` (empty for a Cluster not stored yet).
     pub uid: &'a str,
-    /// `metadata.labels` and `metadata.annotations`, when either is set.
+    /// The desired Cluster's labels and annotations (its own with the topology's labels, see
+    /// `plan`), when set.
     pub metadata: Option<Value>,
     /// `spec.topology.classRef.name`.
     pub class: &'a str,

@@ -23,7 +23,7 @@ use super::template_names::{
 use super::upgrade::{concurrency, Inputs, UpgradePlan};
 use super::workers::{self, ResolvedDeployment, ResolvedPool};
 use crate::api::convert::{CONVERSION_DATA, V1BETA1_FIELDS};
-use crate::api::labels::{MACHINE_CONTROL_PLANE_LABEL, TOPOLOGY_OWNED_LABEL};
+use crate::api::labels::{CLUSTER_NAME_LABEL, MACHINE_CONTROL_PLANE_LABEL, TOPOLOGY_OWNED_LABEL};
 use crate::api::runtime::HolderReference;
 use crate::api::{Cluster, ClusterVariable, ContractVersionedObjectReference, Topology};
 use crate::patches::external::ExternalPatches;
@@ -34,7 +34,8 @@ use crate::patches::selector::Role;
 /// The desired state of one Cluster's topology.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
-    /// The Cluster with `spec.infrastructureRef` and `spec.controlPlaneRef` set.
+    /// The Cluster with `spec.infrastructureRef` and `spec.controlPlaneRef` set, and the labels
+    /// the topology puts on it (`cluster.x-k8s.io/cluster-name`, `topology.cluster.x-k8s.io/owned`).
     pub cluster: Value,
     /// Every desired object, in creation order: infrastructure cluster, control plane machine
     /// template, control plane, its health check, then per MachineDeployment its bootstrap and
@@ -191,23 +192,23 @@ fn cluster_builtin(facts: &Facts<'_>, cluster: &Cluster) -> Value {
         "" => facts.namespace.clone(),
         namespace => namespace.to_owned(),
     };
-    // As Cluster API, patches do not see the annotations of `kubectl apply` and of conversions
-    // (ours included: a Cluster API hub object has no v1beta1 fields annotation).
-    let annotations = cluster.metadata.annotations.clone().map(|mut annotations| {
+    // The desired Cluster's metadata, as Cluster API v1.14 builds `builtin.cluster.metadata`: its
+    // labels with the two the topology sets on it (see `assemble`), its annotations without those
+    // of `kubectl apply` and of conversions (ours included: a Cluster API hub object has no
+    // v1beta1 fields annotation), each map left out when empty.
+    let mut labels = cluster.metadata.labels.clone().unwrap_or_default();
+    labels.insert(CLUSTER_NAME_LABEL.to_owned(), facts.cluster_name.clone());
+    labels.insert(TOPOLOGY_OWNED_LABEL.to_owned(), String::new());
+    let mut metadata = json!({ "labels": labels });
+    if let Some(mut annotations) = cluster.metadata.annotations.clone() {
         for annotation in [LAST_APPLIED_ANNOTATION, CONVERSION_DATA, V1BETA1_FIELDS] {
             annotations.remove(annotation);
         }
-        annotations
-    });
-    let (labels, annotations) = (&cluster.metadata.labels, &annotations);
-    let metadata = (labels.is_some() || annotations.is_some())
-        .then(|| json!({"labels": labels, "annotations": annotations}))
-        .map(|mut m| {
-            if let Some(map) = m.as_object_mut() {
-                map.retain(|_, v| !v.is_null());
-            }
-            m
-        });
+        if !annotations.is_empty() {
+            metadata["annotations"] = json!(annotations);
+        }
+    }
+    let metadata = Some(metadata);
     builtins::cluster(&builtins::ClusterFacts {
         name: &facts.cluster_name,
         namespace: &facts.namespace,
@@ -425,6 +426,7 @@ fn assemble(
     let mut take = |index: Option<usize>| index.and_then(|i| patched.get_mut(i)).and_then(Option::take);
     let mut objects = Vec::new();
     let mut cluster_object = serde_json::to_value(cluster).unwrap_or_else(|_| json!({}));
+    set_topology_labels(&mut cluster_object, cluster_name);
     if let Some((template, _)) = take(collected.infra_item) {
         let infra = clone_template(template, &facts.infra_name, namespace, cluster_name, true);
         cluster_object["spec"]["infrastructureRef"] = contract_ref_to(&infra);
@@ -489,4 +491,15 @@ fn assemble(
         objects.extend(pool_objects(planned, &mut take, namespace, cluster_name));
     }
     (cluster_object, objects)
+}
+
+/// The labels Cluster API v1.14 sets on a Cluster with a managed topology (`computeCluster`): its
+/// name and the topology-owned marker, over whatever it has.
+fn set_topology_labels(cluster: &mut Value, name: &str) {
+    let metadata = &mut cluster["metadata"];
+    if !metadata["labels"].is_object() {
+        metadata["labels"] = json!({});
+    }
+    metadata["labels"][CLUSTER_NAME_LABEL] = json!(name);
+    metadata["labels"][TOPOLOGY_OWNED_LABEL] = json!("");
 }

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::blueprint::Blueprint;
 use super::current::Current;
@@ -14,7 +14,9 @@ use super::error::TopologyError;
 use super::plan::plan;
 use super::upgrade::UpgradePlan;
 use super::upgrade_report::{pending, Pending};
-use crate::api::labels::{VARIABLES_READY_CONDITION, VARIABLES_RECONCILED_CONDITION};
+use crate::api::labels::{
+    CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL, VARIABLES_READY_CONDITION, VARIABLES_RECONCILED_CONDITION,
+};
 use crate::api::{Cluster, ClusterClassTemplateReference};
 use crate::patches::external::ExternalPatches;
 use crate::store::{group_of, ObjectSource};
@@ -31,8 +33,9 @@ const CAPI_GROUP: &str = "cluster.x-k8s.io";
 pub struct Reconciliation {
     /// Each desired object with the current object of the same kind and name, if any.
     pub objects: Vec<(Value, Option<Value>)>,
-    /// The Cluster's `spec.infrastructureRef` and `spec.controlPlaneRef` to apply, when they
-    /// differ from the Cluster's.
+    /// The Cluster's fields the topology sets, to apply when they differ from the Cluster's:
+    /// `spec.infrastructureRef`, `spec.controlPlaneRef` and the labels `cluster.x-k8s.io/cluster-name`
+    /// and `topology.cluster.x-k8s.io/owned` (Cluster API v1.14's `reconcileCluster`).
     pub cluster_refs: Option<Value>,
     /// Owned objects no longer desired: removed worker pools, their health checks, rotated
     /// template clones no MachineSet uses any more.
@@ -226,17 +229,30 @@ fn owner_reference(cluster: &Value) -> Value {
     })
 }
 
-/// The Cluster's references to apply when the planned ones differ from the current ones.
+/// The Cluster's references and topology labels to apply when the planned ones differ from the
+/// current ones.
 fn cluster_refs(current: &Value, planned: &Value) -> Option<Value> {
     let spec = |object: &Value, key: &str| object["spec"].get(key).cloned().unwrap_or(Value::Null);
+    let label = |object: &Value, key: &str| {
+        object["metadata"]["labels"]
+            .get(key)
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let labels = [CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL];
     let unchanged = ["infrastructureRef", "controlPlaneRef"]
         .iter()
-        .all(|key| spec(current, key) == spec(planned, key));
+        .all(|key| spec(current, key) == spec(planned, key))
+        && labels
+            .iter()
+            .all(|key| label(current, key) == label(planned, key));
     (!unchanged).then(|| {
+        let metadata = &current["metadata"];
         json!({
             "apiVersion": CAPI_API_VERSION,
             "kind": "Cluster",
-            "metadata": {"name": current["metadata"]["name"], "namespace": current["metadata"]["namespace"]},
+            "metadata": {"name": metadata["name"], "namespace": metadata["namespace"],
+                "labels": labels.map(|key| (key.to_owned(), label(planned, key))).into_iter().collect::<Map<_, _>>()},
             "spec": {
                 "infrastructureRef": spec(planned, "infrastructureRef"),
                 "controlPlaneRef": spec(planned, "controlPlaneRef"),

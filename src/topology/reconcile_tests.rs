@@ -46,6 +46,7 @@ fn carry_out(store: &mut MemoryStore, work: &Reconciliation) {
         let mut cluster = (*store.get(CAPI_GROUP, "Cluster", "default", "dev").unwrap()).clone();
         cluster["spec"]["infrastructureRef"] = refs["spec"]["infrastructureRef"].clone();
         cluster["spec"]["controlPlaneRef"] = refs["spec"]["controlPlaneRef"].clone();
+        cluster["metadata"]["labels"] = refs["metadata"]["labels"].clone();
         store.insert(cluster).unwrap();
     }
 }
@@ -67,6 +68,11 @@ fn a_new_cluster_gets_every_object_owned_by_it_and_its_references() {
         .as_ref()
         .expect("the Cluster's references are set");
     assert_eq!(refs["spec"]["controlPlaneRef"]["kind"], "KubeadmControlPlane");
+    assert_eq!(
+        refs["metadata"]["labels"],
+        json!({"cluster.x-k8s.io/cluster-name": "dev", "topology.cluster.x-k8s.io/owned": ""}),
+        "the Cluster gets the topology's labels, as v1.14's reconcileCluster writes them"
+    );
     assert!(work.deletions.is_empty());
     assert_eq!(topology_condition(&Ok(&work), NOW)["status"], "True");
 }

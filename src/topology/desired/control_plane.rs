@@ -103,6 +103,7 @@ pub fn desired(input: &ControlPlaneInput<'_>) -> Value {
         object["spec"] = json!({});
     }
     let spec = &mut object["spec"];
+    keep_unpatched(spec, &input.unpatched["spec"]["template"]["spec"]);
     spec["version"] = json!(input.version);
     let rollout_after = match &input.topology.rollout.after {
         Some(after) => json!(after),
@@ -162,6 +163,66 @@ pub fn desired(input: &ControlPlaneInput<'_>) -> Value {
         spec["machineTemplate"] = machine;
     }
     object
+}
+
+/// The control plane fields Cluster API v1.14's patch engine keeps from the desired object as it
+/// was before patching (`updateDesiredState`: `PreserveFields`), under `spec`, both contracts'
+/// paths alike.
+const PRESERVED: [&[&str]; 16] = [
+    &["machineTemplate", "metadata"],
+    &["machineTemplate", "readinessGates"],
+    &["machineTemplate", "spec", "readinessGates"],
+    &["machineTemplate", "taints"],
+    &["machineTemplate", "spec", "taints"],
+    &["machineTemplate", "infrastructureRef"],
+    &["machineTemplate", "spec", "infrastructureRef"],
+    &["machineTemplate", "nodeDrainTimeout"],
+    &["machineTemplate", "nodeVolumeDetachTimeout"],
+    &["machineTemplate", "nodeDeletionTimeout"],
+    &["machineTemplate", "spec", "deletion", "nodeDrainTimeoutSeconds"],
+    &[
+        "machineTemplate",
+        "spec",
+        "deletion",
+        "nodeVolumeDetachTimeoutSeconds",
+    ],
+    &[
+        "machineTemplate",
+        "spec",
+        "deletion",
+        "nodeDeletionTimeoutSeconds",
+    ],
+    &["replicas"],
+    &["version"],
+    &["rollout", "after"],
+];
+
+/// Puts back, over what the patches wrote, every [`PRESERVED`] field the unpatched template's
+/// `spec.template.spec` (`unpatched`) sets: before patching, the desired control plane had the
+/// template's value there, and Cluster API keeps it even when the topology does not set the
+/// field itself. Fields the topology sets are written after this, as they were before patching.
+/// A field whose parent the patches made something other than an object is left as patched
+/// (Cluster API fails the reconcile there).
+fn keep_unpatched(spec: &mut Value, unpatched: &Value) {
+    for path in PRESERVED {
+        let Some((last, parents)) = path.split_last() else {
+            continue;
+        };
+        let Some(value) = path.iter().try_fold(unpatched, |node, key| node.get(key)) else {
+            continue;
+        };
+        let mut target = spec.as_object_mut();
+        for key in parents {
+            target = target.and_then(|map| {
+                map.entry(*key)
+                    .or_insert_with(|| Value::Object(Map::new()))
+                    .as_object_mut()
+            });
+        }
+        if let Some(map) = target {
+            map.insert((*last).to_owned(), value.clone());
+        }
+    }
 }
 
 /// `machineTemplate.spec` of a v1beta2-contract control plane, made an object if it is not one.
