@@ -507,8 +507,7 @@ mod preserved_fields_and_cluster_metadata {
                 "topology.cluster.x-k8s.io/owned": ""}, "annotations": {"owner": "ops"}})
         );
         assert_eq!(
-            planned.cluster["metadata"]["labels"],
-            metadata["labels"],
+            planned.cluster["metadata"]["labels"], metadata["labels"],
             "the desired Cluster carries the same labels"
         );
     }

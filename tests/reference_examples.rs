@@ -379,7 +379,9 @@ fn builtins_are_those_v1_10_10_gives_each_template() {
         ),
     ]);
     let cluster = json!({"name": "quick-start-e2e", "namespace": "default",
-        "metadata": {"labels": {"cni": "quick-start-e2e-crs-0"}},
+        // The desired Cluster's labels: its own and the two the topology sets on it (v1.14 computeCluster).
+        "metadata": {"labels": {"cni": "quick-start-e2e-crs-0", "cluster.x-k8s.io/cluster-name": "quick-start-e2e",
+            "topology.cluster.x-k8s.io/owned": ""}},
         // v1.14: `classRef` besides the deprecated class/classNamespace, no `network.ipFamily`.
         "topology": {"version": "v1.32.0", "classRef": {"name": "quick-start", "namespace": "default"},
             "class": "quick-start", "classNamespace": "default"},
