@@ -296,7 +296,11 @@ fn plan_and_check_call_the_extension_of_the_files() {
         if name == "plan" {
             command.args(["-o", "json"]);
         }
-        command.arg("-f").arg(dir.path()).output().expect("capi-topology runs")
+        command
+            .arg("-f")
+            .arg(dir.path())
+            .output()
+            .expect("capi-topology runs")
     };
     let plan = || command("plan");
 

@@ -73,8 +73,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "BYTES", default_value_t = ServerLimits::default().max_body_bytes)]
     pub max_body_bytes: usize,
     /// Admission reviews evaluated at once; others wait up to --queue-wait, then get 429. Only
-    /// these read a body, so memory stays within about N x 6 x --max-body-bytes plus 30 MiB,
-    /// 200 MiB by default (docs/deployment.md, "Limits").
+    /// these read a body, so they bound the server's memory (the worst case is in
+    /// docs/deployment.md, "Limits").
     #[arg(long, value_name = "N", default_value_t = ServerLimits::default().max_in_flight)]
     pub max_in_flight: usize,
     /// How long a review waits for an evaluation place before it is answered 429.

@@ -97,7 +97,9 @@ impl Listeners {
 
     /// The address admission reviews are served on.
     pub fn admission_addr(&self) -> SocketAddr {
-        self.admission.local_addr().expect("a bound listener has an address")
+        self.admission
+            .local_addr()
+            .expect("a bound listener has an address")
     }
 
     /// The address of `/metrics`, `/healthz` and `/readyz`.
@@ -241,8 +243,10 @@ fn probe_server(
     Ok(server.serve(probe_router.into_make_service()))
 }
 
-/// Header-read timeout (slow clients), HTTP/2 keep-alive pings so dead peers are noticed, and
-/// header lists read up to [`TRANSPORT_HEADER_FACTOR`] times the limit, so that one over it
+/// Header-read timeout (slow clients), HTTP/2 keep-alive pings so dead peers are noticed, HTTP/2
+/// flow-control windows of [`H2_WINDOW`] (what a connection may have sent and the server not yet
+/// read: requests waiting for an evaluation place hold no more than that), and header lists read
+/// up to [`TRANSPORT_HEADER_FACTOR`] times the limit, so that one over it
 /// reaches [`refusals`] and is answered 431 with the reason on either protocol (past that the
 /// protocol layer refuses it: hyper's bare 431 over HTTP/1.1, the h2 crate's 431 and a reset
 /// over HTTP/2).
@@ -262,10 +266,15 @@ fn configure_http(
         .keep_alive_interval(Some(limits.idle_timeout / 2))
         .keep_alive_timeout(limits.header_read_timeout)
         .max_concurrent_streams(Some(64))
+        .initial_stream_window_size(H2_WINDOW)
+        .initial_connection_window_size(H2_WINDOW)
         .max_header_list_size(u32::try_from(header_bytes).unwrap_or(u32::MAX));
 }
 
 /// How many times `--max-header-bytes` the protocol layer reads before refusing by itself.
 const TRANSPORT_HEADER_FACTOR: usize = 4;
+/// The HTTP/2 flow-control window of a stream and of a connection (hyper's default is 1 MiB, so
+/// that 512 connections could park 512 MiB of uploads the server has not read).
+const H2_WINDOW: u32 = 256 * 1024;
 /// hyper's smallest HTTP/1 read buffer.
 const MIN_HTTP1_BUFFER: usize = 8 * 1024;

@@ -21,11 +21,11 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes, HttpBody};
-use http_body_util::BodyExt;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri, Version};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use http_body_util::BodyExt;
 use hyper::body::{Frame, SizeHint};
 use serde_json::json;
 
@@ -200,7 +200,9 @@ impl HttpBody for Lent {
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.body.as_ref().map_or_else(|| SizeHint::with_exact(0), Body::size_hint)
+        self.body
+            .as_ref()
+            .map_or_else(|| SizeHint::with_exact(0), Body::size_hint)
     }
 }
 

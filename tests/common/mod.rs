@@ -196,7 +196,11 @@ pub async fn exchange(tls: Tls, alpn: &[u8], path: &str, body: Vec<u8>) -> (Vec<
 
 /// Sends `request` over `tls` (HTTP/2 when `alpn` is `h2`): the status, headers and body of the
 /// answer, or what failed (a reset stream, a closed connection).
-pub async fn send<B>(tls: Tls, alpn: &[u8], request: hyper::Request<B>) -> Result<(u16, hyper::HeaderMap, Vec<u8>), String>
+pub async fn send<B>(
+    tls: Tls,
+    alpn: &[u8],
+    request: hyper::Request<B>,
+) -> Result<(u16, hyper::HeaderMap, Vec<u8>), String>
 where
     B: hyper::body::Body<Data = Bytes> + Send + Unpin + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,

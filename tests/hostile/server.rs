@@ -155,11 +155,21 @@ fn curl_answer(
     let dir = tempdir::Dir::new("curl");
     std::fs::write(dir.join("ca.crt"), ca).unwrap();
     std::fs::write(dir.join("body.json"), body).unwrap();
-    std::fs::write(dir.join("header"), format!("x-padding: {}\r\n", "p".repeat(header_bytes))).unwrap();
+    std::fs::write(
+        dir.join("header"),
+        format!("x-padding: {}\r\n", "p".repeat(header_bytes)),
+    )
+    .unwrap();
     let mut curl = std::process::Command::new("curl");
     curl.args(["-sS", "--max-time", "20", "-o"])
         .arg(dir.join("answer"))
-        .args(["-w", "%{http_code}", "-H", "Content-Type: application/json", "--cacert"])
+        .args([
+            "-w",
+            "%{http_code}",
+            "-H",
+            "Content-Type: application/json",
+            "--cacert",
+        ])
         .arg(dir.join("ca.crt"))
         .arg(if alpn == b"h2" { "--http2" } else { "--http1.1" })
         .arg(format!("--data-binary=@{}", dir.join("body.json").display()))
@@ -174,7 +184,10 @@ fn curl_answer(
             body: std::fs::read_to_string(dir.join("answer")).unwrap_or_default(),
         })
     } else {
-        Err(format!("curl failed: {}", String::from_utf8_lossy(&output.stderr).trim()))
+        Err(format!(
+            "curl failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))
     })
 }
 
@@ -193,12 +206,28 @@ async fn check_every_client(
     let mut answers = Vec::new();
     for alpn in PROTOCOLS {
         for chunked in [false, true] {
-            let answer = hyper_answer(running.admission, ca, alpn, path, body.to_vec(), header_bytes, chunked).await;
-            let how = format!("hyper {}{}", String::from_utf8_lossy(alpn), if chunked { " chunked" } else { "" });
+            let answer = hyper_answer(
+                running.admission,
+                ca,
+                alpn,
+                path,
+                body.to_vec(),
+                header_bytes,
+                chunked,
+            )
+            .await;
+            let how = format!(
+                "hyper {}{}",
+                String::from_utf8_lossy(alpn),
+                if chunked { " chunked" } else { "" }
+            );
             answers.push((how, answer));
         }
-        let (admission, ca, alpn, body) = (running.admission, ca.to_owned(), alpn.to_vec(), body.to_vec());
-        let curl = tokio::task::spawn_blocking(move || curl_answer(admission, &ca, &alpn, path, &body, header_bytes))
+        let (admission, ca, protocol, upload) =
+            (running.admission, ca.to_owned(), alpn.to_vec(), body.to_vec());
+        let curl = tokio::task::spawn_blocking(move || {
+            curl_answer(admission, &ca, &protocol, path, &upload, header_bytes)
+        })
         .await
         .unwrap();
         match curl {
@@ -210,7 +239,10 @@ async fn check_every_client(
     for (how, answer) in answers {
         match answer {
             Ok(answer) if answer.status == status && answer.body.contains(reason) => {}
-            got => failures.push(format!("{path} {} bytes, {how}: expected {status} with {reason:?}, got {got:?}", body.len())),
+            got => failures.push(format!(
+                "{path} {} bytes, {how}: expected {status} with {reason:?}, got {got:?}",
+                body.len()
+            )),
         }
     }
     failures
@@ -231,14 +263,36 @@ async fn real_request_sizes_are_answered_and_every_refusal_is_read_on_both_proto
     let mut failures = Vec::new();
     let cases: [(&'static str, &[u8], usize, u16, &str); 4] = [
         (VALIDATE_CLUSTER, &update, 0, 200, r#""allowed":true"#),
-        (VALIDATE_CLUSTER, &over, 0, 413, "over the webhook's limit of 7340032 bytes"),
-        ("/no-such-webhook", &over, 0, 404, "no webhook is served at /no-such-webhook"),
-        (VALIDATE_CLUSTER, &update, 20 * 1024, 431, "request header fields over 16384 bytes"),
+        (
+            VALIDATE_CLUSTER,
+            &over,
+            0,
+            413,
+            "over the webhook's limit of 7340032 bytes",
+        ),
+        (
+            "/no-such-webhook",
+            &over,
+            0,
+            404,
+            "no webhook is served at /no-such-webhook",
+        ),
+        (
+            VALIDATE_CLUSTER,
+            &update,
+            20 * 1024,
+            431,
+            "request header fields over 16384 bytes",
+        ),
     ];
     for (path, body, header_bytes, status, reason) in cases {
         let started = Instant::now();
         failures.extend(check_every_client(&running, &ca, path, body, header_bytes, status, reason).await);
-        eprintln!("{path} {} bytes, {header_bytes} header bytes: {status} in {:?}", body.len(), started.elapsed());
+        eprintln!(
+            "{path} {} bytes, {header_bytes} header bytes: {status} in {:?}",
+            body.len(),
+            started.elapsed()
+        );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -265,7 +319,16 @@ async fn a_429_from_the_in_flight_cap_is_read_on_both_protocols() {
     let small = cluster_update(10_000);
     let mut held = false;
     for _ in 0..100 {
-        let answer = hyper_answer(running.admission, &ca, b"http/1.1", VALIDATE_CLUSTER, small.clone(), 0, false).await;
+        let answer = hyper_answer(
+            running.admission,
+            &ca,
+            b"http/1.1",
+            VALIDATE_CLUSTER,
+            small.clone(),
+            0,
+            false,
+        )
+        .await;
         if answer.is_ok_and(|a| a.status == 429) {
             held = true;
             break;
@@ -274,7 +337,16 @@ async fn a_429_from_the_in_flight_cap_is_read_on_both_protocols() {
     }
     assert!(held, "the stalled request never held the evaluation place");
     let update = cluster_update(3_580_000);
-    let failures = check_every_client(&running, &ca, VALIDATE_CLUSTER, &update, 0, 429, "too many reviews in flight").await;
+    let failures = check_every_client(
+        &running,
+        &ca,
+        VALIDATE_CLUSTER,
+        &update,
+        0,
+        429,
+        "too many reviews in flight",
+    )
+    .await;
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     drop(stalled);
 }
