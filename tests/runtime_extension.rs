@@ -9,8 +9,6 @@
 
 #[path = "common/extension.rs"]
 mod extension;
-#[path = "common/tempdir.rs"]
-mod tempdir;
 
 use std::process::Command;
 use std::sync::Arc;
@@ -167,7 +165,7 @@ async fn the_answers_have_the_runtime_sdk_shape() {
 /// Plans `manifest` (with the quick-start templates and an ExtensionConfig of `extension`) and
 /// returns the output.
 fn plan_seed_003(extension: &Extension, manifest: &str) -> std::process::Output {
-    let dir = tempdir::Dir::new("seed-003-plan");
+    let dir = extension::tempdir::Dir::new("seed-003-plan");
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     std::fs::copy(
         root.join("examples/quickstart/00-clusterclass.yaml"),
@@ -284,7 +282,7 @@ fn seed_003_at_v1beta2() {
 fn plan_and_check_call_the_extension_of_the_files() {
     let extension = Extension::start();
     // Not in the extension's directory: that goes with the extension.
-    let dir = tempdir::Dir::new("runtime-plan");
+    let dir = extension::tempdir::Dir::new("runtime-plan");
     let ca_bundle = base64::engine::general_purpose::STANDARD.encode(&extension.ca_pem);
     let files = PLAN_FILES
         .replace("{url}", &format!("https://{}", extension.addr))

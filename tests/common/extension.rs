@@ -12,7 +12,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 
 #[path = "tempdir.rs"]
-mod tempdir;
+pub mod tempdir;
 
 /// The extension process on a loopback port, killed when dropped.
 pub struct Extension {

@@ -231,7 +231,7 @@ async fn check_every_client(
         .await
         .unwrap();
         match curl {
-            Some(answer) => answers.push((format!("curl {}", String::from_utf8_lossy(&alpn)), answer)),
+            Some(answer) => answers.push((format!("curl {}", String::from_utf8_lossy(alpn)), answer)),
             None => eprintln!("curl is not installed: checked with hyper's client only"),
         }
     }
