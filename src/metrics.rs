@@ -116,6 +116,8 @@ pub enum Rejection {
     Panicked,
     /// A connection arrived while every connection slot was taken.
     ConnectionLimit,
+    /// The request's header list was over the limit (431).
+    HeadersTooLarge,
 }
 
 impl Rejection {
@@ -127,6 +129,7 @@ impl Rejection {
             Self::DeadlineExceeded => "deadline_exceeded",
             Self::Panicked => "panicked",
             Self::ConnectionLimit => "connection_limit",
+            Self::HeadersTooLarge => "headers_too_large",
         }
     }
 }

@@ -12,13 +12,8 @@ fn capi_topology(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
-/// A fresh directory under the system's temporary directory, for one test.
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("capi-topology-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+#[path = "common/tempdir.rs"]
+mod tempdir;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -49,7 +44,8 @@ fn v1beta1_and_v1beta2_objects_mix_and_plan_alike() {
 
 #[test]
 fn an_unserved_version_of_our_groups_is_an_error() {
-    let file = temp_dir("unserved").join("old.yaml");
+    let dir = tempdir::Dir::new("unserved");
+    let file = dir.join("old.yaml");
     std::fs::write(
         &file,
         "apiVersion: cluster.x-k8s.io/v1alpha3\nkind: Cluster\nmetadata:\n  name: old\n  namespace: default\n",
@@ -76,7 +72,7 @@ fn an_unserved_version_of_our_groups_is_an_error() {
 
 #[test]
 fn convert_round_trips_the_quickstart() {
-    let dir = temp_dir("round-trip");
+    let dir = tempdir::Dir::new("round-trip");
     let v2 = dir.join("v1beta2");
     let v1 = dir.join("v1beta1");
     let to_v2 = capi_topology(&[

@@ -1,7 +1,7 @@
 //! What a new user reads when something is off: every message once, with what to do next, and no
 //! command that silently does nothing. Each case runs the built binary.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 fn capi_topology(args: &[&str], env: &[(&str, &str)], stdin: Option<&Path>) -> Output {
@@ -23,12 +23,12 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// A scratch directory for one test, emptied first.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("capi-topology-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+#[path = "common/tempdir.rs"]
+mod tempdir;
+
+/// A scratch directory of one test's own.
+fn scratch(name: &str) -> tempdir::Dir {
+    tempdir::Dir::new(&format!("cli-{name}"))
 }
 
 #[test]
@@ -59,6 +59,10 @@ fn a_missing_certificate_is_reported_once_with_how_to_make_one() {
             "examples/quickstart/",
             "--cert-dir",
             "/nonexistent/certs",
+            "--bind-address",
+            "127.0.0.1:0",
+            "--metrics-addr",
+            "127.0.0.1:0",
         ],
         &[],
         None,
@@ -184,6 +188,8 @@ fn admit_as_applied_gives_the_verdict_check_gives() {
 
 #[test]
 fn certificates_must_be_valid_for_at_least_a_day() {
+    let dir = scratch("days");
+    let out = dir.join("unused");
     let output = capi_topology(
         &[
             "certs",
@@ -192,7 +198,7 @@ fn certificates_must_be_valid_for_at_least_a_day() {
             "--days",
             "0",
             "--out",
-            "/tmp/unused",
+            out.to_str().unwrap(),
         ],
         &[],
         None,

@@ -4,6 +4,9 @@
 
 use std::process::Output;
 
+#[path = "common/tempdir.rs"]
+mod tempdir;
+
 use serde_json::Value;
 
 fn contract(args: &[&str]) -> Output {
@@ -117,8 +120,7 @@ fn a_v1beta2_provider_is_judged_by_the_v1beta2_rules_and_asked_for_its_role() {
 
 #[test]
 fn the_printed_cluster_role_completes_a_provider_outside_cluster_x_k8s_io() {
-    let dir = std::env::temp_dir().join(format!("capi-topology-contract-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = tempdir::Dir::new("contract");
     let file = "tests/fixtures/contract/v1beta2/baz.yaml";
     let printed = contract(&["-f", file, "--print-rbac"]);
     assert!(printed.status.success());
@@ -131,7 +133,7 @@ fn the_printed_cluster_role_completes_a_provider_outside_cluster_x_k8s_io() {
         ["BazCluster@v1alpha2: ", "QuxCluster@v1alpha1: schema,template"],
         "{report:#}"
     );
-    let _ = std::fs::remove_dir_all(dir);
+    drop(dir);
     // A provider in infrastructure.cluster.x-k8s.io needs none.
     let printed = contract(&["-f", &provider("docker"), "--print-rbac"]);
     assert!(printed.status.success());

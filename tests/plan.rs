@@ -2,6 +2,8 @@
 
 #[path = "common/plan_cli.rs"]
 mod plan_cli;
+#[path = "common/tempdir.rs"]
+mod tempdir;
 
 use plan_cli::plan;
 
@@ -337,13 +339,12 @@ fn patches_read_metadata_builtins_and_the_whole_builtin() {
     cluster["spec"]["topology"]["workers"]["machineDeployments"][0]["metadata"] =
         serde_json::json!({"labels": {"tier": "web"}});
     documents.push(cluster);
-    let dir = std::env::temp_dir().join(format!("capi-topology-builtins-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = tempdir::Dir::new("builtins");
     let file = dir.join("all.json");
     let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": documents});
     std::fs::write(&file, list.to_string()).expect("write");
     let (code, out, err) = plan(&["-f", &file.to_string_lossy(), "-o", "json"]);
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     assert_eq!(code, 0, "{err}");
     let planned: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     let objects: Vec<&serde_json::Value> = planned

@@ -11,6 +11,8 @@
 
 #[path = "common/plan_cli.rs"]
 mod plan_cli;
+#[path = "common/tempdir.rs"]
+mod tempdir;
 
 use plan_cli::plan;
 
@@ -33,17 +35,12 @@ fn planned_objects(extra_patches: &[Value]) -> Vec<Value> {
         .extend(extra_patches.iter().cloned());
     let cluster_text = std::fs::read_to_string(CLUSTER).expect("cluster");
     documents.push(serde_yaml_ng::from_str(&cluster_text).expect("the Cluster"));
-    let dir = std::env::temp_dir().join(format!(
-        "capi-topology-reference-{}-{}",
-        std::process::id(),
-        extra_patches.len()
-    ));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = tempdir::Dir::new("reference");
     let file = dir.join("all.json");
     let list = json!({"apiVersion": "v1", "kind": "List", "items": documents});
     std::fs::write(&file, list.to_string()).expect("write");
     let (code, out, err) = plan(&["-f", &file.to_string_lossy(), "-o", "json"]);
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     assert_eq!(code, 0, "{err}");
     let planned: Value = serde_json::from_str(&out).expect("JSON");
     planned

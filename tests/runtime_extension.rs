@@ -165,12 +165,7 @@ async fn the_answers_have_the_runtime_sdk_shape() {
 /// Plans `manifest` (with the quick-start templates and an ExtensionConfig of `extension`) and
 /// returns the output.
 fn plan_seed_003(extension: &Extension, manifest: &str) -> std::process::Output {
-    let dir = std::env::temp_dir().join(format!(
-        "capi-topology-seed-003-plan-{}-{}",
-        std::process::id(),
-        manifest.replace('/', "-")
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = extension::tempdir::Dir::new("seed-003-plan");
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     std::fs::copy(
         root.join("examples/quickstart/00-clusterclass.yaml"),
@@ -187,10 +182,9 @@ fn plan_seed_003(extension: &Extension, manifest: &str) -> std::process::Output 
     std::fs::write(dir.join("05-extension.yaml"), config).unwrap();
     let planned = Command::new(env!("CARGO_BIN_EXE_capi-topology"))
         .args(["plan", "-o", "json", "-f"])
-        .arg(&dir)
+        .arg(dir.path())
         .output()
         .expect("capi-topology plan runs");
-    let _ = std::fs::remove_dir_all(&dir);
     planned
 }
 
@@ -288,8 +282,7 @@ fn seed_003_at_v1beta2() {
 fn plan_and_check_call_the_extension_of_the_files() {
     let extension = Extension::start();
     // Not in the extension's directory: that goes with the extension.
-    let dir = std::env::temp_dir().join(format!("capi-topology-runtime-plan-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = extension::tempdir::Dir::new("runtime-plan");
     let ca_bundle = base64::engine::general_purpose::STANDARD.encode(&extension.ca_pem);
     let files = PLAN_FILES
         .replace("{url}", &format!("https://{}", extension.addr))
@@ -301,7 +294,11 @@ fn plan_and_check_call_the_extension_of_the_files() {
         if name == "plan" {
             command.args(["-o", "json"]);
         }
-        command.arg("-f").arg(&dir).output().expect("capi-topology runs")
+        command
+            .arg("-f")
+            .arg(dir.path())
+            .output()
+            .expect("capi-topology runs")
     };
     let plan = || command("plan");
 
@@ -348,7 +345,7 @@ fn plan_and_check_call_the_extension_of_the_files() {
         "{stderr}"
     );
     let failed = plan();
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     let stderr = String::from_utf8_lossy(&failed.stderr);
     assert_eq!(failed.status.code(), Some(1), "{stderr}");
     let lines: Vec<&str> = stderr.lines().collect();

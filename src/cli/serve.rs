@@ -68,11 +68,13 @@ pub struct ServeArgs {
     /// This replica's identity in the leader Lease.
     #[arg(long, env = "POD_NAME", value_name = "NAME")]
     pub leader_election_identity: Option<String>,
-    /// Largest admission request body read, in bytes (the API server's own limit is 3 MiB);
-    /// larger ones are answered 413.
+    /// Largest admission request body read, in bytes (controller-runtime's 7 MiB: an UPDATE's
+    /// object and oldObject at the API server's 3 MiB each); larger ones are answered 413.
     #[arg(long, value_name = "BYTES", default_value_t = ServerLimits::default().max_body_bytes)]
     pub max_body_bytes: usize,
-    /// Admission reviews evaluated at once; others wait up to --queue-wait, then get 429.
+    /// Admission reviews evaluated at once; others wait up to --queue-wait, then get 429. Only
+    /// these read a body, so they bound the server's memory (the worst case is in
+    /// docs/deployment.md, "Limits").
     #[arg(long, value_name = "N", default_value_t = ServerLimits::default().max_in_flight)]
     pub max_in_flight: usize,
     /// How long a review waits for an evaluation place before it is answered 429.
@@ -85,6 +87,9 @@ pub struct ServeArgs {
     /// Connections open at once on each listener (admission and probes); more are closed.
     #[arg(long, value_name = "N", default_value_t = ServerLimits::default().max_connections)]
     pub max_connections: usize,
+    /// Largest request header list, in bytes (as HTTP/2 counts it); larger ones are answered 431.
+    #[arg(long, value_name = "BYTES", default_value_t = ServerLimits::default().max_header_bytes)]
+    pub max_header_bytes: usize,
     /// How long a client may take to send a request's headers.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
     pub header_read_timeout: Duration,
@@ -135,6 +140,7 @@ impl ServeArgs {
             queue_wait: self.queue_wait,
             deadline: self.deadline,
             max_connections: self.max_connections.max(1),
+            max_header_bytes: self.max_header_bytes,
             header_read_timeout: self.header_read_timeout,
             idle_timeout: self.idle_timeout,
             handshake_timeout: self.handshake_timeout,

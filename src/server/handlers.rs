@@ -18,7 +18,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use tracing::field::Empty;
 use tracing::Instrument;
 
-use super::AppState;
+use super::{refusals, AppState};
 use crate::admission::{self, Webhook};
 use crate::field::truncate;
 use crate::metrics::{Rejection, Verdict};
@@ -207,27 +207,34 @@ pub(super) async fn accept(
     Ok((body, place))
 }
 
-/// The plain HTTP answer for a request refused before evaluation, counted.
+/// The answer to a request refused before evaluation (a Kubernetes `Status`), counted.
 pub(super) fn refuse(state: &AppState, reason: Rejection) -> Response {
     state.metrics.reject(reason);
     tracing::warn!(reason = reason.as_str(), "admission request refused");
     match reason {
         Rejection::Overloaded => {
-            let mut response = (
+            let mut response = refusals::status(
                 StatusCode::TOO_MANY_REQUESTS,
-                "too many admission reviews in flight\n",
-            )
-                .into_response();
+                "TooManyRequests",
+                &format!(
+                    "too many reviews in flight: all {} evaluation places stayed taken for {} ms; retry",
+                    state.limits.max_in_flight,
+                    state.limits.queue_wait.as_millis()
+                ),
+            );
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             response
         }
-        _ => (
+        _ => refusals::status(
             StatusCode::PAYLOAD_TOO_LARGE,
-            format!("request body over {} bytes\n", state.limits.max_body_bytes),
-        )
-            .into_response(),
+            "RequestEntityTooLarge",
+            &format!(
+                "the request body is over the webhook's limit of {} bytes (--max-body-bytes)",
+                state.limits.max_body_bytes
+            ),
+        ),
     }
 }
 

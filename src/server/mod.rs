@@ -10,6 +10,7 @@ pub mod dev_certs;
 mod handlers;
 mod limits;
 mod probes;
+mod refusals;
 mod router;
 pub mod tls;
 
@@ -77,9 +78,52 @@ pub struct ServerConfig {
     pub drain: Duration,
 }
 
-/// Serves until `shutdown` is cancelled, then drains. Fails at once when the certificate cannot
-/// be loaded or an address cannot be bound.
+/// The two listening sockets of a server, bound: port 0 picks a free port, which the addresses
+/// then tell (tests on a shared machine bind this way).
+#[derive(Debug)]
+pub struct Listeners {
+    admission: std::net::TcpListener,
+    probes: std::net::TcpListener,
+}
+
+impl Listeners {
+    /// Binds the admission address `admission` and the probes address `probes`.
+    pub fn bind(admission: SocketAddr, probes: SocketAddr) -> Result<Self> {
+        Ok(Self {
+            admission: listen(admission, "admission reviews")?,
+            probes: listen(probes, "probes and metrics")?,
+        })
+    }
+
+    /// The address admission reviews are served on.
+    pub fn admission_addr(&self) -> SocketAddr {
+        self.admission
+            .local_addr()
+            .expect("a bound listener has an address")
+    }
+
+    /// The address of `/metrics`, `/healthz` and `/readyz`.
+    pub fn probes_addr(&self) -> SocketAddr {
+        self.probes.local_addr().expect("a bound listener has an address")
+    }
+}
+
+/// Binds `config`'s addresses and serves on them ([`serve_on`]).
 pub async fn serve(
+    config: &ServerConfig,
+    state: AppState,
+    registry: Arc<Registry>,
+    ready: Readiness,
+    shutdown: CancellationToken,
+) -> Result<()> {
+    let listeners = Listeners::bind(config.bind, config.probes)?;
+    serve_on(listeners, config, state, registry, ready, shutdown).await
+}
+
+/// Serves on `listeners` until `shutdown` is cancelled, then drains. Fails at once when the
+/// certificate cannot be loaded.
+pub async fn serve_on(
+    listeners: Listeners,
     config: &ServerConfig,
     state: AppState,
     registry: Arc<Registry>,
@@ -92,9 +136,10 @@ pub async fn serve(
         .context("cannot load the serving certificate (make a pair with `capi-topology certs --dns localhost --out DIR`, then --cert-dir DIR)")?;
     let tls_config = RustlsConfig::from_config(cert.server_config()?);
     let cert_watch = cert.watch(config.cert_poll, shutdown.clone());
-
-    let admission_listener = listen(config.bind, "admission reviews")?;
-    let probe_listener = listen(config.probes, "probes and metrics")?;
+    let Listeners {
+        admission: admission_listener,
+        probes: probe_listener,
+    } = listeners;
 
     let admission_handle = axum_server::Handle::new();
     let tls = RustlsAcceptor::new(tls_config).handshake_timeout(limits.handshake_timeout);
@@ -163,10 +208,11 @@ pub async fn serve_probes(
     served.context("probe server failed")
 }
 
-/// A listening socket on `addr`, ready for the async runtime.
+/// A listening socket on `addr`, ready for the async runtime; the log names the address bound.
 fn listen(addr: SocketAddr, what: &str) -> Result<std::net::TcpListener> {
     let listener = std::net::TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
     listener.set_nonblocking(true)?;
+    let addr = listener.local_addr()?;
     tracing::info!(%addr, "serving {what}");
     Ok(listener)
 }
@@ -197,19 +243,38 @@ fn probe_server(
     Ok(server.serve(probe_router.into_make_service()))
 }
 
-/// Header-read timeout (slow clients), and HTTP/2 keep-alive pings so dead peers are noticed.
+/// Header-read timeout (slow clients), HTTP/2 keep-alive pings so dead peers are noticed, HTTP/2
+/// flow-control windows of [`H2_WINDOW`] (what a connection may have sent and the server not yet
+/// read: requests waiting for an evaluation place hold no more than that), and header lists read
+/// up to [`TRANSPORT_HEADER_FACTOR`] times the limit, so that one over it
+/// reaches [`refusals`] and is answered 431 with the reason on either protocol (past that the
+/// protocol layer refuses it: hyper's bare 431 over HTTP/1.1, the h2 crate's 431 and a reset
+/// over HTTP/2).
 fn configure_http(
     builder: &mut hyper_util::server::conn::auto::Builder<hyper_util::rt::TokioExecutor>,
     limits: &ServerLimits,
 ) {
+    let header_bytes = limits.max_header_bytes.saturating_mul(TRANSPORT_HEADER_FACTOR);
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_read_timeout);
+        .header_read_timeout(limits.header_read_timeout)
+        .max_buf_size(header_bytes.max(MIN_HTTP1_BUFFER));
     builder
         .http2()
         .timer(TokioTimer::new())
         .keep_alive_interval(Some(limits.idle_timeout / 2))
         .keep_alive_timeout(limits.header_read_timeout)
-        .max_concurrent_streams(Some(64));
+        .max_concurrent_streams(Some(64))
+        .initial_stream_window_size(H2_WINDOW)
+        .initial_connection_window_size(H2_WINDOW)
+        .max_header_list_size(u32::try_from(header_bytes).unwrap_or(u32::MAX));
 }
+
+/// How many times `--max-header-bytes` the protocol layer reads before refusing by itself.
+const TRANSPORT_HEADER_FACTOR: usize = 4;
+/// The HTTP/2 flow-control window of a stream and of a connection (hyper's default is 1 MiB, so
+/// that 512 connections could park 512 MiB of uploads the server has not read).
+const H2_WINDOW: u32 = 256 * 1024;
+/// hyper's smallest HTTP/1 read buffer.
+const MIN_HTTP1_BUFFER: usize = 8 * 1024;

@@ -1,16 +1,16 @@
 //! The webhook router: one POST route per [`Webhook`] and the CRD conversion route `/convert`,
 //! under a request timeout past the evaluation deadline (a safety net: the handlers answer at
-//! their deadline).
+//! their deadline), with every refusal readable over both protocols ([`refusals`]).
 
 use std::time::Duration;
 
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::routing::post;
-use axum::Router;
+use axum::{middleware, Router};
 use tower_http::timeout::TimeoutLayer;
 
-use super::{convert, handlers, AppState};
+use super::{convert, handlers, refusals, AppState};
 use crate::admission::Webhook;
 
 /// How long past the evaluation deadline a request may take before it is answered 408.
@@ -32,9 +32,15 @@ pub fn router(state: AppState) -> Router {
         );
     }
     router
+        .fallback(refusals::not_found)
+        .method_not_allowed_fallback(refusals::method_not_allowed)
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             timeout,
+        ))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            refusals::answer_first,
         ))
         .with_state(state)
 }

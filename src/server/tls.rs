@@ -312,8 +312,13 @@ mod tests {
 
     #[test]
     fn validity_is_checked_against_the_clock_given() {
-        let dir = std::env::temp_dir().join(format!("capi-topology-tls-validity-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        // A directory of this test's own: created only if absent, never shared with another run.
+        let nanos = std::time::UNIX_EPOCH.elapsed().unwrap().as_nanos();
+        let dir = std::env::temp_dir().join(format!(
+            "capi-topology-tls-validity-{}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir(&dir).unwrap();
         let certs = crate::server::dev_certs::generate(&["localhost".to_owned()], &[], 1).unwrap();
         std::fs::write(dir.join(CERT_FILE), &certs.cert_pem).unwrap();
         std::fs::write(dir.join(KEY_FILE), &certs.key_pem).unwrap();

@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 
+#[path = "tempdir.rs"]
+pub mod tempdir;
+
 /// The extension process on a loopback port, killed when dropped.
 pub struct Extension {
     child: Child,
@@ -18,7 +21,8 @@ pub struct Extension {
     pub addr: SocketAddr,
     /// The PEM of the CA that signed its certificate.
     pub ca_pem: String,
-    dir: PathBuf,
+    /// Its certificate directory, removed when it is dropped.
+    _dir: Option<tempdir::Dir>,
 }
 
 impl Extension {
@@ -26,15 +30,10 @@ impl Extension {
     /// made as the e2e suite makes it; retries on another port if the one picked was taken.
     pub fn start() -> Extension {
         let binary = build();
-        let dir = std::env::temp_dir().join(format!(
-            "capi-topology-runtime-extension-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = tempdir::Dir::new("runtime-extension");
         let certs = Command::new(env!("CARGO_BIN_EXE_capi-topology"))
             .args(["certs", "--ip", "127.0.0.1", "--out"])
-            .arg(&dir)
+            .arg(dir.path())
             .output()
             .expect("capi-topology certs runs");
         assert!(
@@ -47,7 +46,7 @@ impl Extension {
             let addr = free_port();
             let child = Command::new(&binary)
                 .arg("--cert-dir")
-                .arg(&dir)
+                .arg(dir.path())
                 .args(["--host", "127.0.0.1", "--port", &addr.port().to_string()])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -57,9 +56,10 @@ impl Extension {
                 child,
                 addr,
                 ca_pem: ca_pem.clone(),
-                dir: dir.clone(),
+                _dir: None,
             };
             if extension.wait_until_listening() {
+                extension._dir = Some(dir);
                 return extension;
             }
         }
@@ -116,7 +116,6 @@ impl Drop for Extension {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

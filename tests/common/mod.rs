@@ -11,7 +11,7 @@ use std::time::Duration;
 use capi_topology::metrics::Metrics;
 use capi_topology::offline::apply::{apply, Verdict};
 use capi_topology::server::dev_certs::generate;
-use capi_topology::server::{serve, AppState, Readiness, ServerConfig, ServerLimits};
+use capi_topology::server::{serve_on, AppState, Listeners, Readiness, ServerConfig, ServerLimits};
 use capi_topology::store::{parse_manifests, MemoryStore};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
@@ -48,40 +48,8 @@ impl Drop for Running {
     }
 }
 
-pub mod tempdir {
-    use std::path::{Path, PathBuf};
-
-    /// A directory removed when dropped.
-    pub struct Dir(PathBuf);
-
-    impl Dir {
-        pub fn new(label: &str) -> Dir {
-            let path = std::env::temp_dir().join(format!(
-                "capi-topology-server-test-{label}-{}",
-                std::process::id()
-            ));
-            let _ = std::fs::remove_dir_all(&path);
-            std::fs::create_dir_all(&path).expect("temporary directory");
-            Dir(path)
-        }
-
-        pub fn path(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl Drop for Dir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
-pub fn free_port() -> SocketAddr {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-}
+#[path = "tempdir.rs"]
+pub mod tempdir;
 
 /// Writes a fresh CA and serving certificate for `localhost` into `dir`; returns the CA.
 pub fn write_certs(dir: &Path) -> String {
@@ -110,7 +78,7 @@ pub fn quickstart_store() -> MemoryStore {
     store
 }
 
-/// Starts a server; retries on fresh ports when a port picked turned out to be taken meanwhile.
+/// Starts a server on ports the system picks.
 pub async fn start(label: &str) -> (Running, String) {
     start_with(label, ServerLimits::default()).await
 }
@@ -120,19 +88,11 @@ pub async fn start_with(label: &str, limits: ServerLimits) -> (Running, String) 
     start_over(label, limits, quickstart_store).await
 }
 
-/// Starts a server over the objects `store` makes, with `limits`.
+/// Starts a server over the objects `store` makes, with `limits`, on loopback ports the system
+/// picks (bound before the server starts, so no other process can take them meanwhile).
 pub async fn start_over(label: &str, limits: ServerLimits, store: fn() -> MemoryStore) -> (Running, String) {
-    for _ in 0..3 {
-        if let Some(started) = try_start(label, limits, store()).await {
-            return started;
-        }
-    }
-    panic!("the server did not start on three sets of ports");
-}
-
-async fn try_start(label: &str, limits: ServerLimits, store: MemoryStore) -> Option<(Running, String)> {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let cert_dir = tempdir::Dir::new(label);
+    let cert_dir = tempdir::Dir::new(&format!("server-{label}"));
     let ca = write_certs(cert_dir.path());
     let mut registry = Registry::default();
     let metrics = Metrics::register(&mut registry);
@@ -141,43 +101,31 @@ async fn try_start(label: &str, limits: ServerLimits, store: MemoryStore) -> Opt
         let ready = ready.clone();
         Arc::new(move || ready.load(Ordering::SeqCst))
     };
+    let loopback = SocketAddr::from(([127, 0, 0, 1], 0));
     let config = ServerConfig {
-        bind: free_port(),
-        probes: free_port(),
+        bind: loopback,
+        probes: loopback,
         cert_dir: cert_dir.path().to_owned(),
         cert_poll: Duration::from_millis(100),
         drain: Duration::from_secs(5),
     };
-    let state = AppState::new(Arc::new(store), metrics, limits);
+    let listeners = Listeners::bind(loopback, loopback).expect("loopback ports");
+    let (admission, probes) = (listeners.admission_addr(), listeners.probes_addr());
+    let state = AppState::new(Arc::new(store()), metrics, limits);
     let shutdown = CancellationToken::new();
     let task = tokio::spawn({
-        let config = config.clone();
         let shutdown = shutdown.clone();
-        async move { serve(&config, state, Arc::new(registry), readiness, shutdown).await }
+        async move { serve_on(listeners, &config, state, Arc::new(registry), readiness, shutdown).await }
     });
-    let mut running = Running {
-        admission: config.bind,
-        probes: config.probes,
+    let running = Running {
+        admission,
+        probes,
         cert_dir,
         ready,
         shutdown,
         task: Some(task),
     };
-    // Generous: the suite runs beside the e2e suite's API servers on two cores.
-    for _ in 0..600 {
-        if tokio::net::TcpStream::connect(running.probes).await.is_ok()
-            && tokio::net::TcpStream::connect(running.admission).await.is_ok()
-        {
-            return Some((running, ca));
-        }
-        if running.task.as_ref().is_some_and(JoinHandle::is_finished) {
-            let result = running.task.take().unwrap().await.unwrap();
-            eprintln!("server stopped at start-up: {result:?}");
-            return None;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the server did not start listening within 30 s");
+    (running, ca)
 }
 
 /// A cluster CREATE review of the quickstart's dev Cluster under a new name.
@@ -237,27 +185,50 @@ pub async fn connect(addr: SocketAddr, ca_pem: &str, alpn: &[u8]) -> std::io::Re
 
 pub async fn exchange(tls: Tls, alpn: &[u8], path: &str, body: Vec<u8>) -> (Vec<u8>, u16, Vec<u8>) {
     let served = tls.get_ref().1.peer_certificates().unwrap()[0].to_vec();
-    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(alpn), "ALPN negotiated");
     let request = hyper::Request::post(path)
         .header("host", "localhost")
         .header("content-type", "application/json")
         .body(Full::new(Bytes::from(body)))
         .unwrap();
+    let (status, _, body) = send(tls, alpn, request).await.unwrap();
+    (served, status, body)
+}
+
+/// Sends `request` over `tls` (HTTP/2 when `alpn` is `h2`): the status, headers and body of the
+/// answer, or what failed (a reset stream, a closed connection).
+pub async fn send<B>(
+    tls: Tls,
+    alpn: &[u8],
+    request: hyper::Request<B>,
+) -> Result<(u16, hyper::HeaderMap, Vec<u8>), String>
+where
+    B: hyper::body::Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(alpn), "ALPN negotiated");
     let io = TokioIo::new(tls);
     let response = if alpn == b"h2" {
         let (mut sender, connection) = hyper::client::conn::http2::handshake(TokioExecutor::new(), io)
             .await
-            .unwrap();
+            .map_err(|e| e.to_string())?;
         tokio::spawn(connection);
-        sender.send_request(request).await.unwrap()
+        sender.send_request(request).await
     } else {
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(io).await.unwrap();
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(io)
+            .await
+            .map_err(|e| e.to_string())?;
         tokio::spawn(connection);
-        sender.send_request(request).await.unwrap()
+        sender.send_request(request).await
     };
+    let response = response.map_err(|e| format!("no answer: {e:?}"))?;
     let status = response.status().as_u16();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes().to_vec();
-    (served, status, bytes)
+    let headers = response.headers().clone();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| format!("HTTP {status}, then the body failed: {e:?}"))?;
+    Ok((status, headers, body.to_bytes().to_vec()))
 }
 
 pub async fn get_probe(addr: SocketAddr, path: &str) -> (u16, String) {

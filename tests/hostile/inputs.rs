@@ -90,7 +90,7 @@ fn quickstart() -> Vec<Value> {
         .collect()
 }
 
-fn quickstart_of_kind(kind: &str) -> Value {
+pub fn quickstart_of_kind(kind: &str) -> Value {
     quickstart()
         .into_iter()
         .find(|o| o["kind"] == kind)

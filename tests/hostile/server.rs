@@ -1,14 +1,19 @@
 //! Every catalogue case through the real server on loopback: the HTTP status (413 for a body
 //! over the server's limit, else 200 with the review's answer), the time bound, and `/healthz`
-//! answering within 100 ms all the while.
+//! answering within 100 ms all the while. Then the API server's real request sizes and every
+//! refusal, over HTTP/2 and HTTP/1.1, from hyper's client and curl: the status and its reason
+//! must arrive (`refusals`).
 
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use capi_topology::admission::{request::review_json, Kind};
 use capi_topology::server::ServerLimits;
-use serde_json::Value;
+use kube::core::admission::Operation;
+use serde_json::{json, Value};
 
-use super::common::{get_probe, post, start_over};
-use super::inputs::{catalogue, store, Expect};
+use super::common::{connect, get_probe, post, send, start_over, tempdir, Running};
+use super::inputs::{catalogue, quickstart_of_kind, store, Expect, VALIDATE_CLUSTER};
 
 /// The most one hostile request may take over the wire: half the API server's 10 s webhook
 /// timeout, in an unoptimised test build on a busy machine.
@@ -74,4 +79,274 @@ async fn every_hostile_input_is_answered_while_the_server_stays_responsive() {
         );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Both protocols the API server may speak, as ALPN names.
+const PROTOCOLS: [&[u8]; 2] = [b"h2", b"http/1.1"];
+
+/// A Cluster UPDATE review of about `bytes`: the quickstart Cluster as object and oldObject, each
+/// carrying half the bulk in `metadata.managedFields` (what grows a real object towards the API
+/// server's 3 MiB; no webhook rule reads it).
+fn cluster_update(bytes: usize) -> Vec<u8> {
+    let mut cluster = quickstart_of_kind("Cluster");
+    cluster["metadata"]["name"] = json!("big");
+    let entry = |i: usize| {
+        json!({"manager": format!("manager-{i}"), "operation": "Update", "apiVersion": "cluster.x-k8s.io/v1beta1",
+            "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:annotations": {format!("f:example.com/{}", "k".repeat(1_000)): {}}}}})
+    };
+    let entries = bytes / 2 / entry(0).to_string().len();
+    cluster["metadata"]["managedFields"] = (0..entries).map(entry).collect();
+    let review = review_json(Kind::Cluster, &Operation::Update, Some(&cluster), Some(&cluster));
+    serde_json::to_vec(&review).expect("encodes")
+}
+
+/// What one exchange got, as the checks below read it.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    body: String,
+}
+
+/// POSTs `body` to `path` with one extra header of `header_bytes` bytes (none when 0), in chunks
+/// of unknown total length when `chunked`, over `alpn` with hyper's client.
+async fn hyper_answer(
+    admission: SocketAddr,
+    ca: &str,
+    alpn: &[u8],
+    path: &str,
+    body: Vec<u8>,
+    header_bytes: usize,
+    chunked: bool,
+) -> Result<Answer, String> {
+    use http_body_util::{BodyExt, Full, StreamBody};
+    use hyper::body::{Bytes, Frame};
+    let tls = connect(admission, ca, alpn).await.map_err(|e| e.to_string())?;
+    let mut request = hyper::Request::post(path)
+        .header("host", "localhost")
+        .header("content-type", "application/json");
+    if header_bytes > 0 {
+        request = request.header("x-padding", "p".repeat(header_bytes));
+    }
+    let body = if chunked {
+        let chunks: Vec<Result<Frame<Bytes>, std::convert::Infallible>> = body
+            .chunks(64 * 1024)
+            .map(|chunk| Ok(Frame::data(Bytes::copy_from_slice(chunk))))
+            .collect();
+        StreamBody::new(futures::stream::iter(chunks)).boxed()
+    } else {
+        Full::new(Bytes::from(body)).boxed()
+    };
+    let (status, _, body) = send(tls, alpn, request.body(body).unwrap()).await?;
+    Ok(Answer {
+        status,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    })
+}
+
+/// The same with curl (its own HTTP/2 stack, nghttp2), when it is installed.
+fn curl_answer(
+    admission: SocketAddr,
+    ca: &str,
+    alpn: &[u8],
+    path: &str,
+    body: &[u8],
+    header_bytes: usize,
+) -> Option<Result<Answer, String>> {
+    let dir = tempdir::Dir::new("curl");
+    std::fs::write(dir.join("ca.crt"), ca).unwrap();
+    std::fs::write(dir.join("body.json"), body).unwrap();
+    std::fs::write(
+        dir.join("header"),
+        format!("x-padding: {}\r\n", "p".repeat(header_bytes)),
+    )
+    .unwrap();
+    let mut curl = std::process::Command::new("curl");
+    curl.args(["-sS", "--max-time", "20", "-o"])
+        .arg(dir.join("answer"))
+        .args([
+            "-w",
+            "%{http_code}",
+            "-H",
+            "Content-Type: application/json",
+            "--cacert",
+        ])
+        .arg(dir.join("ca.crt"))
+        .arg(if alpn == b"h2" { "--http2" } else { "--http1.1" })
+        .arg(format!("--data-binary=@{}", dir.join("body.json").display()))
+        .arg(format!("https://localhost:{}{path}", admission.port()));
+    if header_bytes > 0 {
+        curl.arg("-H").arg(format!("@{}", dir.join("header").display()));
+    }
+    let output = curl.output().ok()?;
+    Some(if output.status.success() {
+        Ok(Answer {
+            status: String::from_utf8_lossy(&output.stdout).parse().unwrap_or(0),
+            body: std::fs::read_to_string(dir.join("answer")).unwrap_or_default(),
+        })
+    } else {
+        Err(format!(
+            "curl failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))
+    })
+}
+
+/// Every way `body` posted to `path` is sent: hyper's client over both protocols (with a declared
+/// length, and in chunks of unknown length), then curl over both; one line per way, naming what
+/// did not get `status` with a body containing `reason`.
+async fn check_every_client(
+    running: &Running,
+    ca: &str,
+    path: &'static str,
+    body: &[u8],
+    header_bytes: usize,
+    status: u16,
+    reason: &str,
+) -> Vec<String> {
+    let mut answers = Vec::new();
+    for alpn in PROTOCOLS {
+        for chunked in [false, true] {
+            let answer = hyper_answer(
+                running.admission,
+                ca,
+                alpn,
+                path,
+                body.to_vec(),
+                header_bytes,
+                chunked,
+            )
+            .await;
+            let how = format!(
+                "hyper {}{}",
+                String::from_utf8_lossy(alpn),
+                if chunked { " chunked" } else { "" }
+            );
+            answers.push((how, answer));
+        }
+        let (admission, ca, protocol, upload) =
+            (running.admission, ca.to_owned(), alpn.to_vec(), body.to_vec());
+        let curl = tokio::task::spawn_blocking(move || {
+            curl_answer(admission, &ca, &protocol, path, &upload, header_bytes)
+        })
+        .await
+        .unwrap();
+        match curl {
+            Some(answer) => answers.push((format!("curl {}", String::from_utf8_lossy(alpn)), answer)),
+            None => eprintln!("curl is not installed: checked with hyper's client only"),
+        }
+    }
+    let mut failures = Vec::new();
+    for (how, answer) in answers {
+        match answer {
+            Ok(answer) if answer.status == status && answer.body.contains(reason) => {}
+            got => failures.push(format!(
+                "{path} {} bytes, {how}: expected {status} with {reason:?}, got {got:?}",
+                body.len()
+            )),
+        }
+    }
+    failures
+}
+
+/// The API server's request sizes (issue #23): an UPDATE of 3.58 MB (object and oldObject near
+/// its 3 MiB each) is answered; 7.5 MB gets 413, an unknown path 404 and a 20 KiB header 431,
+/// each with its reason, over both protocols and from both clients, although the server reads
+/// none of those uploads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_request_sizes_are_answered_and_every_refusal_is_read_on_both_protocols() {
+    let (running, ca) = start_over("sizes", ServerLimits::default(), store).await;
+    let limit = ServerLimits::default().max_body_bytes;
+    let update = cluster_update(3_580_000);
+    let over = cluster_update(7_500_000);
+    assert!((3_500_000..limit).contains(&update.len()), "{}", update.len());
+    assert!(over.len() > limit, "{}", over.len());
+    let mut failures = Vec::new();
+    let cases: [(&'static str, &[u8], usize, u16, &str); 4] = [
+        (VALIDATE_CLUSTER, &update, 0, 200, r#""allowed":true"#),
+        (
+            VALIDATE_CLUSTER,
+            &over,
+            0,
+            413,
+            "over the webhook's limit of 7340032 bytes",
+        ),
+        (
+            "/no-such-webhook",
+            &over,
+            0,
+            404,
+            "no webhook is served at /no-such-webhook",
+        ),
+        (
+            VALIDATE_CLUSTER,
+            &update,
+            20 * 1024,
+            431,
+            "request header fields over 16384 bytes",
+        ),
+    ];
+    for (path, body, header_bytes, status, reason) in cases {
+        let started = Instant::now();
+        failures.extend(check_every_client(&running, &ca, path, body, header_bytes, status, reason).await);
+        eprintln!(
+            "{path} {} bytes, {header_bytes} header bytes: {status} in {:?}",
+            body.len(),
+            started.elapsed()
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A 429 from the in-flight cap reaches every client with its reason, while a request that
+/// stalls halfway through its body holds the only evaluation place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_from_the_in_flight_cap_is_read_on_both_protocols() {
+    use tokio::io::AsyncWriteExt;
+    let limits = ServerLimits {
+        max_in_flight: 1,
+        queue_wait: Duration::from_millis(10),
+        // The stalled request keeps its place for the whole test.
+        deadline: Duration::from_secs(60),
+        ..ServerLimits::default()
+    };
+    let (running, ca) = start_over("overloaded", limits, store).await;
+    let mut stalled = connect(running.admission, &ca, b"http/1.1").await.unwrap();
+    let head = format!(
+        "POST {VALIDATE_CLUSTER} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{{"
+    );
+    stalled.write_all(head.as_bytes()).await.unwrap();
+    stalled.flush().await.unwrap();
+    let small = cluster_update(10_000);
+    let mut held = false;
+    for _ in 0..100 {
+        let answer = hyper_answer(
+            running.admission,
+            &ca,
+            b"http/1.1",
+            VALIDATE_CLUSTER,
+            small.clone(),
+            0,
+            false,
+        )
+        .await;
+        if answer.is_ok_and(|a| a.status == 429) {
+            held = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(held, "the stalled request never held the evaluation place");
+    let update = cluster_update(3_580_000);
+    let failures = check_every_client(
+        &running,
+        &ca,
+        VALIDATE_CLUSTER,
+        &update,
+        0,
+        429,
+        "too many reviews in flight",
+    )
+    .await;
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    drop(stalled);
 }
