@@ -23,7 +23,7 @@ use tokio::runtime::{Handle, Runtime};
 use super::backoff::ServerBackoff;
 use super::cache::{CacheKey, ResponseCache};
 use super::registry::{Registration, Registry, SharedRegistry};
-use super::response::IgnorableResponse;
+use super::response::{echoed, IgnorableResponse};
 use crate::api::runtime::{
     DiscoverVariablesRequest, DiscoverVariablesResponse, ExtensionConfig, FailurePolicy,
     GeneratePatchesRequest, GeneratePatchesResponse, ValidateTopologyRequest, ValidateTopologyResponse,
@@ -260,7 +260,7 @@ impl Core {
         let (response, raw) = answer;
         response
             .success()
-            .map_err(|message| failed(format!("got failure response: {message}")))?;
+            .map_err(|message| failed(format!("got failure response: {}", echoed(message))))?;
         if let Some(key) = key {
             self.cache.put(key, raw, Instant::now());
         }
