@@ -22,6 +22,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::api::runtime::{ClientConfig, HOOKS_API_VERSION};
+use super::response::echoed;
 use crate::patches::bounded::check_values;
 
 /// How long a TCP connection may take to open.
@@ -163,8 +164,9 @@ impl ExtensionClient {
             check_values(&bytes, MAX_ANSWER_VALUES).map_err(|bound| {
                 CallError::answered(format!("failed to decode response: the answer has {bound}"))
             })?;
-            serde_json::from_slice(&bytes)
-                .map_err(|e| CallError::answered(format!("failed to decode response: {e}")))
+            serde_json::from_slice(&bytes).map_err(|e| {
+                CallError::answered(format!("failed to decode response: {}", echoed(&e.to_string())))
+            })
         };
         tokio::time::timeout(timeout, exchange).await.map_err(|_| {
             CallError::unanswered(format!(

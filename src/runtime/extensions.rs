@@ -297,7 +297,12 @@ impl Core {
             R::upgrade(&mut raw);
             serde_json::from_value::<R>(raw.clone())
                 .map(|response| (response, raw))
-                .map_err(|e| format!("http call failed: failed to decode response: {e}"))
+                .map_err(|e| {
+                    format!(
+                        "http call failed: failed to decode response: {}",
+                        echoed(&e.to_string())
+                    )
+                })
         });
         if let Some(metrics) = &self.metrics {
             let succeeded = matches!(&decoded, Ok((response, _)) if response.success().is_ok());

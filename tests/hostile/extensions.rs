@@ -152,6 +152,12 @@ fn huge_failure(_request: &Value) -> (StatusCode, Vec<u8>) {
     (StatusCode::OK, serde_json::to_vec(&answer).expect("an answer"))
 }
 
+/// A Success answer whose status is a 15 MB string (serde quotes a wrongly typed string whole).
+fn huge_wrong_value(_request: &Value) -> (StatusCode, Vec<u8>) {
+    let answer = json!({"status": "s".repeat(15_000_000), "items": []});
+    (StatusCode::OK, serde_json::to_vec(&answer).expect("an answer"))
+}
+
 /// A 500 with a 20 MB body.
 fn huge_error_body(_request: &Value) -> (StatusCode, Vec<u8>) {
     (StatusCode::INTERNAL_SERVER_ERROR, vec![b'e'; 20_000_000])
@@ -236,6 +242,15 @@ fn a_huge_failure_message_is_echoed_in_part() {
     refused(
         huge_failure,
         &["got failure response: mmm", "more bytes)"],
+        8192,
+    );
+}
+
+#[test]
+fn a_huge_wrongly_typed_value_is_echoed_in_part() {
+    refused(
+        huge_wrong_value,
+        &["failed to decode response: unknown variant `sss", "more bytes)"],
         8192,
     );
 }

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::measure::{measure, string_bytes, within, Size};
 use super::scan::check_values;
 use super::{Bound, Budget, MAX_DEPTH, MAX_OPERATIONS, MAX_VALUES};
-use crate::field::truncate;
+use crate::field::{truncate, truncated, MAX_RENDERED_DETAIL};
 use crate::patches::pointer_ops::Pointer;
 
 /// The longest path quoted in an error.
@@ -69,7 +69,8 @@ impl JsonPatch {
     /// [`MAX_OPERATIONS`] operations before they are allocated.
     pub fn decode(bytes: &[u8]) -> Result<Self, String> {
         check_values(bytes, MAX_VALUES).map_err(|bound| format!("the patch has {bound}"))?;
-        serde_json::from_slice(bytes).map_err(|e| e.to_string())
+        // serde quotes a wrongly typed string whole: cut as every echo of an answer is.
+        serde_json::from_slice(bytes).map_err(|e| truncated(&e.to_string(), MAX_RENDERED_DETAIL))
     }
 
     /// Whether it has no operation.

@@ -117,6 +117,8 @@ fn operations_values_and_depth_are_bounded() {
         JsonPatch::decode(values.as_bytes()).unwrap_err(),
         "the patch has more than 524288 values"
     );
+    let quoted = JsonPatch::decode(format!(r#"["{}"]"#, "x".repeat(1 << 20)).as_bytes()).unwrap_err();
+    assert!(quoted.len() < 5000 && quoted.ends_with("more bytes)"), "{}", quoted.len());
     let deep = "/a".repeat(MAX_DEPTH);
     let mut nested = json!({});
     for _ in 0..MAX_DEPTH - 1 {
