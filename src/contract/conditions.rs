@@ -94,7 +94,12 @@ mod tests {
     #[test]
     fn condition_messages_are_bounded() {
         let huge = "x".repeat(20 << 20);
-        let list = set_condition(None, json!({"type": "Ready", "status": "False", "message": huge}), T0).unwrap();
+        let list = set_condition(
+            None,
+            json!({"type": "Ready", "status": "False", "message": huge}),
+            T0,
+        )
+        .unwrap();
         let message = list[0]["message"].as_str().unwrap();
         assert!(message.len() <= MAX_CONDITION_MESSAGE, "{}", message.len());
         assert!(message.ends_with("more bytes)"));

@@ -112,7 +112,9 @@ pub fn validate_request(
 pub fn apply_response(items: &mut [PatchItem], response: &GeneratePatchesResponse) -> Result<(), String> {
     let mut budget = Budget::default();
     for patch in &response.items {
-        budget.charge(1).map_err(|bound| format!("failed to apply patch: {bound}"))?;
+        budget
+            .charge(1)
+            .map_err(|bound| format!("failed to apply patch: {bound}"))?;
         let item = index_of(&patch.uid)
             .and_then(|index| items.get_mut(index))
             .ok_or_else(|| {
@@ -143,7 +145,9 @@ pub fn apply_response(items: &mut [PatchItem], response: &GeneratePatchesRespons
                 }
                 let mut patched = item.object.clone();
                 apply_merge_patch(&mut patched, &patch.patch, &mut budget).map_err(|e| {
-                    format!("failed to apply patch: error applying json merge patch (RFC7386) to {template}: {e}")
+                    format!(
+                        "failed to apply patch: error applying json merge patch (RFC7386) to {template}: {e}"
+                    )
                 })?;
                 patched
             }
@@ -448,7 +452,8 @@ mod tests {
         bomb.extend((0..30).map(
             |_| json!({"op": "copy", "from": "/spec/template/spec/a", "path": "/spec/template/spec/a/0"}),
         ));
-        let err = apply_response(&mut items, &response(PatchType::JsonPatch, Value::Array(bomb))).unwrap_err();
+        let err =
+            apply_response(&mut items, &response(PatchType::JsonPatch, Value::Array(bomb))).unwrap_err();
         assert!(
             err.starts_with(
                 "failed to apply patch: error applying json patch (RFC6902) to ControlPlaneTemplate ns/t: operation 18 (copy "

@@ -21,8 +21,8 @@ use rustls::pki_types::CertificateDer;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::api::runtime::{ClientConfig, HOOKS_API_VERSION};
 use super::response::echoed;
+use crate::api::runtime::{ClientConfig, HOOKS_API_VERSION};
 use crate::patches::bounded::check_values;
 
 /// How long a TCP connection may take to open.
@@ -135,7 +135,8 @@ impl ExtensionClient {
         let path = format!("{path}?timeout={}s", timeout.as_secs());
         let url = format!("{}{path}", self.shown);
         let body = serde_json::to_vec(&request).map_err(|e| CallError::answered(e.to_string()))?;
-        let mut http_request = Request::post(format!("{}{path}", self.base)).header(CONTENT_TYPE, "application/json");
+        let mut http_request =
+            Request::post(format!("{}{path}", self.base)).header(CONTENT_TYPE, "application/json");
         if let Some(credentials) = &self.authorization {
             http_request = http_request.header(AUTHORIZATION, credentials.clone());
         }
@@ -216,11 +217,9 @@ fn base_url(config: &ClientConfig) -> Result<Server, String> {
             )
         }
     };
-    let uri: Uri = url.parse().map_err(|e| {
-        format!(
-            "failed to compute URL: failed to parse url from clientConfig: {e}"
-        )
-    })?;
+    let uri: Uri = url
+        .parse()
+        .map_err(|e| format!("failed to compute URL: failed to parse url from clientConfig: {e}"))?;
     let (authority, path) = match (uri.scheme_str(), uri.authority()) {
         (Some("https"), Some(authority)) => (authority.as_str(), uri.path().trim_end_matches('/')),
         (Some(scheme), _) if scheme != "https" => {
@@ -346,7 +345,10 @@ mod tests {
         };
         let base = |text: &str| base_url(&url(text)).map(|server| server.base);
         assert_eq!(base("https://127.0.0.1:9443/").unwrap(), "https://127.0.0.1:9443");
-        assert_eq!(base("https://ext.example/prefix").unwrap(), "https://ext.example/prefix");
+        assert_eq!(
+            base("https://ext.example/prefix").unwrap(),
+            "https://ext.example/prefix"
+        );
         assert_eq!(
             base("http://ext.example").unwrap_err(),
             "failed to compute URL: expected https scheme, got http"

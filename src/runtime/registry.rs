@@ -197,13 +197,12 @@ pub async fn discover_config(config: &ExtensionConfig) -> Result<Vec<Registratio
         .success()
         .map_err(|message| failed(format!("got failure response: {}", echoed(message))))?;
     let handlers: Vec<ExtensionHandler> = response.handlers.into_iter().map(defaulted).collect();
-    validate(&handlers)
-        .map_err(|errors| {
-            failed(format!(
-                "failed to validate discovery response: [{}]",
-                echoed(&errors)
-            ))
-        })?;
+    validate(&handlers).map_err(|errors| {
+        failed(format!(
+            "failed to validate discovery response: [{}]",
+            echoed(&errors)
+        ))
+    })?;
     Ok(handlers
         .into_iter()
         .map(|handler| Registration {

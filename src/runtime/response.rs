@@ -4,11 +4,11 @@
 use serde_json::Value;
 
 use crate::api::convert::variable_to_hub;
-use crate::field::{truncated, MAX_RENDERED_DETAIL};
 use crate::api::runtime::{
     DiscoverVariablesResponse, DiscoveryResponse, GeneratePatchesResponse, ResponseStatus,
     ValidateTopologyResponse, HOOKS_API_VERSION,
 };
+use crate::field::{truncated, MAX_RENDERED_DETAIL};
 
 /// An extension's own text (a `Failure` answer's message) as our errors quote it: at most
 /// [`MAX_RENDERED_DETAIL`] bytes, as admission echoes its input, cut with a marker.

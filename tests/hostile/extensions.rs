@@ -20,9 +20,9 @@ use capi_topology::server::dev_certs::generate;
 use capi_topology::topology::{plan, Current};
 use serde_json::{json, Value};
 
+use crate::local_extension::fixture;
 use crate::local_extension::handlers::{discovery, GENERATE_PATCHES, VALIDATE_TOPOLOGY};
 use crate::local_extension::server::{tls_config, HOOKS_PATH};
-use crate::local_extension::fixture;
 
 /// A safety bound on one case's time: each ends in well under a second on a quiet machine.
 const TIME_BOUND: Duration = Duration::from_secs(20);
@@ -124,18 +124,19 @@ fn patch_items(request: &Value, operations: &Value, templates: usize) -> (Status
 /// Issue 26: `add a [0,0]`, then 30 copies of `a` into itself: each doubles the template.
 fn copy_bomb(request: &Value) -> (StatusCode, Vec<u8>) {
     let mut operations = vec![json!({"op": "add", "path": "/spec/template/spec/a", "value": [0, 0]})];
-    operations.extend((0..30).map(|_| {
-        json!({"op": "copy", "from": "/spec/template/spec/a", "path": "/spec/template/spec/a/0"})
-    }));
+    operations.extend(
+        (0..30).map(
+            |_| json!({"op": "copy", "from": "/spec/template/spec/a", "path": "/spec/template/spec/a/0"}),
+        ),
+    );
     patch_items(request, &Value::Array(operations), usize::MAX)
 }
 
 /// Issue 26: `count` inserts at the front of one array of the first template, in one patch.
 fn front_inserts(request: &Value, count: usize) -> (StatusCode, Vec<u8>) {
     let mut operations = vec![json!({"op": "add", "path": "/spec/template/spec/a", "value": []})];
-    operations.extend(
-        (1..count).map(|_| json!({"op": "add", "path": "/spec/template/spec/a/0", "value": 0})),
-    );
+    operations
+        .extend((1..count).map(|_| json!({"op": "add", "path": "/spec/template/spec/a/0", "value": 0})));
     patch_items(request, &Value::Array(operations), 1)
 }
 
@@ -214,7 +215,10 @@ fn a_copy_bomb_is_refused_at_the_value_bound() {
 fn a_hundred_thousand_operations_are_refused() {
     refused(
         |request| front_inserts(request, 100_000),
-        &["error decoding json patch (RFC6902)", "more than 10000 operations in one patch"],
+        &[
+            "error decoding json patch (RFC6902)",
+            "more than 10000 operations in one patch",
+        ],
         4096,
     );
 }
@@ -239,11 +243,7 @@ fn an_answer_of_millions_of_values_is_refused_before_it_is_decoded() {
 
 #[test]
 fn a_huge_failure_message_is_echoed_in_part() {
-    refused(
-        huge_failure,
-        &["got failure response: mmm", "more bytes)"],
-        8192,
-    );
+    refused(huge_failure, &["got failure response: mmm", "more bytes)"], 8192);
 }
 
 #[test]

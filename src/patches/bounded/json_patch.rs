@@ -341,7 +341,10 @@ fn position(token: &str, len: usize) -> Option<usize> {
     let index: i64 = token.parse().ok()?;
     let len = i64::try_from(len).ok()?;
     let index = if index < 0 { index + len } else { index };
-    (0..len).contains(&index).then(|| usize::try_from(index).ok()).flatten()
+    (0..len)
+        .contains(&index)
+        .then(|| usize::try_from(index).ok())
+        .flatten()
 }
 
 #[cfg(test)]

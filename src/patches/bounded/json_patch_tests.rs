@@ -4,7 +4,11 @@ use super::*;
 use crate::patches::bounded::{MAX_OBJECT_BYTES, WORK_BUDGET};
 
 fn patch(doc: &mut Value, operations: Value) -> Result<(), String> {
-    apply_json_patch(doc, &serde_json::to_vec(&operations).unwrap(), &mut Budget::default())
+    apply_json_patch(
+        doc,
+        &serde_json::to_vec(&operations).unwrap(),
+        &mut Budget::default(),
+    )
 }
 
 #[test]
@@ -28,14 +32,32 @@ fn the_six_operations_apply_as_cluster_api_applies_them() {
         json!({"a": [2, 3, 5], "o": {"k": null, "first": 1}, "c": {"k": null}})
     );
     for (operations, why) in [
-        (json!([{"op": "test", "path": "/a/0", "value": 9}]), "testing value failed"),
-        (json!([{"op": "replace", "path": "/x", "value": 1}]), "doc is missing path at \"x\""),
-        (json!([{"op": "add", "path": "/a/9", "value": 1}]), "unable to access invalid index: 9"),
-        (json!([{"op": "remove", "path": ""}]), "the whole document cannot be removed"),
+        (
+            json!([{"op": "test", "path": "/a/0", "value": 9}]),
+            "testing value failed",
+        ),
+        (
+            json!([{"op": "replace", "path": "/x", "value": 1}]),
+            "doc is missing path at \"x\"",
+        ),
+        (
+            json!([{"op": "add", "path": "/a/9", "value": 1}]),
+            "unable to access invalid index: 9",
+        ),
+        (
+            json!([{"op": "remove", "path": ""}]),
+            "the whole document cannot be removed",
+        ),
         (json!([{"op": "add", "path": "/a/0"}]), "missing value"),
         (json!([{"op": "move", "path": "/a/0"}]), "missing from"),
-        (json!([{"op": "move", "from": "/o", "path": "/o/inner"}]), "doc is missing path at \"o\""),
-        (json!([{"op": "merge", "path": "/a"}]), "unexpected kind \"merge\""),
+        (
+            json!([{"op": "move", "from": "/o", "path": "/o/inner"}]),
+            "doc is missing path at \"o\"",
+        ),
+        (
+            json!([{"op": "merge", "path": "/a"}]),
+            "unexpected kind \"merge\"",
+        ),
     ] {
         let err = patch(&mut doc.clone(), operations.clone()).unwrap_err();
         assert!(err.contains(why), "{operations}: {err}");
@@ -85,12 +107,13 @@ fn a_doubling_copy_is_refused_at_a_bound() {
         ),
     ] {
         let mut operations = vec![json!({"op": "add", "path": "/spec/a", "value": [element, element]})];
-        operations.extend(
-            (0..30).map(|_| json!({"op": "copy", "from": "/spec/a", "path": "/spec/a/0"})),
-        );
+        operations.extend((0..30).map(|_| json!({"op": "copy", "from": "/spec/a", "path": "/spec/a/0"})));
         let mut doc = json!({"spec": {}});
         let err = patch(&mut doc, Value::Array(operations)).unwrap_err();
-        assert!(err.starts_with(&format!("operation {at} (copy /spec/a/0): ")), "{err}");
+        assert!(
+            err.starts_with(&format!("operation {at} (copy /spec/a/0): ")),
+            "{err}"
+        );
         assert!(err.ends_with(&bound), "{err}");
     }
 }
@@ -111,21 +134,35 @@ fn inserting_at_the_front_runs_out_of_budget() {
 fn operations_values_and_depth_are_bounded() {
     let operations = vec![json!({"op": "test", "path": "", "value": 0}); MAX_OPERATIONS + 1];
     let err = JsonPatch::decode(&serde_json::to_vec(&operations).unwrap()).unwrap_err();
-    assert!(err.starts_with("more than 10000 operations in one patch"), "{err}");
-    let values = format!(r#"[{{"op": "add", "path": "/a", "value": [{}0]}}]"#, "0,".repeat(MAX_VALUES));
+    assert!(
+        err.starts_with("more than 10000 operations in one patch"),
+        "{err}"
+    );
+    let values = format!(
+        r#"[{{"op": "add", "path": "/a", "value": [{}0]}}]"#,
+        "0,".repeat(MAX_VALUES)
+    );
     assert_eq!(
         JsonPatch::decode(values.as_bytes()).unwrap_err(),
         "the patch has more than 524288 values"
     );
     let quoted = JsonPatch::decode(format!(r#"["{}"]"#, "x".repeat(1 << 20)).as_bytes()).unwrap_err();
-    assert!(quoted.len() < 5000 && quoted.ends_with("more bytes)"), "{}", quoted.len());
+    assert!(
+        quoted.len() < 5000 && quoted.ends_with("more bytes)"),
+        "{}",
+        quoted.len()
+    );
     let deep = "/a".repeat(MAX_DEPTH);
     let mut nested = json!({});
     for _ in 0..MAX_DEPTH - 1 {
         nested = json!({"a": nested});
     }
     let mut doc = nested.clone();
-    patch(&mut doc, json!([{"op": "add", "path": &deep[..deep.len() - 2], "value": 1}])).unwrap();
+    patch(
+        &mut doc,
+        json!([{"op": "add", "path": &deep[..deep.len() - 2], "value": 1}]),
+    )
+    .unwrap();
     let err = patch(&mut nested, json!([{"op": "add", "path": deep, "value": {}}])).unwrap_err();
     assert!(err.ends_with("nesting deeper than 100"), "{err}");
 }

@@ -124,7 +124,11 @@ mod tests {
             json!({"spec": {"template": {"spec": {"list": ["a", "b"], "n": 0.25}}}}),
         ] {
             let size = measure(&value, &mut Budget::default()).unwrap();
-            assert_eq!(size.bytes, serde_json::to_string(&value).unwrap().len(), "{value}");
+            assert_eq!(
+                size.bytes,
+                serde_json::to_string(&value).unwrap().len(),
+                "{value}"
+            );
         }
         let size = measure(&json!([1, [2, []], {"k": {"x": [null]}}]), &mut Budget::default()).unwrap();
         assert_eq!(size.values, 9);

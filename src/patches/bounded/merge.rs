@@ -44,7 +44,10 @@ mod tests {
         let mut doc = json!({"spec": {}});
         let big = format!(r#"{{"spec": {{"data": "{}"}}}}"#, "x".repeat(MAX_OBJECT_BYTES));
         let err = merge(&mut doc, &big).unwrap_err();
-        assert!(err.contains("over the 1572864 bytes the API server stores"), "{err}");
+        assert!(
+            err.contains("over the 1572864 bytes the API server stores"),
+            "{err}"
+        );
         let many = format!("[{}0]", "0,".repeat(MAX_VALUES));
         assert_eq!(
             merge(&mut doc, &many).unwrap_err(),
