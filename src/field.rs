@@ -307,18 +307,24 @@ fn render_value(value: &Value) -> String {
 
 /// `text` cut to at most `max` bytes (on a character boundary), ending with how many bytes
 /// were left out.
-pub fn truncate(mut text: String, max: usize) -> String {
+pub fn truncate(text: String, max: usize) -> String {
     if text.len() <= max {
         return text;
+    }
+    truncated(&text, max)
+}
+
+/// [`truncate`] of borrowed text: only what is kept is copied, so a huge text (an extension's
+/// answer) is never duplicated to be cut.
+pub fn truncated(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
     }
     let mut cut = max;
     while !text.is_char_boundary(cut) {
         cut -= 1;
     }
-    let omitted = text.len() - cut;
-    text.truncate(cut);
-    text.push_str(&format!("...({omitted} more bytes)"));
-    text
+    format!("{}...({} more bytes)", &text[..cut], text.len() - cut)
 }
 
 /// A list of field errors; empty means valid.

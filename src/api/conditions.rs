@@ -6,13 +6,29 @@
 
 use serde_json::{json, Value};
 
+use crate::field::truncated;
+
 /// `status.deprecated.v1beta1.conditions`, as a JSON pointer.
 pub const V1BETA1_CONDITIONS: &str = "/deprecated/v1beta1/conditions";
+
+/// The longest condition message written: metav1 Condition's `maxLength` (the API server refuses
+/// a status with a longer one, so the write would fail and the reason be lost).
+pub const MAX_CONDITION_MESSAGE: usize = 32768;
+
+/// `message` cut (with a marker) to fit a condition: every condition a controller writes goes
+/// through it, so an extension's or an object's huge text never makes a status write fail.
+pub fn condition_message(message: &str) -> String {
+    if message.len() <= MAX_CONDITION_MESSAGE {
+        return message.to_owned();
+    }
+    // Room for the marker `truncated` appends.
+    truncated(message, MAX_CONDITION_MESSAGE - 32)
+}
 
 /// A metav1 Condition of `type_`, `status` (`"True"`, `"False"`, `"Unknown"`), `reason` and
 /// `message`, without a transition time (set by [`set_condition`]).
 pub fn meta_condition(type_: &str, status: &str, reason: &str, message: &str) -> Value {
-    json!({"type": type_, "status": status, "reason": reason, "message": message})
+    json!({"type": type_, "status": status, "reason": reason, "message": condition_message(message)})
 }
 
 /// `conditions` with `condition` in place of the one of its type (appended when new); `None`
@@ -21,6 +37,9 @@ pub fn meta_condition(type_: &str, status: &str, reason: &str, message: &str) ->
 /// status stays, else the condition's own (a mirrored condition carries its source's), else
 /// `now`.
 pub fn set_condition(conditions: Option<&Value>, mut condition: Value, now: &str) -> Option<Vec<Value>> {
+    if let Some(Value::String(message)) = condition.get_mut("message") {
+        *message = condition_message(message);
+    }
     let mut list: Vec<Value> = conditions.and_then(Value::as_array).cloned().unwrap_or_default();
     let same_type = |c: &Value| c["type"] == condition["type"];
     let old = list.iter().position(same_type);
@@ -70,6 +89,24 @@ mod tests {
 
     const T0: &str = "2026-01-01T00:00:00Z";
     const T1: &str = "2026-01-01T00:05:00Z";
+
+    /// Issue 26: a huge message (an extension's text) is cut to what a condition may hold.
+    #[test]
+    fn condition_messages_are_bounded() {
+        let huge = "x".repeat(20 << 20);
+        let list = set_condition(
+            None,
+            json!({"type": "Ready", "status": "False", "message": huge}),
+            T0,
+        )
+        .unwrap();
+        let message = list[0]["message"].as_str().unwrap();
+        assert!(message.len() <= MAX_CONDITION_MESSAGE, "{}", message.len());
+        assert!(message.ends_with("more bytes)"));
+        let meta = meta_condition("Ready", "False", "Failed", &huge);
+        assert_eq!(meta["message"].as_str().unwrap(), message);
+        assert_eq!(condition_message("short"), "short");
+    }
 
     #[test]
     fn a_condition_keeps_its_time_while_its_status_stays_and_an_unchanged_one_is_not_written() {

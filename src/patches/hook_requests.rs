@@ -7,12 +7,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+use super::bounded::{apply_merge_patch, Budget, JsonPatch};
 use super::inline::PatchItem;
 use crate::api::runtime::{
     GeneratePatchesRequest, GeneratePatchesRequestItem, GeneratePatchesResponse, PatchType,
     ValidateTopologyRequest, ValidateTopologyRequestItem, Variable,
 };
 use crate::api::{describe, ClusterClassStatus, ClusterVariable};
+use crate::field::{truncate, MAX_RENDERED_VALUE};
 
 /// The name of the builtin variable, which no Cluster value may shadow.
 const BUILTIN: &str = "builtin";
@@ -101,39 +103,55 @@ pub fn validate_request(
     }
 }
 
-/// Applies the patches of `response`, in order, to the items of the request it answers. Only
+/// Applies the patches of `response`, in order, to the items of the request it answers, within
+/// the bounds of [`bounded`](super::bounded) (one work budget for the whole answer). Only
 /// `spec.template.spec` may change (Cluster API keeps nothing else of a patched template, so a
 /// change elsewhere would be lost without a word): a patch that changes another field, or leaves
-/// no `spec` or no `spec.template.spec`, is an error naming the template and the field.
+/// no `spec` or no `spec.template.spec`, is an error naming the template and the field. An empty
+/// patch changes nothing, as in Cluster API.
 pub fn apply_response(items: &mut [PatchItem], response: &GeneratePatchesResponse) -> Result<(), String> {
+    let mut budget = Budget::default();
     for patch in &response.items {
-        let item = (0..items.len())
-            .position(|index| uid(index) == patch.uid)
+        budget
+            .charge(1)
+            .map_err(|bound| format!("failed to apply patch: {bound}"))?;
+        let item = index_of(&patch.uid)
             .and_then(|index| items.get_mut(index))
             .ok_or_else(|| {
                 format!(
                     "unable to find corresponding request item for patch with uid {:?}",
-                    patch.uid
+                    truncate(patch.uid.clone(), MAX_RENDERED_VALUE)
                 )
             })?;
-        let mut patched = item.object.clone();
-        match patch.patch_type {
+        let template = describe(&item.object);
+        let mut patched = match patch.patch_type {
             PatchType::JsonPatch => {
-                let operations: json_patch::Patch = serde_json::from_slice(&patch.patch).map_err(|e| {
-                    format!("failed to apply patch: error decoding json patch (RFC6902): {e}")
+                let operations = JsonPatch::decode(&patch.patch).map_err(|e| {
+                    format!("failed to apply patch: error decoding json patch (RFC6902) for {template}: {e}")
                 })?;
-                json_patch::patch(&mut patched, &operations).map_err(|e| {
-                    format!("failed to apply patch: error applying json patch (RFC6902): {e}")
+                if operations.is_empty() {
+                    continue;
+                }
+                // The copy is paid for: applying measures it first.
+                let mut patched = item.object.clone();
+                operations.apply(&mut patched, &mut budget).map_err(|e| {
+                    format!("failed to apply patch: error applying json patch (RFC6902) to {template}: {e}")
                 })?;
+                patched
             }
             PatchType::JsonMergePatch => {
-                let document: Value = serde_json::from_slice(&patch.patch).map_err(|e| {
-                    format!("failed to apply patch: error applying json merge patch (RFC7386): {e}")
+                if patch.patch.is_empty() || patch.patch == b"{}" {
+                    continue;
+                }
+                let mut patched = item.object.clone();
+                apply_merge_patch(&mut patched, &patch.patch, &mut budget).map_err(|e| {
+                    format!(
+                        "failed to apply patch: error applying json merge patch (RFC7386) to {template}: {e}"
+                    )
                 })?;
-                json_patch::merge(&mut patched, &document);
+                patched
             }
-        }
-        let template = describe(&item.object);
+        };
         let missing =
             |field: &str| format!("failed to apply patch to template: missing field {field:?} in {template}");
         let spec = patched.get_mut("spec").map(Value::take);
@@ -183,9 +201,20 @@ fn change_outside_template_spec(before: &Value, patched: &Value, spec: &Value) -
         })
 }
 
+/// What every request item's uid starts with; its position follows.
+const UID_PREFIX: &str = "00000000-0000-4000-8000-";
+
 /// The uid of the request item at `index`: stable, so that a plan does not depend on chance.
 fn uid(index: usize) -> String {
-    format!("00000000-0000-4000-8000-{index:012}")
+    format!("{UID_PREFIX}{index:012}")
+}
+
+/// The position of the request item whose uid is `uid`, if it is one of ours.
+fn index_of(uid: &str) -> Option<usize> {
+    let digits = uid.strip_prefix(UID_PREFIX)?;
+    (digits.len() == 12 && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
 }
 
 /// The Cluster's values of the `defined` variables, then `builtin` with the Cluster's builtins.
@@ -411,5 +440,30 @@ mod tests {
             apply_response(&mut items, &unknown).unwrap_err(),
             "unable to find corresponding request item for patch with uid \"nope\""
         );
+    }
+
+    /// Issue 26: a copy bomb in an answer is refused at a bound, naming the template and
+    /// the operation; the template is left as it was.
+    #[test]
+    fn an_answer_over_a_bound_is_refused_naming_the_template() {
+        let mut items = items();
+        let before = items.clone();
+        let mut bomb = vec![json!({"op": "add", "path": "/spec/template/spec/a", "value": [0, 0]})];
+        bomb.extend((0..30).map(
+            |_| json!({"op": "copy", "from": "/spec/template/spec/a", "path": "/spec/template/spec/a/0"}),
+        ));
+        let err =
+            apply_response(&mut items, &response(PatchType::JsonPatch, Value::Array(bomb))).unwrap_err();
+        assert!(
+            err.starts_with(
+                "failed to apply patch: error applying json patch (RFC6902) to ControlPlaneTemplate ns/t: operation 18 (copy "
+            ),
+            "{err}"
+        );
+        assert!(err.ends_with("more than 524288 values"), "{err}");
+        assert_eq!(items[1].object, before[1].object);
+        let empty = response(PatchType::JsonPatch, json!([]));
+        apply_response(&mut items, &empty).unwrap();
+        assert_eq!(items[1].object, before[1].object);
     }
 }

@@ -1,5 +1,6 @@
 //! Patch engine: rendering and applying ClusterClass patches.
 
+pub mod bounded;
 pub mod builtin_reads;
 pub mod external;
 pub mod hook_requests;

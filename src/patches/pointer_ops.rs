@@ -61,6 +61,11 @@ impl Pointer {
         &self.text
     }
 
+    /// The unescaped reference tokens, outermost first (none for the whole document).
+    pub fn tokens(&self) -> &[String] {
+        &self.tokens
+    }
+
     /// Applies `op` at this location of `doc` (`value` is ignored by `remove`); on failure `doc`
     /// may be partly changed, and the error says the path is invalid, as `json-patch` words it.
     pub fn apply(&self, doc: &mut Value, op: Op, value: Value) -> Result<(), String> {

@@ -10,7 +10,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Bytes;
-use hyper::header::CONTENT_TYPE;
+use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use hyper::{Request, StatusCode, Uri};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -21,7 +21,9 @@ use rustls::pki_types::CertificateDer;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::response::echoed;
 use crate::api::runtime::{ClientConfig, HOOKS_API_VERSION};
+use crate::patches::bounded::check_values;
 
 /// How long a TCP connection may take to open.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -32,6 +34,9 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 pub const MAX_RESPONSE: usize = 20 << 20;
 /// How much of a failed answer's body its error quotes.
 const QUOTED_BODY: usize = 512;
+/// The most JSON values an answer may hold (checked before it is decoded, so a 20 MiB answer
+/// of tiny values cannot make the controller allocate gigabytes).
+pub const MAX_ANSWER_VALUES: usize = 1 << 20;
 
 /// A call that did not bring back a hook response: the connection, the HTTP status or the body
 /// failed. Cluster API's `failurePolicy: Ignore` applies to these only.
@@ -73,13 +78,21 @@ pub struct ExtensionClient {
     http: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     /// `https://host[:port]` and the path every hook path is joined to (no trailing `/`).
     base: String,
+    /// `base` as errors show it: with the url's user, and its password as `xxxxx`.
+    shown: String,
+    /// `Basic` credentials from the url's user information, sent with every call.
+    authorization: Option<HeaderValue>,
 }
 
 impl ExtensionClient {
     /// A client for the server `config` names (`url`, or `service` as
     /// `https://<name>.<namespace>.svc[:<port>]<path>`), trusting only its `caBundle`.
     pub fn new(config: &ClientConfig) -> Result<Self, String> {
-        let base = base_url(config)?;
+        let Server {
+            base,
+            shown,
+            authorization,
+        } = base_url(config)?;
         let tls = tls_config(config.ca_bundle.as_deref())?;
         let mut http = HttpConnector::new();
         http.enforce_http(false);
@@ -93,7 +106,12 @@ impl ExtensionClient {
             .pool_idle_timeout(IDLE_TIMEOUT)
             .pool_timer(TokioTimer::new())
             .build(connector);
-        Ok(Self { http, base })
+        Ok(Self {
+            http,
+            base,
+            shown,
+            authorization,
+        })
     }
 
     /// POSTs `request` (a hook request as JSON) to the hook `hook` (e.g. `GeneratePatches`),
@@ -109,15 +127,20 @@ impl ExtensionClient {
             fields.insert("apiVersion".into(), Value::from(HOOKS_API_VERSION));
             fields.insert("kind".into(), Value::from(format!("{hook}Request")));
         }
-        let mut url = format!("{}/{HOOKS_API_VERSION}/{}", self.base, hook.to_lowercase());
+        let mut path = format!("/{HOOKS_API_VERSION}/{}", hook.to_lowercase());
         if let Some(handler) = handler {
-            url = format!("{url}/{}", handler.to_lowercase());
+            path = format!("{path}/{}", handler.to_lowercase());
         }
         // As Cluster API's client: the handler learns the caller's deadline (Go's Duration text).
-        let url = format!("{url}?timeout={}s", timeout.as_secs());
+        let path = format!("{path}?timeout={}s", timeout.as_secs());
+        let url = format!("{}{path}", self.shown);
         let body = serde_json::to_vec(&request).map_err(|e| CallError::answered(e.to_string()))?;
-        let http_request = Request::post(&url)
-            .header(CONTENT_TYPE, "application/json")
+        let mut http_request =
+            Request::post(format!("{}{path}", self.base)).header(CONTENT_TYPE, "application/json");
+        if let Some(credentials) = &self.authorization {
+            http_request = http_request.header(AUTHORIZATION, credentials.clone());
+        }
+        let http_request = http_request
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| CallError::answered(format!("failed to create http request: {e}")))?;
         let exchange = async {
@@ -139,8 +162,12 @@ impl ExtensionClient {
                     quoted(&bytes)
                 )));
             }
-            serde_json::from_slice(&bytes)
-                .map_err(|e| CallError::answered(format!("failed to decode response: {e}")))
+            check_values(&bytes, MAX_ANSWER_VALUES).map_err(|bound| {
+                CallError::answered(format!("failed to decode response: the answer has {bound}"))
+            })?;
+            serde_json::from_slice(&bytes).map_err(|e| {
+                CallError::answered(format!("failed to decode response: {}", echoed(&e.to_string())))
+            })
         };
         tokio::time::timeout(timeout, exchange).await.map_err(|_| {
             CallError::unanswered(format!(
@@ -163,8 +190,20 @@ fn quoted(body: &[u8]) -> String {
     format!("{}...", &text[..end])
 }
 
-/// The scheme, authority and path prefix of the Extension server.
-fn base_url(config: &ClientConfig) -> Result<String, String> {
+/// Where the Extension server is, as called and as shown.
+#[derive(Debug, PartialEq)]
+struct Server {
+    /// The scheme, host, port and path prefix (no user information).
+    base: String,
+    /// The same with the url's user information, its password redacted as Go's
+    /// `url.Redacted` does (`user:xxxxx@`).
+    shown: String,
+    /// `Basic` credentials of the url's user information, as Go's client sends them.
+    authorization: Option<HeaderValue>,
+}
+
+/// The scheme, authority and path prefix of the Extension server, and its credentials.
+fn base_url(config: &ClientConfig) -> Result<Server, String> {
     let url = match (&config.service, &config.url) {
         (Some(service), _) => {
             let port = service.port.map(|p| format!(":{p}")).unwrap_or_default();
@@ -181,15 +220,81 @@ fn base_url(config: &ClientConfig) -> Result<String, String> {
     let uri: Uri = url
         .parse()
         .map_err(|e| format!("failed to compute URL: failed to parse url from clientConfig: {e}"))?;
-    match (uri.scheme_str(), uri.authority()) {
-        (Some("https"), Some(authority)) => {
-            Ok(format!("https://{authority}{}", uri.path().trim_end_matches('/')))
+    let (authority, path) = match (uri.scheme_str(), uri.authority()) {
+        (Some("https"), Some(authority)) => (authority.as_str(), uri.path().trim_end_matches('/')),
+        (Some(scheme), _) if scheme != "https" => {
+            return Err(format!(
+                "failed to compute URL: expected https scheme, got {scheme}"
+            ))
         }
-        (Some(scheme), _) if scheme != "https" => Err(format!(
-            "failed to compute URL: expected https scheme, got {scheme}"
-        )),
-        _ => Err(format!("failed to compute URL: {url:?} has no host")),
+        _ => return Err(format!("failed to compute URL: {:?} has no host", redacted(&url))),
+    };
+    let (user, host) = match authority.rsplit_once('@') {
+        Some((user, host)) => (Some(user), host),
+        None => (None, authority),
+    };
+    let shown_user = user.map(|user| match user.split_once(':') {
+        Some((name, _)) => format!("{name}:xxxxx@"),
+        None => format!("{user}@"),
+    });
+    let authorization = user
+        .map(|user| {
+            let (name, password) = user.split_once(':').unwrap_or((user, ""));
+            let credentials = format!("{}:{}", unescape(name), unescape(password));
+            HeaderValue::try_from(format!("Basic {}", STANDARD.encode(credentials)))
+                .map(|mut value| {
+                    value.set_sensitive(true);
+                    value
+                })
+                .map_err(|_| "failed to compute URL: the url's user information is not valid".to_owned())
+        })
+        .transpose()?;
+    Ok(Server {
+        base: format!("https://{host}{path}"),
+        shown: format!("https://{}{host}{path}", shown_user.unwrap_or_default()),
+        authorization,
+    })
+}
+
+/// `url` with the password of its user information redacted (`user:xxxxx@`), as Go's
+/// `url.Redacted`: how an ExtensionConfig's url is shown wherever it is printed.
+fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    match authority.rsplit_once('@') {
+        Some((user, host)) if user.contains(':') => {
+            let name = user.split_once(':').map_or(user, |(name, _)| name);
+            format!("{scheme}://{name}:xxxxx@{host}{tail}")
+        }
+        _ => url.to_owned(),
     }
+}
+
+/// `text` with its `%XX` escapes decoded, as Go decodes a url's user information.
+fn unescape(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|pair| std::str::from_utf8(pair).ok())
+            .and_then(|pair| u8::from_str_radix(pair, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// TLS that trusts the certificates of `ca_bundle` (base64 of PEM, as the API carries it) and
@@ -238,16 +343,14 @@ mod tests {
             url: Some(url.to_owned()),
             ..ClientConfig::default()
         };
+        let base = |text: &str| base_url(&url(text)).map(|server| server.base);
+        assert_eq!(base("https://127.0.0.1:9443/").unwrap(), "https://127.0.0.1:9443");
         assert_eq!(
-            base_url(&url("https://127.0.0.1:9443/")).unwrap(),
-            "https://127.0.0.1:9443"
-        );
-        assert_eq!(
-            base_url(&url("https://ext.example/prefix")).unwrap(),
+            base("https://ext.example/prefix").unwrap(),
             "https://ext.example/prefix"
         );
         assert_eq!(
-            base_url(&url("http://ext.example")).unwrap_err(),
+            base("http://ext.example").unwrap_err(),
             "failed to compute URL: expected https scheme, got http"
         );
         let service = ClientConfig {
@@ -259,7 +362,33 @@ mod tests {
             }),
             ..ClientConfig::default()
         };
-        assert_eq!(base_url(&service).unwrap(), "https://ext.ns.svc:8443/p");
+        assert_eq!(base_url(&service).unwrap().base, "https://ext.ns.svc:8443/p");
+    }
+
+    /// Issue 26: a url's user information is sent as basic authentication and shown with its
+    /// password redacted, as Go's client and `url.Redacted` do.
+    #[test]
+    fn url_credentials_are_sent_as_basic_auth_and_redacted() {
+        let config = ClientConfig {
+            url: Some("https://us%3Aer:p%40ss:word@ext.example:9443/prefix/".into()),
+            ..ClientConfig::default()
+        };
+        let server = base_url(&config).unwrap();
+        assert_eq!(server.base, "https://ext.example:9443/prefix");
+        assert_eq!(server.shown, "https://us%3Aer:xxxxx@ext.example:9443/prefix");
+        let expected = format!("Basic {}", STANDARD.encode("us:er:p@ss:word"));
+        assert_eq!(server.authorization.unwrap().to_str().unwrap(), expected);
+        let user_only = ClientConfig {
+            url: Some("https://user@ext.example".into()),
+            ..ClientConfig::default()
+        };
+        assert_eq!(base_url(&user_only).unwrap().shown, "https://user@ext.example");
+        assert_eq!(
+            redacted("https://u:secret@h:1/p?q=a@b"),
+            "https://u:xxxxx@h:1/p?q=a@b"
+        );
+        assert_eq!(redacted("https://h/p@x"), "https://h/p@x");
+        assert_eq!(redacted("not a url"), "not a url");
     }
 
     #[test]

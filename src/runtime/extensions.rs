@@ -23,7 +23,7 @@ use tokio::runtime::{Handle, Runtime};
 use super::backoff::ServerBackoff;
 use super::cache::{CacheKey, ResponseCache};
 use super::registry::{Registration, Registry, SharedRegistry};
-use super::response::IgnorableResponse;
+use super::response::{echoed, IgnorableResponse};
 use crate::api::runtime::{
     DiscoverVariablesRequest, DiscoverVariablesResponse, ExtensionConfig, FailurePolicy,
     GeneratePatchesRequest, GeneratePatchesResponse, ValidateTopologyRequest, ValidateTopologyResponse,
@@ -260,7 +260,7 @@ impl Core {
         let (response, raw) = answer;
         response
             .success()
-            .map_err(|message| failed(format!("got failure response: {message}")))?;
+            .map_err(|message| failed(format!("got failure response: {}", echoed(message))))?;
         if let Some(key) = key {
             self.cache.put(key, raw, Instant::now());
         }
@@ -297,7 +297,12 @@ impl Core {
             R::upgrade(&mut raw);
             serde_json::from_value::<R>(raw.clone())
                 .map(|response| (response, raw))
-                .map_err(|e| format!("http call failed: failed to decode response: {e}"))
+                .map_err(|e| {
+                    format!(
+                        "http call failed: failed to decode response: {}",
+                        echoed(&e.to_string())
+                    )
+                })
         });
         if let Some(metrics) = &self.metrics {
             let succeeded = matches!(&decoded, Ok((response, _)) if response.success().is_ok());

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::client::ExtensionClient;
-use super::response::HookResponse;
+use super::response::{echoed, HookResponse};
 use crate::api::names::dns1123_label_problems;
 use crate::api::runtime::{
     DiscoveryResponse, ExtensionConfig, ExtensionHandler, FailurePolicy, HOOKS_API_VERSION,
@@ -195,22 +195,20 @@ pub async fn discover_config(config: &ExtensionConfig) -> Result<Vec<Registratio
         .map_err(|e| failed(e.to_string()))?;
     response
         .success()
-        .map_err(|message| failed(format!("got failure response: {message}")))?;
+        .map_err(|message| failed(format!("got failure response: {}", echoed(message))))?;
     let handlers: Vec<ExtensionHandler> = response.handlers.into_iter().map(defaulted).collect();
-    validate(&handlers)
-        .map_err(|errors| failed(format!("failed to validate discovery response: [{errors}]")))?;
+    validate(&handlers).map_err(|errors| {
+        failed(format!(
+            "failed to validate discovery response: [{}]",
+            echoed(&errors)
+        ))
+    })?;
     Ok(handlers
         .into_iter()
         .map(|handler| Registration {
             name: format!("{}.{name}", handler.name),
             config: name.to_owned(),
-            timeout: Duration::from_secs(
-                handler
-                    .timeout_seconds
-                    .unwrap_or(DEFAULT_TIMEOUT_SECONDS)
-                    .unsigned_abs()
-                    .into(),
-            ),
+            timeout: handler_timeout(handler.timeout_seconds),
             failure_policy: handler.failure_policy.unwrap_or(FailurePolicy::Fail),
             handler: handler.name,
             hook: handler.request_hook.hook,
@@ -219,6 +217,15 @@ pub async fn discover_config(config: &ExtensionConfig) -> Result<Vec<Registratio
             client: Arc::clone(&client),
         })
         .collect())
+}
+
+/// How long a call to a handler may take: its `timeoutSeconds`, where 0 (or none) means the
+/// default 10 seconds, as Cluster API's client reads it.
+fn handler_timeout(seconds: Option<i32>) -> Duration {
+    let seconds = seconds
+        .filter(|seconds| *seconds != 0)
+        .unwrap_or(DEFAULT_TIMEOUT_SECONDS);
+    Duration::from_secs(seconds.unsigned_abs().into())
 }
 
 /// `handler` with Cluster API's defaults: failure policy `Fail`, timeout 10 seconds.
@@ -280,6 +287,15 @@ mod tests {
             timeout_seconds: timeout,
             failure_policy: None,
         }
+    }
+
+    /// Issue 26: `timeoutSeconds: 0` is the default, as Cluster API's client reads it, never a
+    /// call that times out at once.
+    #[test]
+    fn a_zero_timeout_is_the_default() {
+        assert_eq!(handler_timeout(Some(0)), Duration::from_secs(10));
+        assert_eq!(handler_timeout(None), Duration::from_secs(10));
+        assert_eq!(handler_timeout(Some(3)), Duration::from_secs(3));
     }
 
     #[test]

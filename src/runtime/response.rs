@@ -8,6 +8,13 @@ use crate::api::runtime::{
     DiscoverVariablesResponse, DiscoveryResponse, GeneratePatchesResponse, ResponseStatus,
     ValidateTopologyResponse, HOOKS_API_VERSION,
 };
+use crate::field::{truncated, MAX_RENDERED_DETAIL};
+
+/// An extension's own text (a `Failure` answer's message) as our errors quote it: at most
+/// [`MAX_RENDERED_DETAIL`] bytes, as admission echoes its input, cut with a marker.
+pub(super) fn echoed(message: &str) -> String {
+    truncated(message, MAX_RENDERED_DETAIL)
+}
 
 /// A hook's answer.
 pub trait HookResponse {
@@ -109,6 +116,14 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_failure_message_is_echoed_in_part() {
+        assert_eq!(echoed("short"), "short");
+        let echo = echoed(&"x".repeat(20 << 20));
+        assert!(echo.len() < MAX_RENDERED_DETAIL + 32);
+        assert!(echo.ends_with(&format!("...({} more bytes)", (20 << 20) - MAX_RENDERED_DETAIL)));
+    }
 
     #[test]
     fn a_v1beta1_shaped_discover_variables_answer_is_read() {

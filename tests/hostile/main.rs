@@ -1,10 +1,14 @@
 //! The regression catalogue of hostile inputs (`inputs`), and what each must get: in process
 //! through the admission entry point (`engine`), and over the wire from the real server while
-//! its probes keep answering (`server`).
+//! its probes keep answering (`server`); and hostile Runtime Extension answers through the real
+//! client (`extensions`).
 
 #[path = "../common/mod.rs"]
 mod common;
 mod conversion;
 mod engine;
+mod extensions;
 mod inputs;
+#[path = "../local_extension/mod.rs"]
+mod local_extension;
 mod server;

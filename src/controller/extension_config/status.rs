@@ -7,6 +7,7 @@
 use serde_json::{json, Value};
 
 use crate::api::runtime::{ExtensionHandler, GroupVersionHook, HOOKS_API_VERSION};
+use crate::contract::conditions::condition_message;
 use crate::runtime::Registration;
 
 /// The condition discovery sets.
@@ -54,7 +55,7 @@ pub fn discovered_status(
                    "message": "", "observedGeneration": generation}),
         ),
         Err(error) => {
-            let message = format!("Error in discovery: {error}");
+            let message = condition_message(&format!("Error in discovery: {error}"));
             (
                 json!({"type": DISCOVERED_CONDITION, "status": "False", "severity": "Error",
                        "reason": DISCOVERY_FAILED_REASON, "message": message}),
