@@ -1,241 +1,522 @@
-//! The static cost of a CEL expression, estimated as the API server estimates it: the worst case
-//! over every value the schema admits, where a list, map or string is as large as its
-//! `maxItems`, `maxProperties` or `maxLength` allows, or, without a bound, as large as fits in
-//! one request (3 MiB). Loops cost their body once per element; string functions cost a tenth
-//! of a unit per character. The figures follow cel-go's estimator closely enough that a rule
-//! it accepts is accepted here, and an unbounded one is refused with a like factor.
+//! The static cost of a CEL expression, estimated as the API server estimates it (cel-go's
+//! `checker.Cost` with the Kubernetes function costs and schema sizes): the worst case over every
+//! value the schema admits. Each expression has a cost, a type, where it was read from in the
+//! schema (its path: `self`, then fields, `@items`, `@values`, `@keys`), and, when known, a size.
+//! Loops cost their condition and step once per element of their range; functions that walk a
+//! string or list cost a tenth of a unit per character or element (see [`super::cost_functions`]).
 
 use std::collections::HashMap;
 
-use cel::common::ast::{ComprehensionExpr, EntryExpr, Expr, IdedEntryExpr, IdedExpr, LiteralValue};
+use cel::common::ast::{EntryExpr, Expr, IdedEntryExpr, IdedExpr, LiteralValue};
 
+use super::cost_functions::{call_cost, result_type, Call, Operand};
+use super::cost_size::{max_elements, Size};
 use crate::api::JSONSchemaProps;
 
-/// The largest request the API server accepts, which bounds every unbounded list, map and string.
-const MAX_REQUEST_SIZE_BYTES: u64 = 3 * 1024 * 1024;
-/// What one character of a string costs in a traversal (cel-go's `common.StringTraversalCostFactor`).
-const TRAVERSAL_FACTOR: f64 = 0.1;
+pub use super::cost_size::{max_cardinality, min_serialized_size};
+
 /// What creating a list, map or message costs (cel-go's `common.*CreateBaseCost`).
 const LIST_CREATE: u64 = 10;
 const MAP_CREATE: u64 = 30;
 const STRUCT_CREATE: u64 = 40;
+/// The name the parser gives a macro's accumulator.
+const ACCUMULATOR: &str = "@result";
 
-/// The most elements a value of `schema` can hold (list items, map entries, string characters;
-/// none for other scalars).
-fn max_size(schema: &JSONSchemaProps) -> u64 {
-    let bound = |max: Option<i64>| max.map(|m| u64::try_from(m).unwrap_or(0));
-    let unbounded = || max_cardinality(element(schema).map_or(1, min_serialized_size));
-    match schema.type_.as_str() {
-        "array" => bound(schema.max_items).unwrap_or_else(unbounded),
-        "object" if schema.additional_properties.is_some() => {
-            bound(schema.max_properties).unwrap_or_else(unbounded)
+/// The type of a value, as far as the estimate needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ty<'a> {
+    Bool,
+    Int,
+    Uint,
+    Double,
+    String,
+    Bytes,
+    Duration,
+    Timestamp,
+    Null,
+    List(Box<Ty<'a>>),
+    Map(Box<Ty<'a>>),
+    /// An object of the schema (a message to CEL).
+    Object(&'a JSONSchemaProps),
+    /// A Kubernetes library type (IP, CIDR, quantity, URL, ...).
+    Opaque,
+    Dyn,
+}
+
+impl<'a> Ty<'a> {
+    /// The type CEL declares for a value of `schema`.
+    pub fn of(schema: &'a JSONSchemaProps) -> Ty<'a> {
+        if schema.is_int_or_string() {
+            return Ty::Dyn;
         }
-        "object" => schema.properties.len() as u64,
-        "string" => bound(schema.max_length).unwrap_or(MAX_REQUEST_SIZE_BYTES - 2),
-        _ => 0,
+        match (schema.type_.as_str(), schema.format.as_str()) {
+            ("boolean", _) => Ty::Bool,
+            ("integer", _) => Ty::Int,
+            ("number", _) => Ty::Double,
+            ("string", "byte") => Ty::Bytes,
+            ("string", "duration") => Ty::Duration,
+            ("string", "date" | "date-time") => Ty::Timestamp,
+            ("string", _) => Ty::String,
+            ("array", _) => Ty::List(Box::new(schema.items.as_deref().map_or(Ty::Dyn, Ty::of))),
+            ("object", _) => match schema.additional_properties.as_deref() {
+                Some(values) => Ty::Map(Box::new(Ty::of(values))),
+                None => Ty::Object(schema),
+            },
+            _ => Ty::Dyn,
+        }
     }
-}
 
-/// How many values of serialized size `min_size` (plus a comma each) fit in one request.
-pub fn max_cardinality(min_size: u64) -> u64 {
-    MAX_REQUEST_SIZE_BYTES / (min_size + 1)
-}
-
-/// The fewest bytes a value of `schema` takes in JSON.
-pub fn min_serialized_size(schema: &JSONSchemaProps) -> u64 {
-    match schema.type_.as_str() {
-        "boolean" => 4,
-        "integer" | "number" => 1,
-        _ if schema.is_int_or_string() => 1,
-        _ => 2,
+    /// True for types of a fixed size (cel-go's `isScalar`).
+    fn is_scalar(&self) -> bool {
+        matches!(
+            self,
+            Ty::Bool | Ty::Int | Ty::Uint | Ty::Double | Ty::Duration | Ty::Timestamp
+        )
     }
-}
 
-/// The schema of a list's items or a map's values.
-fn element(schema: &JSONSchemaProps) -> Option<&JSONSchemaProps> {
-    schema
-        .items
-        .as_deref()
-        .or(schema.additional_properties.as_deref())
-}
-
-/// The estimated worst-case cost of `expression` with `self` (and `oldSelf`) bound to `schema`.
-pub fn estimate(expression: &IdedExpr, schema: &JSONSchemaProps) -> u64 {
-    let mut scope = HashMap::from([
-        ("self", Shape::Schema(schema)),
-        ("oldSelf", Shape::Schema(schema)),
-    ]);
-    Estimator.cost(&expression.expr, &mut scope).0
-}
-
-/// What is known of a value: its schema, or, for a list a macro built, its size and items.
-#[derive(Debug, Clone)]
-enum Shape<'a> {
-    Unknown,
-    Schema(&'a JSONSchemaProps),
-    List(u64, Box<Shape<'a>>),
-}
-
-impl<'a> Shape<'a> {
-    /// The most elements the value can hold, when known.
-    fn size(&self) -> Option<u64> {
+    /// The type of a list's items or a map's values.
+    pub fn element(&self) -> Ty<'a> {
         match self {
-            Shape::Unknown => None,
-            Shape::Schema(schema) => Some(max_size(schema)),
-            Shape::List(size, _) => Some(*size),
-        }
-    }
-
-    /// The shape of the value's items or map values.
-    fn element(&self) -> Shape<'a> {
-        match self {
-            Shape::Schema(schema) => element(schema).map_or(Shape::Unknown, Shape::Schema),
-            Shape::List(_, item) => (**item).clone(),
-            Shape::Unknown => Shape::Unknown,
-        }
-    }
-
-    /// The shape of the value's field `name`.
-    fn field(&self, name: &str) -> Shape<'a> {
-        match self {
-            Shape::Schema(schema) => field_schema(schema, name).map_or(Shape::Unknown, Shape::Schema),
-            _ => Shape::Unknown,
+            Ty::List(item) | Ty::Map(item) => (**item).clone(),
+            _ => Ty::Dyn,
         }
     }
 }
 
-/// Names in scope and what each is bound to.
-type Scope<'s, 'a> = HashMap<&'s str, Shape<'a>>;
+/// One step of a path from the rule's node: a field, or a list's items, a map's values or keys.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    Field(String),
+    Items,
+    Values,
+    Keys,
+    Indices,
+}
 
-struct Estimator;
+/// The sizes of the entries of a list or map built in the expression.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Entries {
+    pub list: bool,
+    pub key: Size,
+    pub value: Size,
+}
 
-impl Estimator {
-    /// The cost of `expr`, and the shape of its value.
-    fn cost<'s, 'a>(&self, expr: &'s Expr, scope: &mut Scope<'s, 'a>) -> (u64, Shape<'a>) {
-        match expr {
-            Expr::Unspecified | Expr::Literal(_) => (0, Shape::Unknown),
-            Expr::Ident(name) => (1, scope.get(name.as_str()).cloned().unwrap_or(Shape::Unknown)),
-            Expr::Select(select) => {
-                let (cost, operand) = self.cost(&select.operand.expr, scope);
-                (cost.saturating_add(1), operand.field(&select.field))
-            }
-            Expr::List(list) => {
-                let elements = list.elements.iter().map(|e| self.cost(&e.expr, scope).0);
-                (elements.fold(LIST_CREATE, u64::saturating_add), Shape::Unknown)
-            }
-            Expr::Map(map) => (self.entries(&map.entries, scope, MAP_CREATE), Shape::Unknown),
-            Expr::Struct(object) => (
-                self.entries(&object.entries, scope, STRUCT_CREATE),
-                Shape::Unknown,
-            ),
-            Expr::Call(call) => {
-                let operands: Vec<(&Expr, (u64, Shape<'a>))> = call
-                    .target
-                    .iter()
-                    .map(|t| &t.expr)
-                    .chain(call.args.iter().map(|a| &a.expr))
-                    .map(|expr| (expr, self.cost(expr, scope)))
-                    .collect();
-                let cost = operands
-                    .iter()
-                    .fold(0, |sum, (_, (c, _))| u64::saturating_add(sum, *c));
-                let sizes: Vec<Option<u64>> =
-                    operands.iter().map(|(e, (_, shape))| size_of(e, shape)).collect();
-                let result = match (call.func_name.as_str(), operands.first()) {
-                    ("_[_]", Some((_, (_, container)))) => container.element(),
-                    _ => Shape::Unknown,
-                };
-                (
-                    cost.saturating_add(function_cost(&call.func_name, &sizes)),
-                    result,
-                )
-            }
-            Expr::Comprehension(loop_) => {
-                let (range_cost, range) = self.cost(&loop_.iter_range.expr, scope);
-                let init = self.cost(&loop_.accu_init.expr, scope).0;
-                let iterations = range.size().unwrap_or_else(|| max_cardinality(1));
-                let previous = scope.insert(&loop_.iter_var, range.element());
-                let condition = self.cost(&loop_.loop_cond.expr, scope).0;
-                let (step, _) = self.cost(&loop_.loop_step.expr, scope);
-                let built = built_list(loop_).map(|item| self.cost(item, scope).1);
-                match previous {
-                    Some(previous) => scope.insert(&loop_.iter_var, previous),
-                    None => scope.remove(loop_.iter_var.as_str()),
-                };
-                let result = self.cost(&loop_.result.expr, scope).0;
-                let cost = range_cost
-                    .saturating_add(init)
-                    .saturating_add(iterations.saturating_mul(condition.saturating_add(step)))
-                    .saturating_add(result);
-                let shape = built.map_or(Shape::Unknown, |item| Shape::List(iterations, Box::new(item)));
-                (cost, shape)
-            }
-        }
-    }
-
-    fn entries<'s>(&self, entries: &'s [IdedEntryExpr], scope: &mut Scope<'s, '_>, base: u64) -> u64 {
-        entries.iter().fold(base, |sum, entry| {
-            let cost = match &entry.expr {
-                EntryExpr::MapEntry(e) => self
-                    .cost(&e.key.expr, scope)
-                    .0
-                    .saturating_add(self.cost(&e.value.expr, scope).0),
-                EntryExpr::StructField(f) => self.cost(&f.value.expr, scope).0,
-            };
-            sum.saturating_add(cost)
+impl Entries {
+    /// The entries of either, when both are known.
+    pub fn union(a: Option<Entries>, b: Option<Entries>) -> Option<Entries> {
+        let (a, b) = (a?, b?);
+        Some(Entries {
+            list: a.list,
+            key: a.key.union(b.key),
+            value: a.value.union(b.value),
         })
     }
 }
 
-/// The item a `map` or `filter` macro appends each step (`accu + [item]`), if the loop builds a list.
-fn built_list(loop_: &ComprehensionExpr) -> Option<&Expr> {
-    fn appended(step: &Expr) -> Option<&Expr> {
-        match step {
-            Expr::Call(call) if call.func_name == "_+_" => match call.args.get(1).map(|a| &a.expr) {
-                Some(Expr::List(list)) => list.elements.first().map(|e| &e.expr),
-                _ => None,
+/// What the estimate knows of an expression once costed.
+#[derive(Debug, Clone)]
+pub struct Node<'a> {
+    pub cost: u64,
+    pub ty: Ty<'a>,
+    /// Where the value was read from: a variable's name, then steps (`None`: built, not read).
+    pub path: Option<Path>,
+    pub size: Option<Size>,
+    pub entries: Option<Entries>,
+    /// The expression is a literal (its value, for the functions that read one).
+    pub literal: Option<&'a LiteralValue>,
+}
+
+/// A name in scope.
+#[derive(Debug, Clone)]
+struct Local<'a> {
+    ty: Ty<'a>,
+    path: Option<Path>,
+    size: Option<Size>,
+    entries: Option<Entries>,
+}
+
+/// The estimated worst-case cost of `expression` with `self` (and `oldSelf`) bound to `schema`.
+pub fn estimate(expression: &IdedExpr, schema: &JSONSchemaProps) -> u64 {
+    let mut estimator = Estimator {
+        root: schema,
+        scope: HashMap::new(),
+    };
+    for name in ["self", "oldSelf"] {
+        estimator.push(
+            name,
+            Local {
+                ty: Ty::of(schema),
+                path: Some((name.to_owned(), Vec::new())),
+                size: None,
+                entries: None,
             },
-            _ => None,
+        );
+    }
+    estimator.cost(&expression.expr).cost
+}
+
+struct Estimator<'a> {
+    root: &'a JSONSchemaProps,
+    scope: HashMap<String, Vec<Local<'a>>>,
+}
+
+impl<'a> Estimator<'a> {
+    fn push(&mut self, name: &str, local: Local<'a>) {
+        self.scope.entry(name.to_owned()).or_default().push(local);
+    }
+
+    fn pop(&mut self, name: &str) {
+        if let Some(stack) = self.scope.get_mut(name) {
+            stack.pop();
         }
     }
-    match &loop_.loop_step.expr {
-        Expr::Call(call) if call.func_name == "_?_:_" => call.args.get(1).and_then(|a| appended(&a.expr)),
-        step => appended(step),
+
+    fn local(&self, name: &str) -> Option<&Local<'a>> {
+        self.scope.get(name).and_then(|stack| stack.last())
+    }
+
+    /// The size the schema gives the value at `path` (the API server's size estimator).
+    fn schema_size(&self, path: &Option<Path>) -> Option<Size> {
+        let (_, steps) = path.as_ref()?;
+        let mut node = self.root;
+        for (i, step) in steps.iter().enumerate() {
+            node = match step {
+                // Items and values both lead to the element, of a list or of a map.
+                Step::Items | Step::Values => {
+                    node.items.as_deref().or(node.additional_properties.as_deref())?
+                }
+                // A map's keys are strings the API server declares without a size.
+                Step::Keys if i + 1 == steps.len() && node.additional_properties.is_some() => {
+                    return Some(Size::fixed(0))
+                }
+                Step::Field(name) if node.additional_properties.is_none() => node
+                    .properties
+                    .iter()
+                    .find(|(property, _)| super::escaping::escape(property).as_deref() == Some(name))
+                    .map(|(_, schema)| schema)?,
+                _ => return None,
+            };
+        }
+        Some(Size {
+            min: 0,
+            max: max_elements(node),
+        })
+    }
+
+    /// A node's size when nothing computed one: from the schema, else 1 for a scalar, else the
+    /// local variable's (cel-go's `computeSize`).
+    fn derived_size(&self, ty: &Ty<'a>, path: &Option<Path>, local: Option<Size>) -> Option<Size> {
+        self.schema_size(path)
+            .or_else(|| ty.is_scalar().then(|| Size::fixed(1)))
+            .or(local)
+    }
+
+    fn cost(&mut self, expr: &'a Expr) -> Node<'a> {
+        match expr {
+            Expr::Unspecified => plain(0, Ty::Dyn),
+            Expr::Literal(literal) => literal_node(literal),
+            Expr::Ident(name) => {
+                let local = self.local(name).cloned();
+                let (ty, path, size, entries) = match local {
+                    Some(local) => (local.ty, local.path, local.size, local.entries),
+                    None => (Ty::Dyn, Some((name.clone(), Vec::new())), None, None),
+                };
+                let size = self.derived_size(&ty, &path, size);
+                Node {
+                    cost: 1,
+                    ty,
+                    path,
+                    size,
+                    entries,
+                    literal: None,
+                }
+            }
+            Expr::Select(select) => {
+                let operand = self.cost(&select.operand.expr);
+                if select.test {
+                    return plain(operand.cost, Ty::Bool);
+                }
+                let selects = matches!(operand.ty, Ty::Map(_) | Ty::Object(_));
+                let ty = match &operand.ty {
+                    Ty::Object(schema) => schema
+                        .properties
+                        .iter()
+                        .find(|(name, _)| {
+                            super::escaping::escape(name).as_deref() == Some(select.field.as_str())
+                        })
+                        .map_or(Ty::Dyn, |(_, property)| Ty::of(property)),
+                    other => other.element(),
+                };
+                let path = Some(extend(operand.path, Step::Field(select.field.clone())));
+                let size = self.derived_size(&ty, &path, None);
+                Node {
+                    cost: operand.cost.saturating_add(u64::from(selects)),
+                    ty,
+                    path,
+                    size,
+                    entries: None,
+                    literal: None,
+                }
+            }
+            Expr::List(list) => {
+                let mut cost = LIST_CREATE;
+                let mut items: Option<Size> = None;
+                let mut ty = Ty::Dyn;
+                for element in &list.elements {
+                    let node = self.cost(&element.expr);
+                    cost = cost.saturating_add(node.cost);
+                    let size = node.size.unwrap_or_else(Size::unknown);
+                    items = Some(items.map_or(size, |items| items.union(size)));
+                    ty = node.ty;
+                }
+                let node = Node {
+                    cost,
+                    ty: Ty::List(Box::new(ty)),
+                    path: None,
+                    size: Some(Size::fixed(list.elements.len() as u64)),
+                    entries: Some(Entries {
+                        list: true,
+                        key: Size::fixed(1),
+                        value: items.unwrap_or(Size::fixed(0)),
+                    }),
+                    literal: None,
+                };
+                node
+            }
+            Expr::Map(map) => self.map(&map.entries),
+            Expr::Struct(object) => {
+                let cost = object
+                    .entries
+                    .iter()
+                    .fold(STRUCT_CREATE, |sum, entry| match &entry.expr {
+                        EntryExpr::StructField(field) => {
+                            sum.saturating_add(self.cost(&field.value.expr).cost)
+                        }
+                        EntryExpr::MapEntry(_) => sum,
+                    });
+                plain(cost, Ty::Dyn)
+            }
+            Expr::Call(call) => {
+                let target = call.target.as_ref().map(|target| self.cost(&target.expr));
+                let args: Vec<Node<'a>> = call.args.iter().map(|arg| self.cost(&arg.expr)).collect();
+                self.call(&call.func_name, target, args)
+            }
+            Expr::Comprehension(loop_) => self.comprehension(loop_),
+        }
+    }
+
+    fn map(&mut self, entries: &'a [IdedEntryExpr]) -> Node<'a> {
+        let mut cost = MAP_CREATE;
+        let (mut keys, mut values): (Option<Size>, Option<Size>) = (None, None);
+        let mut ty = Ty::Dyn;
+        for entry in entries {
+            if let EntryExpr::MapEntry(entry) = &entry.expr {
+                let key = self.cost(&entry.key.expr);
+                let value = self.cost(&entry.value.expr);
+                cost = cost.saturating_add(key.cost).saturating_add(value.cost);
+                let (k, v) = (
+                    key.size.unwrap_or_else(Size::unknown),
+                    value.size.unwrap_or_else(Size::unknown),
+                );
+                keys = Some(keys.map_or(k, |keys| keys.union(k)));
+                values = Some(values.map_or(v, |values| values.union(v)));
+                ty = value.ty;
+            }
+        }
+        Node {
+            cost,
+            ty: Ty::Map(Box::new(ty)),
+            path: None,
+            size: Some(Size::fixed(entries.len() as u64)),
+            entries: Some(Entries {
+                list: false,
+                key: keys.unwrap_or(Size::fixed(0)),
+                value: values.unwrap_or(Size::fixed(0)),
+            }),
+            literal: None,
+        }
+    }
+
+    fn call(&mut self, function: &str, target: Option<Node<'a>>, args: Vec<Node<'a>>) -> Node<'a> {
+        if function == "dyn" && target.is_none() && args.len() == 1 {
+            let mut node = args.into_iter().next().expect("one argument");
+            node.cost = node.cost.saturating_add(1);
+            node.ty = Ty::Dyn;
+            return node;
+        }
+        let ty = result_type(function, target.as_ref(), &args);
+        let operand = |node: &Node<'a>| Operand {
+            ty: node.ty.clone(),
+            size: node.size,
+            path: node.path.clone().filter(|(root, _)| root != ACCUMULATOR),
+            entries: node.entries,
+            literal: node.literal,
+        };
+        let call = Call {
+            function,
+            target: target.as_ref().map(operand),
+            args: args.iter().map(operand).collect(),
+            arg_costs: args.iter().map(|arg| arg.cost).collect(),
+            estimator: &|path| self.schema_size(path),
+        };
+        let estimate = call_cost(&call);
+        let index = function == "_[_]" && target.is_none() && args.len() == 2;
+        let path = index.then(|| {
+            let step = if matches!(args[0].ty, Ty::Map(_)) {
+                Step::Values
+            } else {
+                Step::Items
+            };
+            extend(args[0].path.clone(), step)
+        });
+        let size = match (index, estimate.size) {
+            (true, _) => args[0]
+                .entries
+                .map(|entries| entries.value)
+                .or_else(|| self.derived_size(&ty, &path, None)),
+            (false, Some(size)) => Some(size),
+            (false, None) => self.derived_size(&ty, &path, None),
+        };
+        let target_cost = target.as_ref().map_or(0, |target| target.cost);
+        Node {
+            cost: target_cost.saturating_add(estimate.cost),
+            ty,
+            path,
+            size,
+            entries: estimate.entries,
+            literal: None,
+        }
+    }
+
+    fn comprehension(&mut self, loop_: &'a cel::common::ast::ComprehensionExpr) -> Node<'a> {
+        let range = self.cost(&loop_.iter_range.expr);
+        let init = self.cost(&loop_.accu_init.expr);
+        let bind = matches!(&loop_.iter_range.expr, Expr::List(list) if list.elements.is_empty())
+            && matches!(&loop_.loop_cond.expr, Expr::Literal(LiteralValue::Boolean(b)) if !**b)
+            && loop_.accu_var != ACCUMULATOR;
+        self.push(
+            &loop_.accu_var,
+            Local {
+                ty: init.ty.clone(),
+                path: init.path.clone(),
+                size: init.size,
+                entries: init.entries,
+            },
+        );
+        if bind {
+            let result = self.cost(&loop_.result.expr);
+            self.pop(&loop_.accu_var);
+            let cost = range.cost.saturating_add(init.cost).saturating_add(result.cost);
+            return Node { cost, ..result };
+        }
+        let list = range
+            .entries
+            .map_or(matches!(range.ty, Ty::List(_)), |entries| entries.list);
+        let step = |list: bool, key: bool| match (list, key) {
+            (true, true) => Step::Indices,
+            (true, false) => Step::Items,
+            (false, true) => Step::Keys,
+            (false, false) => Step::Values,
+        };
+        let var = |key: bool, ty: Ty<'a>, size: Option<Size>| Local {
+            ty,
+            path: Some(extend(range.path.clone(), step(list, key))),
+            size,
+            entries: None,
+        };
+        let key_ty = if list { Ty::Int } else { Ty::String };
+        let entries = range.entries;
+        match &loop_.iter_var2 {
+            Some(second) => {
+                self.push(&loop_.iter_var, var(true, key_ty, entries.map(|e| e.key)));
+                self.push(second, var(false, range.ty.element(), entries.map(|e| e.value)));
+            }
+            None if list => self.push(
+                &loop_.iter_var,
+                var(false, range.ty.element(), entries.map(|e| e.value)),
+            ),
+            None => self.push(&loop_.iter_var, var(true, key_ty, entries.map(|e| e.key))),
+        }
+        let condition = self.cost(&loop_.loop_cond.expr);
+        let step_node = self.cost(&loop_.loop_step.expr);
+        self.pop(&loop_.iter_var);
+        if let Some(second) = &loop_.iter_var2 {
+            self.pop(second);
+        }
+        let result = self.cost(&loop_.result.expr);
+        self.pop(&loop_.accu_var);
+        let count = range.size.unwrap_or_else(Size::unknown);
+        let per_element = step_node.cost.saturating_add(condition.cost);
+        let cost = range
+            .cost
+            .saturating_add(init.cost)
+            .saturating_add(result.cost)
+            .saturating_add(count.max.saturating_mul(per_element));
+        let (size, entries) = match &loop_.accu_init.expr {
+            Expr::Literal(_) => (init.size, None),
+            Expr::List(_) | Expr::Map(_) => (Some(count), step_node.entries),
+            _ => (None, None),
+        };
+        // A built list has the type of the step that appends to it.
+        let ty = match (&loop_.accu_init.expr, &step_node.ty) {
+            (Expr::List(_), Ty::List(_)) => step_node.ty,
+            _ => result.ty,
+        };
+        Node {
+            cost,
+            ty,
+            path: None,
+            size,
+            entries,
+            literal: None,
+        }
     }
 }
 
-/// The schema a selection of `field` reaches: a declared property (by its CEL-escaped name), else
-/// a map's values.
-fn field_schema<'a>(schema: &'a JSONSchemaProps, field: &str) -> Option<&'a JSONSchemaProps> {
-    schema
-        .properties
-        .iter()
-        .find(|(name, _)| super::escaping::escape(name).as_deref() == Some(field))
-        .map(|(_, property)| property)
-        .or(schema.additional_properties.as_deref())
-}
+/// A path read from a variable.
+pub type Path = (String, Vec<Step>);
 
-/// The size of an operand: a literal string's length, else the most its schema admits.
-fn size_of(expr: &Expr, shape: &Shape<'_>) -> Option<u64> {
-    match expr {
-        Expr::Literal(LiteralValue::String(text)) => Some(text.len() as u64),
-        _ => shape.size(),
+/// `path` plus one step. A value not read from a variable gets a path of the step alone, which
+/// the schema resolves to the rule's own node, as cel-go's estimator does.
+fn extend(path: Option<Path>, step: Step) -> Path {
+    match path {
+        Some((root, mut steps)) => {
+            steps.push(step);
+            (root, steps)
+        }
+        None => (format!("{step:?}"), Vec::new()),
     }
 }
 
-/// What calling `function` costs beyond evaluating its operands, given their sizes: functions
-/// that walk a string or list cost a tenth per element of the largest operand (equality: of the
-/// smallest, where it stops), everything else one unit.
-fn function_cost(function: &str, sizes: &[Option<u64>]) -> u64 {
-    let traversal = |size: u64| 1 + (size as f64 * TRAVERSAL_FACTOR).ceil() as u64;
-    let known = sizes.iter().flatten().copied();
-    match function {
-        "_==_" | "_!=_" => traversal(known.min().unwrap_or(0)),
-        // Only the prefix or suffix is walked.
-        "startsWith" | "endsWith" => traversal(sizes.last().copied().flatten().unwrap_or(0)),
-        "contains" | "matches" | "find" | "findAll" | "replace" | "split" | "indexOf" | "lastIndexOf"
-        | "lowerAscii" | "upperAscii" | "trim" | "substring" | "join" | "_+_" | "@in" | "isSorted"
-        | "sum" | "min" | "max" | "reverse" => traversal(known.max().unwrap_or(0)),
-        _ => 1,
+/// A node with only a cost and a type.
+fn plain<'a>(cost: u64, ty: Ty<'a>) -> Node<'a> {
+    Node {
+        cost,
+        ty,
+        path: None,
+        size: None,
+        entries: None,
+        literal: None,
+    }
+}
+
+/// A literal: free, its size its length (1 for scalars).
+fn literal_node(literal: &LiteralValue) -> Node<'_> {
+    let (ty, size) = match literal {
+        LiteralValue::String(text) => (Ty::String, text.chars().count() as u64),
+        LiteralValue::Bytes(bytes) => (Ty::Bytes, bytes.len() as u64),
+        LiteralValue::Boolean(_) => (Ty::Bool, 1),
+        LiteralValue::Int(_) => (Ty::Int, 1),
+        LiteralValue::UInt(_) => (Ty::Uint, 1),
+        LiteralValue::Double(_) => (Ty::Double, 1),
+        LiteralValue::Null => (Ty::Null, 1),
+    };
+    Node {
+        cost: 0,
+        ty,
+        path: None,
+        size: Some(Size::fixed(size)),
+        entries: None,
+        literal: Some(literal),
     }
 }

@@ -13,6 +13,10 @@ use crate::field::{ErrorType, FieldError, FieldErrors, FieldPath};
 
 mod checks;
 mod cost;
+mod cost_functions;
+#[cfg(test)]
+mod cost_reference;
+mod cost_size;
 mod escaping;
 mod evaluate;
 mod field_check;
