@@ -13,7 +13,7 @@ use futures::{Stream, StreamExt};
 use kube::api::DynamicObject;
 use kube::core::ApiResource;
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event, EventType, Recorder};
+use kube::runtime::events::{Event, EventType};
 use kube::runtime::reflector::ObjectRef;
 use kube::Resource;
 use serde_json::{json, Value};
@@ -57,7 +57,7 @@ pub struct Context {
     /// Writes.
     pub syncer: Syncer,
     /// Events on the Cluster.
-    pub recorder: Recorder,
+    pub recorder: super::events::EventRecorder,
     /// The Cluster resource.
     pub resource: ApiResource,
     /// Consecutive failed reconciles per Cluster, for the retry backoff.

@@ -7,6 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -18,6 +19,8 @@ pub struct Watch {
     lines: Receiver<(Instant, String)>,
     /// The newest value printed per object name.
     latest: HashMap<String, String>,
+    /// What kubectl wrote to stderr (why a watch ended).
+    errors: Arc<Mutex<String>>,
 }
 
 impl Watch {
@@ -29,10 +32,20 @@ impl Watch {
         command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .process_group(0);
         let mut child = command.spawn().map_err(|e| format!("cannot watch {resource}: {e}"))?;
         let stdout = child.stdout.take().ok_or("no stdout")?;
+        let stderr = child.stderr.take().ok_or("no stderr")?;
+        let errors = Arc::new(Mutex::new(String::new()));
+        let kept = Arc::clone(&errors);
+        thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let mut kept = kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                kept.push_str(&line);
+                kept.push('\n');
+            }
+        });
         let (send, lines) = mpsc::channel();
         thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -46,6 +59,7 @@ impl Watch {
             child,
             lines,
             latest: HashMap::new(),
+            errors,
         })
     }
 
@@ -63,7 +77,10 @@ impl Watch {
                         return Ok(at);
                     }
                 }
-                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {
+                Err(RecvTimeoutError::Timeout) => return Err(self.showing(expected)),
+                Err(RecvTimeoutError::Disconnected) => {
+                    let errors = self.errors.lock().map(|e| e.clone()).unwrap_or_default();
+                    eprintln!("kubectl watch ended: {errors}");
                     return Err(self.showing(expected));
                 }
             }

@@ -20,7 +20,7 @@
 //! how many Clusters got there, and the run goes on with the next count. Run:
 //!
 //! ```text
-//! SCALE_CLUSTERS=100,300,1000,2000 cargo test --release --test e2e scale -- --ignored --nocapture
+//! SCALE_CLUSTERS=100,300,1000,2000 cargo test --release --test e2e scale_clusters -- --ignored --nocapture
 //! ```
 
 use std::collections::BTreeMap;
@@ -104,6 +104,7 @@ fn topology_writes(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>
         .filter(|(key, _)| {
             !key.contains("leases")
                 && !key.contains("events")
+                && !key.ends_with(" endpoints")
                 && *key != "POST clusters"
                 && *key != "PATCH clusters"
                 && *key != "PATCH clusterclasses"
@@ -294,7 +295,8 @@ fn measure(n: usize) -> Row {
     let after_create = writes(kubectl);
     let create_writes = topology_writes(&before, &after_create);
     row.writes_per_cluster = sum(&create_writes) as f64 / n as f64;
-    println!("scale {n}: topology writes while converging: {create_writes:?}");
+    let events = after_create.get("POST events").copied().unwrap_or(0) - before.get("POST events").copied().unwrap_or(0);
+    println!("scale {n}: topology writes while converging: {create_writes:?}; events created: {events}");
 
     if row.converge.is_some() {
         // A full resync: every Cluster is reconciled again (an annotation change triggers it)
@@ -342,7 +344,7 @@ fn measure(n: usize) -> Row {
 }
 
 #[test]
-#[ignore = "benchmark: SCALE_CLUSTERS=100,300 cargo test --release --test e2e scale -- --ignored --nocapture"]
+#[ignore = "benchmark: SCALE_CLUSTERS=100,300 cargo test --release --test e2e scale_clusters -- --ignored --nocapture"]
 fn scale_clusters() {
     let path = csv_path();
     if let Some(dir) = path.parent() {
