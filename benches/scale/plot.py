@@ -4,7 +4,9 @@
 - converge.svg: time until every Cluster is reconciled, a full resync and a ClusterClass change,
   against the Cluster count, with the 2-minute goal;
 - rss.svg: peak RSS of capi-topology, kube-apiserver and etcd against the Cluster count, with
-  the 256 MiB goal for capi-topology.
+  the 256 MiB goal for capi-topology;
+
+and prints the CSV as the Markdown table of BENCHMARKS.md.
 
 Standard library only; the SVG is written by hand. Usage:
 
@@ -97,6 +99,31 @@ def chart(title, x_label, y_label, xs, series, goal=None):
     return "\n".join(out) + "\n"
 
 
+def table(rows):
+    """The rows as a Markdown table (empty cells: not reached)."""
+    def cell(row, name):
+        return row[name] or "-"
+
+    out = [
+        "| Clusters | created (s) | all reconciled (s) | writes / Cluster | CPU s: capi-topology / API server / etcd "
+        "| peak RSS MiB: capi-topology / API server / etcd | resync (s) | resync writes | class change (s) "
+        "| class change writes / Cluster | load avg |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        converge = cell(r, "converge_s")
+        if converge == "-":
+            converge = f"not reached ({r['reconciled']} of {r['clusters']})"
+        out.append(
+            f"| {r['clusters']} | {cell(r, 'create_s')} | {converge} | {cell(r, 'writes_per_cluster')} "
+            f"| {r['controller_cpu_s']} / {r['apiserver_cpu_s']} / {r['etcd_cpu_s']} "
+            f"| {r['controller_rss_mib']} / {r['apiserver_rss_mib']} / {r['etcd_rss_mib']} "
+            f"| {cell(r, 'resync_s')} | {cell(r, 'resync_writes')} | {cell(r, 'class_change_s')} "
+            f"| {cell(r, 'class_change_writes_per_cluster')} | {r['load_before']} |"
+        )
+    return "\n".join(out)
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     source = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "results.csv")
@@ -135,7 +162,8 @@ def main():
         path = os.path.join(target, name)
         with open(path, "w") as f:
             f.write(svg)
-        print(f"wrote {path}")
+        print(f"wrote {path}", file=sys.stderr)
+    print(table(rows))
 
 
 if __name__ == "__main__":

@@ -495,16 +495,29 @@ metadata: {name: cm}
     fn objects_are_indexed_by_the_cluster_they_are_labelled_for() {
         let group = "infrastructure.cluster.x-k8s.io";
         let mut store = MemoryStore::default();
-        for (name, cluster) in [("a-1", Some("a")), ("b-1", Some("b")), ("a-2", Some("a")), ("x", None)] {
-            store.insert(labelled("DockerMachineTemplate", name, cluster)).unwrap();
+        for (name, cluster) in [
+            ("a-1", Some("a")),
+            ("b-1", Some("b")),
+            ("a-2", Some("a")),
+            ("x", None),
+        ] {
+            store
+                .insert(labelled("DockerMachineTemplate", name, cluster))
+                .unwrap();
         }
         store.insert(labelled("DockerCluster", "a", Some("a"))).unwrap();
-        let of = |store: &MemoryStore, cluster| store.list_of_cluster(group, "DockerMachineTemplate", "ns", cluster);
+        let of = |store: &MemoryStore, cluster| {
+            store.list_of_cluster(group, "DockerMachineTemplate", "ns", cluster)
+        };
         assert_eq!(names_of(&of(&store, "a")), ["a-1", "a-2"]);
         assert_eq!(names_of(&of(&store, "b")), ["b-1"]);
-        assert!(store.list_of_cluster(group, "DockerMachineTemplate", "other", "a").is_empty());
+        assert!(store
+            .list_of_cluster(group, "DockerMachineTemplate", "other", "a")
+            .is_empty());
         // Relabelled and removed objects leave the index.
-        store.insert(labelled("DockerMachineTemplate", "a-2", Some("b"))).unwrap();
+        store
+            .insert(labelled("DockerMachineTemplate", "a-2", Some("b")))
+            .unwrap();
         assert!(store.remove(group, "DockerMachineTemplate", "ns", "a-1"));
         assert!(of(&store, "a").is_empty());
         assert_eq!(names_of(&of(&store, "b")), ["a-2", "b-1"]);
@@ -520,14 +533,19 @@ metadata: {name: cm}
         store.insert(labelled("DockerCluster", "a", None)).unwrap();
         store.insert(labelled("DockerCluster", "a", Some("a"))).unwrap();
         store.insert(labelled("DockerCluster", "b", None)).unwrap();
-        store.insert(labelled("DockerMachineTemplate", "a", None)).unwrap();
+        store
+            .insert(labelled("DockerMachineTemplate", "a", None))
+            .unwrap();
         assert_eq!(store.count_of_kind(group, "DockerCluster"), 2);
         assert!(store.remove(group, "DockerCluster", "ns", "a"));
         assert!(!store.remove(group, "DockerCluster", "ns", "a"));
         assert_eq!(store.count_of_kind(group, "DockerCluster"), 1);
         assert_eq!(store.count_of_kind(group, "DockerMachineTemplate"), 1);
         assert_eq!(store.count_of_kind(group, "Other"), 0);
-        assert_eq!(store.count_of_kind(group, "DockerCluster"), store.names_of_kind(group, "DockerCluster").len());
+        assert_eq!(
+            store.count_of_kind(group, "DockerCluster"),
+            store.names_of_kind(group, "DockerCluster").len()
+        );
     }
 
     #[test]

@@ -13,8 +13,14 @@ use std::time::{Duration, Instant};
 
 use crate::kubectl::Kubectl;
 
+/// How often a watch the API server ended is started again (it closes watchers that fall behind
+/// a burst of changes; kubectl then exits).
+const RESTARTS: usize = 20;
+
 /// A running watch of one resource in one namespace.
 pub struct Watch {
+    kubectl: Kubectl,
+    args: Vec<String>,
     child: Child,
     lines: Receiver<(Instant, String)>,
     /// The newest value printed per object name.
@@ -23,39 +29,56 @@ pub struct Watch {
     errors: Arc<Mutex<String>>,
 }
 
+/// A started kubectl, the lines it prints and what it complains.
+type Started = (Child, Receiver<(Instant, String)>, Arc<Mutex<String>>);
+
+fn spawn(kubectl: &Kubectl, args: &[String]) -> Result<Started, String> {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut command = kubectl.command(&args);
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = command.spawn().map_err(|e| format!("cannot run kubectl {args:?}: {e}"))?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let stderr = child.stderr.take().ok_or("no stderr")?;
+    let errors = Arc::new(Mutex::new(String::new()));
+    let kept = Arc::clone(&errors);
+    thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let mut kept = kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            kept.push_str(&line);
+            kept.push('\n');
+        }
+    });
+    let (send, lines) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if send.send((Instant::now(), line)).is_err() {
+                return;
+            }
+        }
+    });
+    Ok((child, lines, errors))
+}
+
 impl Watch {
     /// Starts `kubectl get <resource> -n <namespace> --watch` printing, per object, its name and
-    /// the value of the JSONPath `value` (e.g. `{.metadata.labels.rollout}`).
+    /// the value of the column expression `value` (e.g. `.metadata.labels.rollout`; `<none>`
+    /// when missing).
     pub fn start(kubectl: &Kubectl, resource: &str, namespace: &str, value: &str) -> Result<Watch, String> {
-        let template = format!("jsonpath={{.metadata.name}}{{\" \"}}{value}{{\"\\n\"}}");
-        let mut command = kubectl.command(&["get", resource, "-n", namespace, "--watch", "-o", &template]);
-        command
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        let mut child = command.spawn().map_err(|e| format!("cannot watch {resource}: {e}"))?;
-        let stdout = child.stdout.take().ok_or("no stdout")?;
-        let stderr = child.stderr.take().ok_or("no stderr")?;
-        let errors = Arc::new(Mutex::new(String::new()));
-        let kept = Arc::clone(&errors);
-        thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let mut kept = kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                kept.push_str(&line);
-                kept.push('\n');
-            }
-        });
-        let (send, lines) = mpsc::channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if send.send((Instant::now(), line)).is_err() {
-                    return;
-                }
-            }
-        });
+        // Columns, not a JSONPath template: kubectl applies a template to the first list as one
+        // object, columns print every listed object (a restarted watch must see them all).
+        let columns = format!("custom-columns=NAME:.metadata.name,VALUE:{value}");
+        let args: Vec<String> = ["get", resource, "-n", namespace, "--watch", "--no-headers", "-o", &columns]
+            .iter()
+            .map(|a| (*a).to_owned())
+            .collect();
+        let (child, lines, errors) = spawn(kubectl, &args)?;
         Ok(Watch {
+            kubectl: kubectl.clone(),
+            args,
             child,
             lines,
             latest: HashMap::new(),
@@ -64,14 +87,17 @@ impl Watch {
     }
 
     /// Waits until `count` objects show `expected`, and returns when the last of them was seen;
-    /// after `timeout`, how many showed it.
+    /// after `timeout`, how many showed it. A watch that ends is started again (its list shows
+    /// every object as it is then).
     pub fn wait_for(&mut self, expected: &str, count: usize, timeout: Duration) -> Result<Instant, usize> {
         let deadline = Instant::now() + timeout;
+        let mut restarts = 0;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
                 Ok((at, line)) => {
-                    let (name, value) = line.split_once(' ').unwrap_or((line.as_str(), ""));
+                    let mut fields = line.split_whitespace();
+                    let (name, value) = (fields.next().unwrap_or_default(), fields.next().unwrap_or_default());
                     self.latest.insert(name.to_owned(), value.to_owned());
                     if self.showing(expected) >= count {
                         return Ok(at);
@@ -80,8 +106,17 @@ impl Watch {
                 Err(RecvTimeoutError::Timeout) => return Err(self.showing(expected)),
                 Err(RecvTimeoutError::Disconnected) => {
                     let errors = self.errors.lock().map(|e| e.clone()).unwrap_or_default();
-                    eprintln!("kubectl watch ended: {errors}");
-                    return Err(self.showing(expected));
+                    eprintln!("kubectl watch ended ({restarts} restarts so far): {errors}");
+                    restarts += 1;
+                    let restarted = (restarts <= RESTARTS)
+                        .then(|| spawn(&self.kubectl, &self.args).ok())
+                        .flatten();
+                    let Some((child, lines, errors)) = restarted else {
+                        return Err(self.showing(expected));
+                    };
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    (self.child, self.lines, self.errors) = (child, lines, errors);
                 }
             }
         }

@@ -267,7 +267,7 @@ fn measure(n: usize) -> Row {
         .unwrap();
     class_status::wait_reconciled(kubectl, "default", "quick-start").unwrap();
     let objects = clusters(n);
-    let reconciled = "{.status.conditions[?(@.type==\"TopologyReconciled\")].status}";
+    let reconciled = ".status.conditions[?(@.type==\"TopologyReconciled\")].status";
     let mut watch = Watch::start(kubectl, "clusters", "default", reconciled).unwrap();
 
     let before = writes(kubectl);
@@ -287,7 +287,10 @@ fn measure(n: usize) -> Row {
         }
         Err(reached) => {
             row.reconciled = reached;
-            eprintln!("scale {n}: only {reached} of {n} reconciled; capi-topology log:\n{}", env.logs());
+            eprintln!(
+                "scale {n}: only {reached} of {n} reconciled; capi-topology log:\n{}",
+                env.logs()
+            );
         }
     }
     // Let writes of the last reconciles land in the metric.
@@ -295,7 +298,8 @@ fn measure(n: usize) -> Row {
     let after_create = writes(kubectl);
     let create_writes = topology_writes(&before, &after_create);
     row.writes_per_cluster = sum(&create_writes) as f64 / n as f64;
-    let events = after_create.get("POST events").copied().unwrap_or(0) - before.get("POST events").copied().unwrap_or(0);
+    let events = after_create.get("POST events").copied().unwrap_or(0)
+        - before.get("POST events").copied().unwrap_or(0);
     println!("scale {n}: topology writes while converging: {create_writes:?}; events created: {events}");
 
     if row.converge.is_some() {
@@ -312,7 +316,13 @@ fn measure(n: usize) -> Row {
         row.resync = Some(((idle.max(start) - start).as_secs_f64(), sum(&resync_writes)));
 
         // A ClusterClass change every control plane must take.
-        let mut rollout = Watch::start(kubectl, "kubeadmcontrolplanes", "default", "{.metadata.labels.rollout}").unwrap();
+        let mut rollout = Watch::start(
+            kubectl,
+            "kubeadmcontrolplanes",
+            "default",
+            ".metadata.labels.rollout",
+        )
+        .unwrap();
         let start = Instant::now();
         kubectl
             .ok(&[
