@@ -33,7 +33,7 @@ def nice_max(value):
     if value <= 0:
         return 1.0
     step = 10 ** (len(str(int(value))) - 1)
-    for factor in (1, 2, 2.5, 5, 10):
+    for factor in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
         if value <= factor * step:
             return factor * step
     return 10 * step

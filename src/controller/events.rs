@@ -198,7 +198,9 @@ mod tests {
         // Expired, but swept 11 s ago: nothing is looked at; a repeat opens a new series.
         cache.make_room(start + SERIES_TTL + Duration::from_secs(1));
         assert_eq!(cache.events.len(), 1);
-        assert!(cache.repeat_of(&key, start + SERIES_TTL + Duration::from_secs(1)).is_none());
+        assert!(cache
+            .repeat_of(&key, start + SERIES_TTL + Duration::from_secs(1))
+            .is_none());
         cache.make_room(start + SERIES_TTL - ten + SWEEP_EVERY);
         assert!(cache.events.is_empty(), "the next sweep drops it");
     }

@@ -40,7 +40,9 @@ fn spawn(kubectl: &Kubectl, args: &[String]) -> Result<Started, String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    let mut child = command.spawn().map_err(|e| format!("cannot run kubectl {args:?}: {e}"))?;
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("cannot run kubectl {args:?}: {e}"))?;
     let stdout = child.stdout.take().ok_or("no stdout")?;
     let stderr = child.stderr.take().ok_or("no stderr")?;
     let errors = Arc::new(Mutex::new(String::new()));
@@ -71,10 +73,19 @@ impl Watch {
         // Columns, not a JSONPath template: kubectl applies a template to the first list as one
         // object, columns print every listed object (a restarted watch must see them all).
         let columns = format!("custom-columns=NAME:.metadata.name,VALUE:{value}");
-        let args: Vec<String> = ["get", resource, "-n", namespace, "--watch", "--no-headers", "-o", &columns]
-            .iter()
-            .map(|a| (*a).to_owned())
-            .collect();
+        let args: Vec<String> = [
+            "get",
+            resource,
+            "-n",
+            namespace,
+            "--watch",
+            "--no-headers",
+            "-o",
+            &columns,
+        ]
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect();
         let (child, lines, errors) = spawn(kubectl, &args)?;
         Ok(Watch {
             kubectl: kubectl.clone(),
@@ -97,7 +108,10 @@ impl Watch {
             match self.lines.recv_timeout(left) {
                 Ok((at, line)) => {
                     let mut fields = line.split_whitespace();
-                    let (name, value) = (fields.next().unwrap_or_default(), fields.next().unwrap_or_default());
+                    let (name, value) = (
+                        fields.next().unwrap_or_default(),
+                        fields.next().unwrap_or_default(),
+                    );
                     self.latest.insert(name.to_owned(), value.to_owned());
                     if self.showing(expected) >= count {
                         return Ok(at);
