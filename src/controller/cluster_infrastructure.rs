@@ -13,7 +13,7 @@ use futures::{Stream, StreamExt};
 use kube::api::DynamicObject;
 use kube::core::ApiResource;
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event, EventType, Recorder};
+use kube::runtime::events::{Event, EventType};
 use kube::runtime::reflector::ObjectRef;
 use kube::Resource;
 use serde_json::{json, Value};
@@ -57,7 +57,7 @@ pub struct Context {
     /// Writes.
     pub syncer: Syncer,
     /// Events on the Cluster.
-    pub recorder: Recorder,
+    pub recorder: super::events::EventRecorder,
     /// The Cluster resource.
     pub resource: ApiResource,
     /// Consecutive failed reconciles per Cluster, for the retry backoff.
@@ -352,13 +352,7 @@ async fn delete_in_order(
     };
     let workers: Vec<Arc<Value>> = WORKER_KINDS
         .iter()
-        .flat_map(|kind| ctx.cache.list(CAPI_GROUP, kind, &namespace))
-        .filter(|o| {
-            o.pointer("/metadata/labels")
-                .and_then(|l| l.get(crate::api::labels::CLUSTER_NAME_LABEL))
-                .and_then(Value::as_str)
-                == Some(name.as_str())
-        })
+        .flat_map(|kind| ctx.cache.list_of_cluster(CAPI_GROUP, kind, &namespace, &name))
         .collect();
     let worker_refs: Vec<&Value> = workers.iter().map(|o| o.as_ref()).collect();
     let DeletionStep { delete, waiting } = next_deletion_step(

@@ -9,7 +9,7 @@ use std::time::Duration;
 use kube::api::DynamicObject;
 use kube::core::ApiResource;
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event, EventType, Recorder};
+use kube::runtime::events::{Event, EventType};
 use kube::Resource;
 use serde_json::Value;
 
@@ -44,7 +44,7 @@ pub struct Context {
     /// Writes.
     pub syncer: Syncer,
     /// Events on the Cluster.
-    pub recorder: Recorder,
+    pub recorder: super::events::EventRecorder,
     /// The Cluster resource.
     pub resource: ApiResource,
     /// Consecutive failed reconciles per Cluster (`namespace/name`), for the retry backoff.

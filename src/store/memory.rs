@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::contract::{self, CRD_GROUP, CRD_KIND};
 use super::{group_of, manifest, ClassEntry, ObjectSource};
 use crate::api::convert::{to_hub, ContractVersions, ConvertError};
+use crate::api::labels::CLUSTER_NAME_LABEL;
 use crate::api::{Cluster, ClusterClass};
 use crate::contract::crd::labels_of;
 use crate::contract::versions::{contract_and_version, contract_of_version};
@@ -87,13 +88,20 @@ impl ObjectKey {
 
 type NamespacedName = (String, String);
 
-/// Objects in memory, with ClusterClasses and Clusters kept typed and Clusters indexed by class.
+/// Group, kind, namespace, and the `cluster.x-k8s.io/cluster-name` label value.
+type ClusterKindKey = (String, String, String, String);
+
+/// Objects in memory, with ClusterClasses and Clusters kept typed, Clusters indexed by class,
+/// objects indexed by the Cluster whose name label they carry, and a count per kind: every
+/// read a reconcile or a watch event makes costs the size of its answer, not of the store.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     objects: BTreeMap<ObjectKey, Arc<Value>>,
     classes: HashMap<NamespacedName, Arc<ClassEntry>>,
     clusters: BTreeMap<NamespacedName, Arc<Cluster>>,
     clusters_by_class: HashMap<NamespacedName, BTreeSet<NamespacedName>>,
+    by_cluster: HashMap<ClusterKindKey, BTreeSet<String>>,
+    per_kind: HashMap<(String, String), usize>,
 }
 
 impl MemoryStore {
@@ -149,7 +157,17 @@ impl MemoryStore {
                 _ => {}
             }
         }
-        self.objects.insert(key, Arc::new(object));
+        self.unindex(&key);
+        if let Some(cluster) = cluster_label(&object) {
+            self.by_cluster
+                .entry(cluster_kind_key(&key, cluster))
+                .or_default()
+                .insert(key.name.clone());
+        }
+        let kind = (key.group.clone(), key.kind.clone());
+        if self.objects.insert(key, Arc::new(object)).is_none() {
+            *self.per_kind.entry(kind).or_default() += 1;
+        }
         Ok(())
     }
 
@@ -162,7 +180,35 @@ impl MemoryStore {
             name: name.to_owned(),
         };
         self.remove_typed(&key);
-        self.objects.remove(&key).is_some()
+        self.unindex(&key);
+        let removed = self.objects.remove(&key).is_some();
+        if removed {
+            if let Some(count) = self.per_kind.get_mut(&(key.group, key.kind)) {
+                *count = count.saturating_sub(1);
+            }
+        }
+        removed
+    }
+
+    /// How many objects of a group and kind are held (kept up to date: no scan).
+    pub fn count_of_kind(&self, group: &str, kind: &str) -> usize {
+        self.per_kind
+            .get(&(group.to_owned(), kind.to_owned()))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Drops the object stored under `key` (if any) from the index by Cluster.
+    fn unindex(&mut self, key: &ObjectKey) {
+        let Some(old) = self.objects.get(key) else { return };
+        let Some(cluster) = cluster_label(old) else { return };
+        let index_key = cluster_kind_key(key, cluster);
+        if let Some(names) = self.by_cluster.get_mut(&index_key) {
+            names.remove(&key.name);
+            if names.is_empty() {
+                self.by_cluster.remove(&index_key);
+            }
+        }
     }
 
     /// Namespace and name of every object of a group and kind, in order.
@@ -212,6 +258,23 @@ impl MemoryStore {
             _ => {}
         }
     }
+}
+
+/// An object's `cluster.x-k8s.io/cluster-name` label.
+fn cluster_label(object: &Value) -> Option<&str> {
+    object
+        .pointer("/metadata/labels")?
+        .get(CLUSTER_NAME_LABEL)?
+        .as_str()
+}
+
+fn cluster_kind_key(key: &ObjectKey, cluster: &str) -> ClusterKindKey {
+    (
+        key.group.clone(),
+        key.kind.clone(),
+        key.namespace.clone(),
+        cluster.to_owned(),
+    )
 }
 
 /// The namespace and name of the class a Cluster uses, if it has a topology.
@@ -289,6 +352,22 @@ impl ObjectSource for MemoryStore {
             .range(start..)
             .take_while(|(key, _)| key.group == group && key.kind == kind && key.namespace == namespace)
             .map(|(_, object)| object.clone())
+            .collect()
+    }
+
+    fn list_of_cluster(&self, group: &str, kind: &str, namespace: &str, cluster: &str) -> Vec<Arc<Value>> {
+        let index_key = (
+            group.to_owned(),
+            kind.to_owned(),
+            namespace.to_owned(),
+            cluster.to_owned(),
+        );
+        let Some(names) = self.by_cluster.get(&index_key) else {
+            return Vec::new();
+        };
+        names
+            .iter()
+            .filter_map(|name| self.get(group, kind, namespace, name))
             .collect()
     }
 
@@ -392,6 +471,81 @@ metadata: {name: cm}
         );
         assert!(store.remove("cluster.x-k8s.io", "Cluster", "team-a", "c1"));
         assert!(store.clusters_using_class("team-a", "other").is_empty());
+    }
+
+    fn labelled(kind: &str, name: &str, cluster: Option<&str>) -> Value {
+        let mut object = serde_json::json!({
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": kind,
+            "metadata": {"name": name, "namespace": "ns"}
+        });
+        if let Some(cluster) = cluster {
+            object["metadata"]["labels"] = serde_json::json!({CLUSTER_NAME_LABEL: cluster});
+        }
+        object
+    }
+
+    fn names_of(objects: &[Arc<Value>]) -> Vec<&str> {
+        objects
+            .iter()
+            .map(|o| o["metadata"]["name"].as_str().unwrap_or_default())
+            .collect()
+    }
+
+    #[test]
+    fn objects_are_indexed_by_the_cluster_they_are_labelled_for() {
+        let group = "infrastructure.cluster.x-k8s.io";
+        let mut store = MemoryStore::default();
+        for (name, cluster) in [
+            ("a-1", Some("a")),
+            ("b-1", Some("b")),
+            ("a-2", Some("a")),
+            ("x", None),
+        ] {
+            store
+                .insert(labelled("DockerMachineTemplate", name, cluster))
+                .unwrap();
+        }
+        store.insert(labelled("DockerCluster", "a", Some("a"))).unwrap();
+        let of = |store: &MemoryStore, cluster| {
+            store.list_of_cluster(group, "DockerMachineTemplate", "ns", cluster)
+        };
+        assert_eq!(names_of(&of(&store, "a")), ["a-1", "a-2"]);
+        assert_eq!(names_of(&of(&store, "b")), ["b-1"]);
+        assert!(store
+            .list_of_cluster(group, "DockerMachineTemplate", "other", "a")
+            .is_empty());
+        // Relabelled and removed objects leave the index.
+        store
+            .insert(labelled("DockerMachineTemplate", "a-2", Some("b")))
+            .unwrap();
+        assert!(store.remove(group, "DockerMachineTemplate", "ns", "a-1"));
+        assert!(of(&store, "a").is_empty());
+        assert_eq!(names_of(&of(&store, "b")), ["a-2", "b-1"]);
+        // The index answers as filtering the namespace's list by the label does.
+        let filtered = super::super::of_cluster(store.list(group, "DockerMachineTemplate", "ns"), "b");
+        assert_eq!(names_of(&filtered), names_of(&of(&store, "b")));
+    }
+
+    #[test]
+    fn counts_per_kind_follow_inserts_replacements_and_removals() {
+        let group = "infrastructure.cluster.x-k8s.io";
+        let mut store = MemoryStore::default();
+        store.insert(labelled("DockerCluster", "a", None)).unwrap();
+        store.insert(labelled("DockerCluster", "a", Some("a"))).unwrap();
+        store.insert(labelled("DockerCluster", "b", None)).unwrap();
+        store
+            .insert(labelled("DockerMachineTemplate", "a", None))
+            .unwrap();
+        assert_eq!(store.count_of_kind(group, "DockerCluster"), 2);
+        assert!(store.remove(group, "DockerCluster", "ns", "a"));
+        assert!(!store.remove(group, "DockerCluster", "ns", "a"));
+        assert_eq!(store.count_of_kind(group, "DockerCluster"), 1);
+        assert_eq!(store.count_of_kind(group, "DockerMachineTemplate"), 1);
+        assert_eq!(store.count_of_kind(group, "Other"), 0);
+        assert_eq!(
+            store.count_of_kind(group, "DockerCluster"),
+            store.names_of_kind(group, "DockerCluster").len()
+        );
     }
 
     #[test]

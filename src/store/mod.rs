@@ -30,6 +30,13 @@ pub trait ObjectSource: ContractVersions + Send + Sync {
     /// All objects of a group and kind in a namespace, in name order.
     fn list(&self, group: &str, kind: &str, namespace: &str) -> Vec<Arc<Value>>;
 
+    /// The objects of a group and kind in a namespace whose `cluster.x-k8s.io/cluster-name`
+    /// label is `cluster`, in name order. Stores keep an index, so a Cluster's reconcile does not
+    /// read every Cluster's objects.
+    fn list_of_cluster(&self, group: &str, kind: &str, namespace: &str, cluster: &str) -> Vec<Arc<Value>> {
+        of_cluster(self.list(group, kind, namespace), cluster)
+    }
+
     /// A ClusterClass, typed, with its compiled variable schemas cached.
     fn cluster_class(&self, namespace: &str, name: &str) -> Option<Arc<ClassEntry>>;
 
@@ -43,6 +50,20 @@ pub trait ObjectSource: ContractVersions + Send + Sync {
     fn contract_of(&self, _group: &str, _kind: &str, _version: &str) -> Option<String> {
         None
     }
+}
+
+/// The objects of `objects` whose `cluster.x-k8s.io/cluster-name` label is `cluster`.
+fn of_cluster(objects: Vec<Arc<Value>>, cluster: &str) -> Vec<Arc<Value>> {
+    objects
+        .into_iter()
+        .filter(|object| {
+            object
+                .pointer("/metadata/labels")
+                .and_then(|labels| labels.get(crate::api::labels::CLUSTER_NAME_LABEL))
+                .and_then(Value::as_str)
+                == Some(cluster)
+        })
+        .collect()
 }
 
 /// The API group of an `apiVersion` (`cluster.x-k8s.io/v1beta1` -> `cluster.x-k8s.io`, `v1` -> ``).

@@ -248,6 +248,13 @@ impl ObjectSource for WatchCache {
         self.read_direct(group, kind, namespace, None)
     }
 
+    fn list_of_cluster(&self, group: &str, kind: &str, namespace: &str, cluster: &str) -> Vec<Arc<Value>> {
+        if self.synced_kind(group, kind) {
+            return self.read(|store| store.list_of_cluster(group, kind, namespace, cluster));
+        }
+        super::of_cluster(self.read_direct(group, kind, namespace, None), cluster)
+    }
+
     fn cluster_class(&self, namespace: &str, name: &str) -> Option<Arc<ClassEntry>> {
         self.read(|store| store.cluster_class(namespace, name))
     }
@@ -420,7 +427,7 @@ async fn watch(shared: Arc<Shared>, resource: ApiResource, synced: Arc<AtomicBoo
                 bury(&shared, &resource, object);
             }
             apply_event(&mut store, &resource.group, &resource.kind, event, &mut buffer);
-            store.names_of_kind(&resource.group, &resource.kind).len()
+            store.count_of_kind(&resource.group, &resource.kind)
         };
         if let Some(metrics) = &shared.metrics {
             metrics.set_cache_objects(&label, count);

@@ -125,12 +125,14 @@ pub fn reconcile(
     }
     let blueprint = Blueprint::new(class.clone(), source).map_err(engine_blocked)?;
     let owned = owned_kinds(cluster, &blueprint);
+    // Only this Cluster's objects (its name label, indexed by the store) are copied: reading
+    // every Cluster's objects of each kind made each reconcile cost the size of the namespace.
     let current = Current::owned_by(
         &name,
         &namespace,
         owned
             .iter()
-            .flat_map(|(group, kind)| source.list(group, kind, &namespace))
+            .flat_map(|(group, kind)| source.list_of_cluster(group, kind, &namespace, &name))
             .map(|object| (*object).clone()),
     );
     let planned = plan(&blueprint, cluster, &current, external).map_err(engine_blocked)?;
@@ -276,14 +278,22 @@ fn stale_objects(
         )
     };
     let wanted: BTreeSet<(String, String)> = desired.iter().map(|(object, _)| key(object)).collect();
+    // The namespace's MachineSets are read only when a template is no longer wanted (a rotation):
+    // a settled Cluster's reconcile does not read every MachineSet of the namespace.
+    let unwanted_template = current.objects.iter().any(|object| {
+        let (kind, name) = key(object);
+        kind.ends_with("Template") && !wanted.contains(&(kind.clone(), name))
+    });
     let mut referenced: BTreeSet<String> = BTreeSet::new();
-    let machine_sets = source.list(CAPI_GROUP, "MachineSet", namespace);
-    for object in desired
-        .iter()
-        .map(|(o, _)| o)
-        .chain(machine_sets.iter().map(AsRef::as_ref))
-    {
-        collect_reference_names(object, &mut referenced);
+    if unwanted_template {
+        let machine_sets = source.list(CAPI_GROUP, "MachineSet", namespace);
+        for object in desired
+            .iter()
+            .map(|(o, _)| o)
+            .chain(machine_sets.iter().map(AsRef::as_ref))
+        {
+            collect_reference_names(object, &mut referenced);
+        }
     }
     current
         .objects

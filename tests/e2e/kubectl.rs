@@ -38,6 +38,14 @@ impl Kubectl {
         run_bounded(command, stdin.map(str::as_bytes), COMMAND_TIMEOUT)
     }
 
+    /// `kubectl <args>` as a command to start (no request timeout: for watches that run until
+    /// the caller stops them).
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(&self.bin);
+        command.arg("--kubeconfig").arg(&self.kubeconfig).args(args);
+        command
+    }
+
     /// `kubectl apply -f -` of `manifest` (YAML or JSON, one or more documents) plus `extra` flags.
     pub fn apply(&self, manifest: &str, extra: &[&str]) -> Result<Finished, String> {
         let mut args = vec!["apply", "-f", "-"];

@@ -286,7 +286,7 @@ fn workers_problem(
     let namespace = cluster.metadata.namespace.as_deref().unwrap_or_default();
     let cluster_name = cluster.metadata.name.as_deref().unwrap_or_default();
     let mut upgrading = Vec::new();
-    for object in source.list(CAPI_GROUP, kind, namespace) {
+    for object in source.list_of_cluster(CAPI_GROUP, kind, namespace, cluster_name) {
         let label = |key: &str| {
             object
                 .pointer("/metadata/labels")
@@ -350,7 +350,12 @@ fn machines_upgrading(
         .pointer("/spec/selector/matchLabels")
         .and_then(Value::as_object)
         .unwrap_or(&empty);
-    for machine in source.list(CAPI_GROUP, "Machine", namespace) {
+    // A selector naming the Cluster reads only that Cluster's Machines (indexed by the store).
+    let machines = match selector.get(CLUSTER_NAME_LABEL).and_then(Value::as_str) {
+        Some(cluster) => source.list_of_cluster(CAPI_GROUP, "Machine", namespace, cluster),
+        None => source.list(CAPI_GROUP, "Machine", namespace),
+    };
+    for machine in machines {
         let labels = machine.pointer("/metadata/labels");
         if !selector
             .iter()
