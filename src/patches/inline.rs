@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::pointer_ops::{Op, Pointer};
+use super::pointer_ops::{field, Op, Pointer};
 use super::selector::{matches, Role};
 use super::template::{parse_yaml_output, ExecOptions, SharedData, Template, TemplateError};
 use super::variable_path::{lookup, VariablePathError};
@@ -46,7 +46,12 @@ impl ItemCache {
     pub fn of_items(items: &[PatchItem]) -> Vec<Self> {
         let mut caches: Vec<ItemCache> = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
-            let text = |key: &str| item.object[key].as_str().unwrap_or_default().to_owned();
+            let text = |key: &str| {
+                field(&item.object, key)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned()
+            };
             let previous = i
                 .checked_sub(1)
                 .and_then(|p| Some((items.get(p)?, caches.get(p)?)));
@@ -221,19 +226,19 @@ impl CompiledPatch {
         for (item, cache) in items.iter_mut().zip(caches) {
             let shared = &cache.data;
             let kind = &cache.kind;
-            let matched: Vec<(usize, &CompiledDefinition)> = self
-                .definitions
-                .iter()
-                .enumerate()
-                .filter(|(_, d)| matches(&d.selector, &cache.api_version, kind, &item.role))
-                .collect();
-            if matched.is_empty() || !self.is_enabled(&item.variables, shared, options)? {
+            let matched = || {
+                self.definitions
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| matches(&d.selector, &cache.api_version, kind, &item.role))
+            };
+            if matched().next().is_none() || !self.is_enabled(&item.variables, shared, options)? {
                 continue;
             }
             // Values come from the variables alone, so each op is applied as soon as it is known;
             // a failing op fails the whole plan, so the item needs no rollback.
             let mut applied = 0;
-            for (d, definition) in matched {
+            for (d, definition) in matched() {
                 for (o, op) in definition.ops.iter().enumerate() {
                     let value = self
                         .value_of(op, &item.variables, shared, options)
@@ -321,11 +326,10 @@ impl CompiledPatch {
 /// The field a patched template must keep, if a patch removed it: its `spec` (the only part of a
 /// patched template that is kept) and, below it, `spec.template.spec` (what objects are built from).
 fn missing_spec(template: &Value) -> Option<&'static str> {
-    let spec = template.get("spec");
-    if spec.is_none() {
+    let Some(spec) = field(template, "spec") else {
         return Some("spec");
-    }
-    let inner = spec.and_then(|s| s.get("template")).and_then(|t| t.get("spec"));
+    };
+    let inner = field(spec, "template").and_then(|t| field(t, "spec"));
     inner.is_none().then_some("spec.template.spec")
 }
 

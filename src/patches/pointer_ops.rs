@@ -1,7 +1,34 @@
 //! RFC 6902 `add`, `replace` and `remove` over a JSON pointer (RFC 6901) split and unescaped once,
 //! when the patch is compiled, instead of on every application.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
+
+/// Objects up to this many members are searched by comparing keys, not by hashing the key
+/// (SipHash in serde_json's order-preserving maps costs more than a few comparisons).
+const SCAN_MEMBERS: usize = 8;
+
+/// `map[key]`, the same member `Map::get` finds, without hashing `key` in small objects.
+pub fn member<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if map.len() <= SCAN_MEMBERS {
+        map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+    } else {
+        map.get(key)
+    }
+}
+
+/// [`member`], mutable.
+pub fn member_mut<'a>(map: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Value> {
+    if map.len() <= SCAN_MEMBERS {
+        map.iter_mut().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+    } else {
+        map.get_mut(key)
+    }
+}
+
+/// The member `key` of `value` if it is an object that has one ([`member`]).
+pub fn field<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    value.as_object().and_then(|map| member(map, key))
+}
 
 /// A parsed JSON pointer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,7 +116,7 @@ impl Pointer {
                 Ok(())
             }
             (Value::Object(map), Op::Replace) => {
-                let slot = map.get_mut(last).ok_or_else(invalid)?;
+                let slot = member_mut(map, last).ok_or_else(invalid)?;
                 *slot = value;
                 Ok(())
             }
@@ -149,7 +176,7 @@ fn index(token: &str) -> Option<usize> {
 /// The member or element `token` names in `node`.
 fn child<'a>(node: &'a mut Value, token: &str) -> Option<&'a mut Value> {
     match node {
-        Value::Object(map) => map.get_mut(token),
+        Value::Object(map) => member_mut(map, token),
         Value::Array(items) => index(token).and_then(|i| items.get_mut(i)),
         _ => None,
     }
@@ -202,6 +229,22 @@ mod tests {
                 "{op:?} {path}"
             );
         }
+    }
+
+    #[test]
+    fn members_are_found_in_small_and_large_objects_alike() {
+        for size in [0, 1, SCAN_MEMBERS, SCAN_MEMBERS + 1, 40] {
+            let mut map: Map<String, Value> = (0..size).map(|i| (format!("k{i}"), json!(i))).collect();
+            for i in 0..=size {
+                let key = format!("k{i}");
+                let expected = map.get(&key).cloned();
+                assert_eq!(member(&map, &key).cloned(), expected, "{size} {key}");
+                assert_eq!(member_mut(&mut map, &key).cloned(), expected, "{size} {key}");
+            }
+            let object = Value::Object(map);
+            assert_eq!(field(&object, "k0"), object.get("k0"), "{size}");
+        }
+        assert_eq!(field(&json!([1]), "k0"), None);
     }
 
     #[test]

@@ -79,7 +79,8 @@ pub(crate) fn execute(
     let mut state = State {
         tmpl,
         opts,
-        out: String::new(),
+        // Room for about the source's length, so short outputs are not regrown piece by piece.
+        out: String::with_capacity(tmpl.source.len().min(opts.max_output_bytes).min(4096)),
         vars: Vec::new(),
         steps: 0,
         at: At::Start,
@@ -173,6 +174,10 @@ impl<'a> State<'a> {
                 let value = self.eval_pipeline(dot, pipe)?;
                 if pipe.decl.is_empty() {
                     self.at = At::Pipe(pipe);
+                    if let Value::Str(text) = &value {
+                        // A string prints as itself: written straight out, with the same limit.
+                        return self.write(text);
+                    }
                     let text =
                         format::print_value(&value, self.opts.max_output_bytes).map_err(|m| self.fail(m))?;
                     self.write(&text)?;
