@@ -7,3 +7,4 @@
 
 pub mod apply;
 pub mod edge;
+pub mod current;
