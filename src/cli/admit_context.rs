@@ -4,8 +4,8 @@
 //! missing or not reconciled, the control plane a version change is checked against), so the API
 //! server could answer otherwise.
 
-use kube::core::admission::AdmissionReview;
 use kube::api::DynamicObject;
+use kube::core::admission::AdmissionReview;
 use serde_json::Value;
 
 use crate::admission::Webhook;
@@ -49,7 +49,10 @@ pub fn state_warnings(body: &[u8], source: &dyn ObjectSource, as_applied: bool) 
     if request["kind"]["kind"] != "Cluster" || object["spec"]["topology"].is_null() {
         return warnings;
     }
-    let namespace = match object["metadata"]["namespace"].as_str().or(request["namespace"].as_str()) {
+    let namespace = match object["metadata"]["namespace"]
+        .as_str()
+        .or(request["namespace"].as_str())
+    {
         Some(ns) if !ns.is_empty() => ns.to_owned(),
         _ => "default".to_owned(),
     };
@@ -59,20 +62,25 @@ pub fn state_warnings(body: &[u8], source: &dyn ObjectSource, as_applied: bool) 
         None => (&topology["class"], &topology["classNamespace"]),
     };
     let class = class.as_str().unwrap_or_default();
-    let class_namespace = class_namespace.as_str().filter(|ns| !ns.is_empty()).unwrap_or(&namespace);
+    let class_namespace = class_namespace
+        .as_str()
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or(&namespace);
     match source.get("cluster.x-k8s.io", "ClusterClass", class_namespace, class) {
         None => warnings.push(format!(
             "ClusterClass {class_namespace}/{class} is not in --objects: the API server would check this \
              Cluster against it (on create it admits a Cluster whose class is missing with a warning, \
              on update it refuses it); give the class with --objects"
         )),
-        Some(stored) if !reconciled(&stored) => warnings.push(format!(
+        Some(stored) if !reconciled(&stored) => {
+            warnings.push(format!(
             "ClusterClass {class_namespace}/{class} in --objects has no reconciled status, so the Cluster's \
              variables were {}; the API server checks them once the ClusterClass controller has written \
              the class's status: give --as-applied, or the class as stored (kubectl get clusterclass {class} \
              -n {class_namespace} -o yaml)",
             if as_applied { "not checked" } else { "admitted unchecked" }
-        )),
+        ))
+        }
         Some(_) => {}
     }
     warnings.extend(version_warning(request, &namespace, source));
@@ -132,8 +140,10 @@ mod tests {
     fn review(operation: &str, class: Value, old: Value) -> Vec<u8> {
         let object = json!({"kind": "Cluster", "metadata": {"name": "c", "namespace": "ns"},
             "spec": {"topology": {"classRef": class, "version": "v1.31.0"}}});
-        serde_json::to_vec(&json!({"request": {"kind": {"kind": "Cluster"}, "operation": operation,
-            "object": object, "oldObject": old}}))
+        serde_json::to_vec(
+            &json!({"request": {"kind": {"kind": "Cluster"}, "operation": operation,
+            "object": object, "oldObject": old}}),
+        )
         .unwrap_or_default()
     }
 
@@ -143,7 +153,10 @@ mod tests {
         let body = review("CREATE", json!({"name": "k"}), Value::Null);
         let warnings = state_warnings(&body, &store, false);
         assert_eq!(warnings.len(), 1, "{warnings:?}");
-        assert!(warnings[0].starts_with("ClusterClass ns/k is not in --objects"), "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("ClusterClass ns/k is not in --objects"),
+            "{warnings:?}"
+        );
         let old = json!({"spec": {"topology": {"version": "v1.30.0"}}});
         let body = review("UPDATE", json!({"name": "k"}), old);
         let warnings = state_warnings(&body, &store, false);

@@ -70,9 +70,13 @@ impl CurrentArgs {
         let mut store = MemoryStore::default();
         let count = objects.len();
         for (source, object) in objects {
-            load_stored(&mut store, object, &source).with_context(|| format!("current state from {source}"))?;
+            load_stored(&mut store, object, &source)
+                .with_context(|| format!("current state from {source}"))?;
         }
-        Ok(Some(CurrentState { store, objects: count }))
+        Ok(Some(CurrentState {
+            store,
+            objects: count,
+        }))
     }
 }
 
@@ -116,7 +120,10 @@ mod tests {
         let hint = missing_state_hint(&cluster, message).unwrap_or_default();
         assert!(hint.contains("Cluster ns/dev"), "{hint}");
         assert!(hint.contains("spec.controlPlaneRef"), "{hint}");
-        assert!(hint.contains("--current DIR") && hint.contains("--kubeconfig"), "{hint}");
+        assert!(
+            hint.contains("--current DIR") && hint.contains("--kubeconfig"),
+            "{hint}"
+        );
         let with_ref = json!({"kind": "Cluster", "metadata": {"name": "dev"},
             "spec": {"controlPlaneRef": {"kind": "KubeadmControlPlane", "name": "dev-x7k2p"}}});
         let hint = missing_state_hint(&with_ref, message).unwrap_or_default();

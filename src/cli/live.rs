@@ -114,7 +114,9 @@ impl Reader {
             }
             let Some(cluster) = live else { continue };
             for pointer in ["/spec/infrastructureRef", "/spec/controlPlaneRef"] {
-                let Some(reference) = cluster.pointer(pointer) else { continue };
+                let Some(reference) = cluster.pointer(pointer) else {
+                    continue;
+                };
                 let (group, kind) = (text(reference, "/apiGroup"), text(reference, "/kind"));
                 let ref_name = text(reference, "/name");
                 if !kind.is_empty() && !ref_name.is_empty() {
@@ -159,9 +161,16 @@ impl Reader {
         self.discovery.get(group)?.recommended_kind(kind)
     }
 
-    fn api(&self, resource: &ApiResource, caps: &ApiCapabilities, namespace: Option<&str>) -> Api<DynamicObject> {
+    fn api(
+        &self,
+        resource: &ApiResource,
+        caps: &ApiCapabilities,
+        namespace: Option<&str>,
+    ) -> Api<DynamicObject> {
         match (caps.scope.clone(), namespace) {
-            (Scope::Namespaced, Some(namespace)) => Api::namespaced_with(self.client.clone(), namespace, resource),
+            (Scope::Namespaced, Some(namespace)) => {
+                Api::namespaced_with(self.client.clone(), namespace, resource)
+            }
             _ => Api::all_with(self.client.clone(), resource),
         }
     }
@@ -223,7 +232,13 @@ impl Reader {
         self.list(group, kind, None, None).await
     }
 
-    async fn list(&mut self, group: &str, kind: &str, namespace: Option<&str>, selector: Option<&str>) -> Result<()> {
+    async fn list(
+        &mut self,
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        selector: Option<&str>,
+    ) -> Result<()> {
         let Some((resource, caps)) = self.resource(group, kind) else {
             return Ok(());
         };
@@ -236,7 +251,12 @@ impl Reader {
             .list(&params)
             .await
             .with_context(|| format!("cannot list {kind} in {}", namespace.unwrap_or("every namespace")))?;
-        if listed.metadata.continue_.as_deref().is_some_and(|c| !c.is_empty()) {
+        if listed
+            .metadata
+            .continue_
+            .as_deref()
+            .is_some_and(|c| !c.is_empty())
+        {
             anyhow::bail!("more than {MAX_LISTED} {kind} objects to read for one Cluster");
         }
         for object in &listed.items {

@@ -84,7 +84,12 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
             .names_of_kind(crate::api::runtime::RUNTIME_GROUP, "ExtensionConfig")
             .into_iter()
             .filter_map(|(namespace, name)| {
-                store.get(crate::api::runtime::RUNTIME_GROUP, "ExtensionConfig", &namespace, &name)
+                store.get(
+                    crate::api::runtime::RUNTIME_GROUP,
+                    "ExtensionConfig",
+                    &namespace,
+                    &name,
+                )
             })
             .map(|object| (*object).clone()),
     );

@@ -27,9 +27,15 @@ pub fn plan_against_current(
     let object = store
         .get("cluster.x-k8s.io", "Cluster", namespace, name)
         .context("Cluster not stored")?;
-    let cluster: Cluster = decode_value((*object).clone()).map_err(|err| anyhow::anyhow!("decoding the Cluster: {err}"))?;
-    let work = reconcile(&object, &cluster, store, extensions)
-        .map_err(|blocked| anyhow::anyhow!("the topology is blocked ({}): {}", blocked.reason, blocked.message))?;
+    let cluster: Cluster =
+        decode_value((*object).clone()).map_err(|err| anyhow::anyhow!("decoding the Cluster: {err}"))?;
+    let work = reconcile(&object, &cluster, store, extensions).map_err(|blocked| {
+        anyhow::anyhow!(
+            "the topology is blocked ({}): {}",
+            blocked.reason,
+            blocked.message
+        )
+    })?;
     let control_plane_kind = work
         .cluster_refs
         .as_ref()
@@ -82,7 +88,11 @@ fn rollout_line(rollout: &Rollout) -> String {
     } else if rollout.because.is_empty() {
         format!("  * {}: no Machine rolls", rollout.what)
     } else {
-        format!("  * {}: Machines roll ({})", rollout.what, rollout.because.join("; "))
+        format!(
+            "  * {}: Machines roll ({})",
+            rollout.what,
+            rollout.because.join("; ")
+        )
     };
     if !rollout.provider_decides.is_empty() {
         text.push_str(&format!(

@@ -32,7 +32,12 @@ pub fn load_stored(store: &mut MemoryStore, object: Value, source: &str) -> Resu
 /// Applies `object` (from `source`) as `kubectl apply` would: when `store` holds an object of the
 /// same kind and name, the file is merged over it (see [`merged_over`]) and the result goes
 /// through the webhooks as an update; otherwise it is created.
-pub fn apply_over(store: &mut MemoryStore, object: Value, source: &str, now: &str) -> Result<Applied, ApplyError> {
+pub fn apply_over(
+    store: &mut MemoryStore,
+    object: Value,
+    source: &str,
+    now: &str,
+) -> Result<Applied, ApplyError> {
     check_served(&object, source)?;
     let key = ObjectKey::of(&object);
     let live = store.get(&key.group, &key.kind, &key.namespace, &key.name);
@@ -150,9 +155,12 @@ mod tests {
         let merged = merged_over(&live, file);
         assert_eq!(merged["data"], json!({"a": "2", "written-by-others": "y"}));
         assert_eq!(merged["metadata"]["uid"], "u1");
-        let applied: Value =
-            serde_json::from_str(merged["metadata"]["annotations"][LAST_APPLIED].as_str().unwrap_or_default())
-                .unwrap_or_default();
+        let applied: Value = serde_json::from_str(
+            merged["metadata"]["annotations"][LAST_APPLIED]
+                .as_str()
+                .unwrap_or_default(),
+        )
+        .unwrap_or_default();
         assert_eq!(applied["data"], json!({"a": "2"}));
     }
 
@@ -174,7 +182,11 @@ mod tests {
             "metadata": {"name": "c", "namespace": "ns"}, "data": {"a": "1"}});
         let applied = apply_over(&mut store, file, "f.yaml", "1970-01-01T00:00:00Z")
             .unwrap_or_else(|err| panic!("{err}"));
-        assert_eq!(applied.verdict.to_string(), "configured", "the last-applied annotation is new");
+        assert_eq!(
+            applied.verdict.to_string(),
+            "configured",
+            "the last-applied annotation is new"
+        );
         let stored = store.get("", "ConfigMap", "ns", "c").unwrap_or_default();
         assert_eq!(stored["metadata"]["uid"], "u1");
     }

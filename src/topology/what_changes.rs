@@ -58,7 +58,13 @@ fn walk(path: &str, current: &Value, desired: &Value, depth: usize, out: &mut Ve
         Value::Object(map) if depth < MAX_DEPTH && current.is_object() => {
             for (key, value) in map {
                 let child = format!("{path}.{key}");
-                walk(&child, current.get(key).unwrap_or(&Value::Null), value, depth + 1, out);
+                walk(
+                    &child,
+                    current.get(key).unwrap_or(&Value::Null),
+                    value,
+                    depth + 1,
+                    out,
+                );
             }
         }
         _ => out.push(FieldChange {
@@ -95,11 +101,25 @@ pub fn rollouts(work: &Reconciliation, control_plane_kind: &str) -> Vec<Rollout>
         let rollout = if kind == control_plane_kind && !kind.is_empty() {
             control_plane(desired, current.as_ref(), plan)
         } else if kind == "MachineDeployment" {
-            let topology = labels[TOPOLOGY_DEPLOYMENT_NAME_LABEL].as_str().unwrap_or_default();
-            worker(desired, current.as_ref(), topology, plan, &plan.machine_deployments_pending)
+            let topology = labels[TOPOLOGY_DEPLOYMENT_NAME_LABEL]
+                .as_str()
+                .unwrap_or_default();
+            worker(
+                desired,
+                current.as_ref(),
+                topology,
+                plan,
+                &plan.machine_deployments_pending,
+            )
         } else if kind == "MachinePool" {
             let topology = labels[TOPOLOGY_POOL_NAME_LABEL].as_str().unwrap_or_default();
-            worker(desired, current.as_ref(), topology, plan, &plan.machine_pools_pending)
+            worker(
+                desired,
+                current.as_ref(),
+                topology,
+                plan,
+                &plan.machine_pools_pending,
+            )
         } else {
             continue;
         };
@@ -111,13 +131,16 @@ pub fn rollouts(work: &Reconciliation, control_plane_kind: &str) -> Vec<Rollout>
 /// `spec.X` of `object` as text, at the first of `pointers` that is set.
 fn field<'a>(object: Option<&'a Value>, pointers: &[&str]) -> Option<&'a str> {
     let object = object?;
-    pointers.iter().find_map(|p| object.pointer(p).and_then(Value::as_str))
+    pointers
+        .iter()
+        .find_map(|p| object.pointer(p).and_then(Value::as_str))
 }
 
 /// "`what` a -> b" when the field differs between `current` and `desired`.
 fn moved(what: &str, current: Option<&Value>, desired: &Value, pointers: &[&str]) -> Option<String> {
     let (from, to) = (field(current, pointers), field(Some(desired), pointers));
-    (from != to && to.is_some()).then(|| format!("{what} {} -> {}", from.unwrap_or("none"), to.unwrap_or("none")))
+    (from != to && to.is_some())
+        .then(|| format!("{what} {} -> {}", from.unwrap_or("none"), to.unwrap_or("none")))
 }
 
 fn control_plane(desired: &Value, current: Option<&Value>, plan: &UpgradePlan) -> Rollout {
@@ -257,7 +280,10 @@ mod tests {
         let rollouts = rollouts(&work, "KubeadmControlPlane");
         assert_eq!(
             rollouts[0].because,
-            ["version v1.31.2 -> v1.32.0", "machine template dev-old -> dev-new"]
+            [
+                "version v1.31.2 -> v1.32.0",
+                "machine template dev-old -> dev-new"
+            ]
         );
         assert!(rollouts[0].provider_decides.is_empty(), "{:?}", rollouts[0]);
         assert_eq!(rollouts[1].what, "MachineDeployment ns/dev-md-0-x7k2p (md-0)");
@@ -267,13 +293,20 @@ mod tests {
             Some("the upgrade to v1.32.0 waits: the control plane upgrades to v1.32.0 first")
         );
         let changes = changes(&work);
-        assert_eq!(changes.len(), 1, "the unchanged MachineDeployment is left out: {changes:?}");
+        assert_eq!(
+            changes.len(),
+            1,
+            "the unchanged MachineDeployment is left out: {changes:?}"
+        );
         let Change::Changed(what, fields) = &changes[0] else {
             panic!("{changes:?}")
         };
         assert_eq!(what, "KubeadmControlPlane ns/dev-abcde");
         let paths: Vec<&str> = fields.iter().map(|f| f.path.as_str()).collect();
-        assert_eq!(paths, ["spec.version", "spec.machineTemplate.spec.infrastructureRef.name"]);
+        assert_eq!(
+            paths,
+            ["spec.version", "spec.machineTemplate.spec.infrastructureRef.name"]
+        );
     }
 
     #[test]
