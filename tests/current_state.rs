@@ -7,7 +7,7 @@ mod plan_cli;
 
 use std::path::PathBuf;
 
-use plan_cli::run;
+use plan_cli::{plan, run};
 
 const CLASS: &str = "examples/quickstart/00-clusterclass.yaml";
 const DEV: &str = "examples/quickstart/10-cluster-dev.yaml";
@@ -38,7 +38,7 @@ fn edited_current(test: &str, from: &str, to: &str) -> PathBuf {
 
 #[test]
 fn the_unchanged_cluster_plans_no_change_and_keeps_the_live_names() {
-    let (code, out, err) = run("plan", &["-f", CLASS, DEV, "--current", CURRENT, "-o", "diff"]);
+    let (code, out, err) = plan(&["-f", CLASS, DEV, "--current", CURRENT, "-o", "diff"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("  no changes\n"), "{out}");
     assert!(!out.contains("  + ") && !out.contains("  - "), "{out}");
@@ -47,7 +47,7 @@ fn the_unchanged_cluster_plans_no_change_and_keeps_the_live_names() {
         "{out}"
     );
     // The desired objects keep the names Cluster API gave them.
-    let (code, yaml, err) = run("plan", &["-f", CLASS, DEV, "--current", CURRENT]);
+    let (code, yaml, err) = plan(&["-f", CLASS, DEV, "--current", CURRENT]);
     assert_eq!(code, 0, "{err}");
     for name in [
         "dev-9tqzd",
