@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// Commands a `sh` block may hold, and why they are not run here.
-const NOT_RUN: [(&str, &str); 6] = [
+const NOT_RUN: [(&str, &str); 7] = [
     ("cargo test", "runs this test"),
     ("cargo install", "installs into the user's cargo home"),
     (
@@ -23,6 +23,7 @@ const NOT_RUN: [(&str, &str); 6] = [
     ("cd fuzz", "part of the fuzzing commands"),
     ("docker ", "needs a container engine and a registry"),
     ("kubectl ", "needs a cluster"),
+    ("capi-topology plan --kubeconfig", "reads a management cluster"),
 ];
 
 /// One command of a `console` block and what it should print.

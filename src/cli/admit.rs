@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 
+use super::admit_context::{kubectl_lines, state_warnings};
 use super::files::{admitted_store, load_store};
 use super::print_stdout;
 use crate::admission::{self, Webhook, MAX_BODY_BYTES};
@@ -49,9 +50,17 @@ pub fn run(args: &AdmitArgs) -> Result<ExitCode> {
         .read_to_end(&mut body)
         .context("cannot read the AdmissionReview from stdin")?;
     let answer = admission::review(args.path.path(), &body, &store);
+    let mut stderr = state_warnings(&body, &store, args.as_applied)
+        .into_iter()
+        .map(|warning| format!("Warning: {warning}"))
+        .collect::<Vec<_>>();
+    stderr.extend(kubectl_lines(args.path, &answer));
     let bytes = admission::encode_review(&answer).context("cannot encode the answer")?;
     let pretty: serde_json::Value = serde_json::from_slice(&bytes).context("cannot encode the answer")?;
     let text = serde_json::to_string_pretty(&pretty).context("cannot encode the answer")?;
     print_stdout(&(text + "\n"))?;
+    for line in stderr {
+        eprintln!("{line}");
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -9,12 +9,13 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
+use super::current::{missing_state_hint, CurrentArgs};
 use super::extensions::{runtime_extensions, with_discovered_variables};
 use super::files::{check_versions, read};
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::clock::now_rfc3339;
 use crate::offline::apply::{apply, Applied, Verdict};
-use crate::store::MemoryStore;
+use crate::offline::current::apply_over;
 
 /// Output formats of `check`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -34,6 +35,9 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
     pub output: Format,
+    /// The current state the files are applied over.
+    #[command(flatten)]
+    pub state: CurrentArgs,
 }
 
 /// One object's line of the JSON report.
@@ -63,9 +67,13 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
         .collect();
     let discovers = registering.iter().any(|o| o["kind"] == "ExtensionConfig");
     let extensions = runtime_extensions(&registering);
-    let mut store = MemoryStore::default();
+    let written: Vec<_> = objects.iter().map(|o| o.object.clone()).collect();
+    let current = args.state.load(&written)?;
+    let given = current.is_some();
+    let mut store = current.map(|c| c.store).unwrap_or_default();
     let now = now_rfc3339();
     let mut results = Vec::with_capacity(objects.len());
+    let mut hints = Vec::new();
     for sourced in objects {
         let source = sourced.source.display().to_string();
         let mut object = sourced.object;
@@ -75,7 +83,17 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
                 Err(message) => eprintln!("Warning: {source}: {message}"),
             }
         }
-        let applied = apply(&mut store, object, &source, &now)?;
+        let cluster = (object["kind"] == "Cluster").then(|| object.clone());
+        let applied = if given {
+            apply_over(&mut store, object, &source, &now)?
+        } else {
+            apply(&mut store, object, &source, &now)?
+        };
+        if !given && applied.verdict == Verdict::Denied {
+            if let Some(hint) = cluster.and_then(|c| missing_state_hint(&c, &applied.message)) {
+                hints.push(hint);
+            }
+        }
         results.push((sourced.source, applied));
     }
     let mut out = String::new();
@@ -104,6 +122,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
         }
     }
     print_stdout(&out)?;
+    for hint in hints {
+        eprintln!("{hint}");
+    }
     let denied = results
         .iter()
         .any(|(_, applied)| applied.verdict == Verdict::Denied);

@@ -1,14 +1,18 @@
 //! The command line: one file per subcommand, each a thin adapter over the engine.
 
 mod admit;
+mod admit_context;
 mod certs;
 mod check;
 mod contract;
 mod convert;
 mod crds;
+mod current;
 mod extensions;
 mod files;
+mod live;
 mod plan;
+mod plan_current;
 mod plan_format;
 mod plan_resource_sets;
 mod serve;

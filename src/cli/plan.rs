@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 
+use super::current::{missing_state_hint, CurrentArgs};
 use super::extensions::{runtime_extensions, with_discovered_variables};
 use super::files::{check_versions, read};
 use super::plan_format::Format;
@@ -16,6 +17,7 @@ use super::{print_stdout, EXIT_FINDINGS};
 use crate::api::convert::{from_hub, is_convertible, ContractVersions, ConvertError};
 use crate::api::Cluster;
 use crate::offline::apply::{apply, Verdict};
+use crate::offline::current::apply_over;
 use crate::offline::edge::hub_view;
 use crate::runtime::RuntimeExtensions;
 use crate::store::{MemoryStore, ObjectSource};
@@ -38,6 +40,10 @@ pub struct PlanArgs {
     /// Machine kinds are always printed in v1beta2.
     #[arg(long, value_enum, default_value_t = OutputVersion::V1beta2)]
     pub output_version: OutputVersion,
+    /// The current state to plan against, as the controller would (names kept, the diff is
+    /// what the controller writes).
+    #[command(flatten)]
+    pub state: CurrentArgs,
 }
 
 /// The versions `plan` prints our kinds in.
@@ -58,12 +64,29 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     let summary = read.summary(&args.files);
     let objects = read.objects;
     check_versions(&objects)?;
-    let all: Vec<Value> = objects.iter().map(|o| hub_view(&o.object)).collect();
+    let mut all: Vec<Value> = objects.iter().map(|o| hub_view(&o.object)).collect();
+    let written: Vec<Value> = objects.iter().map(|o| o.object.clone()).collect();
+    let current = args.state.load(&written)?;
+    let given = current.is_some();
+    let mut store = current.map(|c| c.store).unwrap_or_default();
+    all.extend(
+        store
+            .names_of_kind(crate::api::runtime::RUNTIME_GROUP, "ExtensionConfig")
+            .into_iter()
+            .filter_map(|(namespace, name)| {
+                store.get(
+                    crate::api::runtime::RUNTIME_GROUP,
+                    "ExtensionConfig",
+                    &namespace,
+                    &name,
+                )
+            })
+            .map(|object| (*object).clone()),
+    );
     // External patches call the extensions of the files' ExtensionConfigs, as the controller would.
     let extensions = runtime_extensions(&all);
     // Without ExtensionConfigs in the files, classes keep the discovered variables they list.
     let discovers = all.iter().any(|o| o["kind"] == "ExtensionConfig");
-    let mut store = MemoryStore::default();
     let mut clusters = Vec::new();
     let mut failed = false;
     for sourced in objects {
@@ -80,9 +103,17 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
                 }
             }
         }
-        let applied = apply(&mut store, object, &source, PLAN_TIME)?;
+        let cluster = (!given && is_cluster).then(|| object.clone());
+        let applied = if given {
+            apply_over(&mut store, object, &source, PLAN_TIME)?
+        } else {
+            apply(&mut store, object, &source, PLAN_TIME)?
+        };
         if applied.verdict == Verdict::Denied {
             eprintln!("{source}: {}", applied.message);
+            if let Some(hint) = cluster.and_then(|c| missing_state_hint(&c, &applied.message)) {
+                eprintln!("{hint}");
+            }
             failed = true;
         } else if is_cluster {
             clusters.push((applied.namespace.clone(), applied.resource.clone()));
@@ -95,7 +126,11 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     let mut out = String::new();
     for (namespace, resource) in clusters {
         let name = resource.rsplit('/').next().unwrap_or_default();
-        let planned = plan_cluster(&store, &namespace, name, &all, &extensions);
+        let planned = if given {
+            super::plan_current::plan_against_current(&store, &namespace, name, &extensions)
+        } else {
+            plan_cluster(&store, &namespace, name, &all, &extensions)
+        };
         let planned = match (planned, args.output_version) {
             (Ok(planned), OutputVersion::V1beta1) => Ok(to_v1beta1(planned, &store)?),
             (other, _) => other,
@@ -147,13 +182,15 @@ fn to_v1beta1(mut planned: Planned, contracts: &dyn ContractVersions) -> Result<
 }
 
 /// One Cluster's plan as printed.
-struct Planned {
+pub(super) struct Planned {
     /// The current objects owned by the Cluster.
-    current: Vec<Value>,
+    pub(super) current: Vec<Value>,
     /// The desired objects, the Cluster first.
-    desired: Vec<Value>,
+    pub(super) desired: Vec<Value>,
     /// What of the upgrade still waits, and for what (reason: message).
-    held: Option<String>,
+    pub(super) held: Option<String>,
+    /// The `-o diff` lines, when made against the current state (else from `current`).
+    pub(super) report: Option<String>,
 }
 
 /// The current and the desired objects of one Cluster (the Cluster itself first in the desired).
@@ -201,6 +238,7 @@ fn plan_cluster(
         current: current.objects,
         desired,
         held,
+        report: None,
     })
 }
 
@@ -215,6 +253,10 @@ fn render(out: &mut String, format: Format, namespace: &str, name: &str, planned
         Format::Json => out.push_str(&(serde_json::to_string_pretty(&list)? + "\n")),
         Format::Diff => {
             out.push_str(&format!("Cluster {namespace}/{name}:\n"));
+            if let Some(report) = &planned.report {
+                render_report(out, report, planned.held.as_deref());
+                return Ok(());
+            }
             // The Cluster is compared only for its references.
             let changes = diff(&planned.current, planned.desired.get(1..).unwrap_or_default());
             if changes.is_empty() && planned.held.is_none() {
@@ -238,4 +280,16 @@ fn render(out: &mut String, format: Format, namespace: &str, name: &str, planned
         }
     }
     Ok(())
+}
+
+/// The `-o diff` of a plan against the current state: its change and rollout lines, then what is
+/// held.
+fn render_report(out: &mut String, report: &str, held: Option<&str>) {
+    if !report.contains("  + ") && !report.contains("  ~ ") && !report.contains("  - ") && held.is_none() {
+        out.push_str("  no changes\n");
+    }
+    out.push_str(report);
+    if let Some(line) = held {
+        out.push_str(&format!("  = held {line}\n"));
+    }
 }

@@ -6,4 +6,5 @@
 //! topology engine; `check`, `plan` and `serve --objects` use it.
 
 pub mod apply;
+pub mod current;
 pub mod edge;

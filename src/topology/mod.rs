@@ -16,6 +16,7 @@ pub mod reconcile;
 mod template_names;
 pub mod upgrade;
 pub mod upgrade_report;
+pub mod what_changes;
 pub mod workers;
 
 pub use blueprint::Blueprint;

@@ -5,9 +5,14 @@ use std::process::Command;
 
 /// Runs `capi-topology plan ARGS` from the repository root: exit code, stdout, stderr.
 pub fn plan(args: &[&str]) -> (i32, String, String) {
+    run("plan", args)
+}
+
+/// Runs `capi-topology SUBCOMMAND ARGS` from the repository root: exit code, stdout, stderr.
+pub fn run(subcommand: &str, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_capi-topology"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .arg("plan")
+        .arg(subcommand)
         .args(args)
         .output()
         .expect("run capi-topology");

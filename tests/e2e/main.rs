@@ -15,6 +15,7 @@ mod class_status;
 mod control_plane;
 mod controllers;
 mod deployment;
+mod dry_run;
 mod env;
 mod kubectl;
 mod kubectl_watch;

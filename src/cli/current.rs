@@ -1,0 +1,133 @@
+//! `--current DIR` and `--kubeconfig`/`--context` of `plan` and `check`: the current state of a
+//! management cluster, from exported files or read live (read-only), held in the offline API
+//! server as stored state before the files are applied over it.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use serde_json::Value;
+
+use super::files::read_objects;
+use super::live::{read_current, Target};
+use crate::offline::current::load_stored;
+use crate::store::MemoryStore;
+
+/// Where the current state comes from.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CurrentArgs {
+    /// Files or directories of objects as the management cluster stores them (`kubectl get
+    /// clusters,clusterclasses,... -o yaml`: Lists, status, uid and resourceVersion kept; v1beta1 or
+    /// v1beta2). They are loaded as stored, without admission; the -f files are then applied
+    /// over them as `kubectl apply` would (an update, with the stored object as oldObject).
+    #[arg(long = "current", value_name = "PATH", num_args = 1.., conflicts_with_all = ["kubeconfig", "context"])]
+    pub current: Vec<PathBuf>,
+    /// Read the current state from a management cluster instead, read-only (get and list only:
+    /// see manifests/current-state-reader.yaml). Without a path: KUBECONFIG, then ~/.kube/config.
+    #[arg(long, value_name = "PATH", num_args = 0..=1)]
+    pub kubeconfig: Option<Option<PathBuf>>,
+    /// The kubeconfig context to read the current state from (implies --kubeconfig).
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+}
+
+/// The current state loaded, and where from.
+#[derive(Debug)]
+pub struct CurrentState {
+    /// The offline API server holding it.
+    pub store: MemoryStore,
+    /// How many objects it holds.
+    pub objects: usize,
+}
+
+impl CurrentArgs {
+    /// Whether any current state was asked for.
+    pub fn given(&self) -> bool {
+        !self.current.is_empty() || self.kubeconfig.is_some() || self.context.is_some()
+    }
+
+    /// The current state of the Clusters in `files` (objects as written), in a store; `None`
+    /// when none was asked for.
+    pub fn load(&self, files: &[Value]) -> Result<Option<CurrentState>> {
+        if !self.given() {
+            return Ok(None);
+        }
+        let objects: Vec<(String, Value)> = if self.current.is_empty() {
+            let target = Target {
+                kubeconfig: self.kubeconfig.as_ref().and_then(Option::as_deref),
+                context: self.context.as_deref(),
+            };
+            read_current(&target, files)?
+                .into_iter()
+                .map(|object| ("the management cluster".to_owned(), object))
+                .collect()
+        } else {
+            read_objects(&self.current)?
+                .into_iter()
+                .map(|sourced| (sourced.source.display().to_string(), sourced.object))
+                .collect()
+        };
+        let mut store = MemoryStore::default();
+        let count = objects.len();
+        for (source, object) in objects {
+            load_stored(&mut store, object, &source)
+                .with_context(|| format!("current state from {source}"))?;
+        }
+        Ok(Some(CurrentState {
+            store,
+            objects: count,
+        }))
+    }
+}
+
+/// For a Cluster the webhooks refused because its version rules need its current control plane
+/// and no current state was given: which object is missing and how to give it.
+pub fn missing_state_hint(object: &Value, message: &str) -> Option<String> {
+    if !message.contains("failed to get control plane object") || object["kind"] != "Cluster" {
+        return None;
+    }
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    let namespace = object["metadata"]["namespace"].as_str().unwrap_or("default");
+    let reference = &object["spec"]["controlPlaneRef"];
+    let missing = match reference["name"].as_str() {
+        Some(cp) => format!(
+            "its control plane {} {namespace}/{cp} (spec.controlPlaneRef) is not in the files",
+            reference["kind"].as_str().unwrap_or("object")
+        ),
+        None => "its control plane is not in the files (spec.controlPlaneRef, which the topology \
+                 controller sets, is unset)"
+            .to_owned(),
+    };
+    Some(format!(
+        "hint: a version change of Cluster {namespace}/{name} is checked against the Cluster as it runs, and {missing}; \
+         give the current state with --current DIR (e.g. kubectl get clusters,clusterclasses,\
+         kubeadmcontrolplanes,machinedeployments -n {namespace} -o yaml > DIR/current.yaml) or \
+         read it from the management cluster with --kubeconfig"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_refused_version_change_says_which_object_is_missing() {
+        let cluster = json!({"kind": "Cluster", "metadata": {"name": "dev", "namespace": "ns"}, "spec": {}});
+        let message = "version cannot be changed: failed to check if control plane is upgrading: \
+                       failed to get control plane object: cannot get object - object reference not set";
+        let hint = missing_state_hint(&cluster, message).unwrap_or_default();
+        assert!(hint.contains("Cluster ns/dev"), "{hint}");
+        assert!(hint.contains("spec.controlPlaneRef"), "{hint}");
+        assert!(
+            hint.contains("--current DIR") && hint.contains("--kubeconfig"),
+            "{hint}"
+        );
+        let with_ref = json!({"kind": "Cluster", "metadata": {"name": "dev"},
+            "spec": {"controlPlaneRef": {"kind": "KubeadmControlPlane", "name": "dev-x7k2p"}}});
+        let hint = missing_state_hint(&with_ref, message).unwrap_or_default();
+        assert!(hint.contains("KubeadmControlPlane default/dev-x7k2p"), "{hint}");
+        assert_eq!(missing_state_hint(&cluster, "another denial"), None);
+    }
+}

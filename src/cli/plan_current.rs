@@ -1,0 +1,107 @@
+//! `plan --current`/`--kubeconfig`: one Cluster planned as the topology controller would plan it
+//! against the current state (its objects found by the Cluster's references and the topology
+//! labels, their names kept), and what that does to the running Cluster: the changes the
+//! controller would write and, per control plane and worker pool, whether Machines roll and what
+//! holds them.
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+use super::plan::Planned;
+use crate::api::Cluster;
+use crate::decode::decode_value;
+use crate::runtime::RuntimeExtensions;
+use crate::store::{MemoryStore, ObjectSource};
+use crate::topology::diff::Change;
+use crate::topology::reconcile::reconcile;
+use crate::topology::upgrade_report::pending;
+use crate::topology::what_changes::{changes, rollouts, Rollout};
+
+/// The plan of Cluster `namespace/name` of `store` as the controller would carry it out.
+pub fn plan_against_current(
+    store: &MemoryStore,
+    namespace: &str,
+    name: &str,
+    extensions: &RuntimeExtensions,
+) -> Result<Planned> {
+    let object = store
+        .get("cluster.x-k8s.io", "Cluster", namespace, name)
+        .context("Cluster not stored")?;
+    let cluster: Cluster =
+        decode_value((*object).clone()).map_err(|err| anyhow::anyhow!("decoding the Cluster: {err}"))?;
+    let work = reconcile(&object, &cluster, store, extensions).map_err(|blocked| {
+        anyhow::anyhow!(
+            "the topology is blocked ({}): {}",
+            blocked.reason,
+            blocked.message
+        )
+    })?;
+    let control_plane_kind = work
+        .cluster_refs
+        .as_ref()
+        .unwrap_or(&object)
+        .pointer("/spec/controlPlaneRef/kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let held = pending(&work.upgrade).map(|p| format!("{}: {}", p.reason, p.message));
+    let mut report = String::new();
+    for change in changes(&work) {
+        report.push_str(&line(&change));
+    }
+    for rollout in rollouts(&work, &control_plane_kind) {
+        report.push_str(&rollout_line(&rollout));
+    }
+    let mut cluster_object = (*object).clone();
+    if let Some(refs) = &work.cluster_refs {
+        for key in ["infrastructureRef", "controlPlaneRef"] {
+            cluster_object["spec"][key] = refs["spec"][key].clone();
+        }
+    }
+    let mut desired = vec![cluster_object];
+    desired.extend(work.objects.into_iter().map(|(object, _)| object));
+    Ok(Planned {
+        current: Vec::new(),
+        desired,
+        held,
+        report: Some(report),
+    })
+}
+
+fn line(change: &Change) -> String {
+    match change {
+        Change::Created(what) => format!("  + created {what}\n"),
+        Change::Deleted(what) => format!("  - deleted {what}\n"),
+        Change::Changed(what, fields) => {
+            let mut text = format!("  ~ changed {what}\n");
+            for field in fields {
+                text.push_str(&format!("      {}: {} -> {}\n", field.path, field.from, field.to));
+            }
+            text
+        }
+    }
+}
+
+fn rollout_line(rollout: &Rollout) -> String {
+    let mut text = if rollout.created {
+        format!("  * {}: created, with new Machines", rollout.what)
+    } else if rollout.because.is_empty() {
+        format!("  * {}: no Machine rolls", rollout.what)
+    } else {
+        format!(
+            "  * {}: Machines roll ({})",
+            rollout.what,
+            rollout.because.join("; ")
+        )
+    };
+    if !rollout.provider_decides.is_empty() {
+        text.push_str(&format!(
+            "; the provider decides whether {} roll them",
+            rollout.provider_decides.join(", ")
+        ));
+    }
+    if let Some(held) = &rollout.held {
+        text.push_str(&format!("; held: {held}"));
+    }
+    text + "\n"
+}

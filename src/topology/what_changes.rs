@@ -1,0 +1,324 @@
+//! What a [`Reconciliation`] does to a running Cluster, as an operator asks it: which objects are
+//! created, changed (the fields the controller's apply sets to other values) or deleted, and per
+//! control plane and worker pool whether its Machines roll (version, template rotation,
+//! `rollout.after`) and what holds them. Pure.
+
+use serde_json::Value;
+
+use super::diff::{Change, FieldChange};
+use super::reconcile::{contains, Reconciliation};
+use super::upgrade::UpgradePlan;
+use crate::api::describe;
+use crate::api::labels::{TOPOLOGY_DEPLOYMENT_NAME_LABEL, TOPOLOGY_POOL_NAME_LABEL};
+
+/// Most nesting levels walked; deeper differences are reported whole.
+const MAX_DEPTH: usize = 64;
+
+/// The changes the controller would write: objects created, objects whose apply changes fields
+/// (each field the desired object sets to another value, compared as the controller compares
+/// before applying), the Cluster's references, and objects deleted.
+pub fn changes(work: &Reconciliation) -> Vec<Change> {
+    let mut changes = Vec::new();
+    for (desired, current) in &work.objects {
+        match current {
+            None => changes.push(Change::Created(describe(desired))),
+            Some(current) if contains(current, desired) => {}
+            Some(current) => {
+                let mut fields = Vec::new();
+                for part in ["metadata", "spec"] {
+                    walk(part, &current[part], &desired[part], 0, &mut fields);
+                }
+                changes.push(Change::Changed(describe(desired), fields));
+            }
+        }
+    }
+    if let Some(refs) = &work.cluster_refs {
+        let fields = ["infrastructureRef", "controlPlaneRef"]
+            .iter()
+            .map(|key| FieldChange {
+                path: format!("spec.{key}"),
+                from: Value::Null,
+                to: refs["spec"][key].clone(),
+            })
+            .filter(|f| !f.to.is_null())
+            .collect();
+        changes.push(Change::Changed(describe(refs), fields));
+    }
+    changes.extend(work.deletions.iter().map(|o| Change::Deleted(describe(o))));
+    changes
+}
+
+/// The fields of `desired` that `current` does not hold: maps walked key by key, lists and
+/// scalars whole.
+fn walk(path: &str, current: &Value, desired: &Value, depth: usize, out: &mut Vec<FieldChange>) {
+    if contains(current, desired) {
+        return;
+    }
+    match desired {
+        Value::Object(map) if depth < MAX_DEPTH && current.is_object() => {
+            for (key, value) in map {
+                let child = format!("{path}.{key}");
+                walk(
+                    &child,
+                    current.get(key).unwrap_or(&Value::Null),
+                    value,
+                    depth + 1,
+                    out,
+                );
+            }
+        }
+        _ => out.push(FieldChange {
+            path: path.to_owned(),
+            from: current.clone(),
+            to: desired.clone(),
+        }),
+    }
+}
+
+/// Whether one control plane or worker pool's Machines roll, and what holds them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rollout {
+    /// The object: `KubeadmControlPlane ns/dev-x7k2p`, `MachineDeployment ns/dev-md-0-abcde (md-0)`.
+    pub what: String,
+    /// Why its Machines roll (empty: they do not).
+    pub because: Vec<String>,
+    /// Other changed fields the provider may roll Machines for (control planes only).
+    pub provider_decides: Vec<String>,
+    /// What the topology holds back, and why.
+    pub held: Option<String>,
+    /// True when the object is created by this plan (its Machines are new).
+    pub created: bool,
+}
+
+/// The rollout of the control plane (`control_plane_kind` is its kind) and of every
+/// MachineDeployment and MachinePool of `work`, in that order.
+pub fn rollouts(work: &Reconciliation, control_plane_kind: &str) -> Vec<Rollout> {
+    let plan = &work.upgrade;
+    let mut out = Vec::new();
+    for (desired, current) in &work.objects {
+        let kind = desired["kind"].as_str().unwrap_or_default();
+        let labels = &desired["metadata"]["labels"];
+        let rollout = if kind == control_plane_kind && !kind.is_empty() {
+            control_plane(desired, current.as_ref(), plan)
+        } else if kind == "MachineDeployment" {
+            let topology = labels[TOPOLOGY_DEPLOYMENT_NAME_LABEL]
+                .as_str()
+                .unwrap_or_default();
+            worker(
+                desired,
+                current.as_ref(),
+                topology,
+                plan,
+                &plan.machine_deployments_pending,
+            )
+        } else if kind == "MachinePool" {
+            let topology = labels[TOPOLOGY_POOL_NAME_LABEL].as_str().unwrap_or_default();
+            worker(
+                desired,
+                current.as_ref(),
+                topology,
+                plan,
+                &plan.machine_pools_pending,
+            )
+        } else {
+            continue;
+        };
+        out.push(rollout);
+    }
+    out
+}
+
+/// `spec.X` of `object` as text, at the first of `pointers` that is set.
+fn field<'a>(object: Option<&'a Value>, pointers: &[&str]) -> Option<&'a str> {
+    let object = object?;
+    pointers
+        .iter()
+        .find_map(|p| object.pointer(p).and_then(Value::as_str))
+}
+
+/// "`what` a -> b" when the field differs between `current` and `desired`.
+fn moved(what: &str, current: Option<&Value>, desired: &Value, pointers: &[&str]) -> Option<String> {
+    let (from, to) = (field(current, pointers), field(Some(desired), pointers));
+    (from != to && to.is_some())
+        .then(|| format!("{what} {} -> {}", from.unwrap_or("none"), to.unwrap_or("none")))
+}
+
+fn control_plane(desired: &Value, current: Option<&Value>, plan: &UpgradePlan) -> Rollout {
+    const VERSION: &[&str] = &["/spec/version"];
+    const TEMPLATE: &[&str] = &[
+        "/spec/machineTemplate/spec/infrastructureRef/name",
+        "/spec/machineTemplate/infrastructureRef/name",
+    ];
+    const AFTER: &[&str] = &["/spec/rollout/after", "/spec/rolloutAfter"];
+    let mut because = Vec::new();
+    let mut provider_decides = Vec::new();
+    if let Some(current) = current {
+        because.extend(moved("version", Some(current), desired, VERSION));
+        because.extend(moved("machine template", Some(current), desired, TEMPLATE));
+        because.extend(moved("rollout.after", Some(current), desired, AFTER));
+        let mut fields = Vec::new();
+        walk("spec", &current["spec"], &desired["spec"], 0, &mut fields);
+        let named = |path: &str| {
+            [VERSION, TEMPLATE, AFTER]
+                .iter()
+                .flat_map(|p| p.iter())
+                .any(|p| p.trim_start_matches('/').replace('/', ".") == path)
+        };
+        provider_decides = fields.into_iter().map(|f| f.path).filter(|p| !named(p)).collect();
+    }
+    let held = plan.control_plane_pending.then(|| {
+        format!(
+            "the upgrade to {} waits: {}",
+            plan.target,
+            plan.control_plane
+                .describe()
+                .unwrap_or_else(|| "the MachineDeployments and MachinePools roll out first".to_owned())
+        )
+    });
+    Rollout {
+        what: describe(desired),
+        because,
+        provider_decides,
+        held,
+        created: current.is_none(),
+    }
+}
+
+fn worker(
+    desired: &Value,
+    current: Option<&Value>,
+    topology: &str,
+    plan: &UpgradePlan,
+    pending: &super::upgrade::WorkersPending,
+) -> Rollout {
+    let template = |part: &str| format!("/spec/template/spec/{part}");
+    let mut because = Vec::new();
+    if current.is_some() {
+        for (what, pointer) in [
+            ("version", template("version")),
+            ("infrastructure template", template("infrastructureRef/name")),
+            ("bootstrap template", template("bootstrap/configRef/name")),
+            ("failure domain", template("failureDomain")),
+            ("rollout.after", "/spec/rollout/after".to_owned()),
+        ] {
+            because.extend(moved(what, current, desired, &[pointer.as_str()]));
+        }
+    }
+    let name = desired["metadata"]["name"].as_str().unwrap_or_default();
+    let waits = || {
+        if plan.control_plane_starting {
+            format!("the control plane upgrades to {} first", plan.target)
+        } else {
+            plan.control_plane
+                .describe()
+                .unwrap_or_else(|| "other workers roll out first (upgrade concurrency)".to_owned())
+        }
+    };
+    let held = if pending.upgrade.iter().any(|n| n == name) {
+        Some(format!("the upgrade to {} waits: {}", plan.target, waits()))
+    } else if pending.deferred.iter().any(|n| n == name) {
+        Some(format!(
+            "the upgrade to {} is deferred by the defer-upgrade or hold-upgrade-sequence annotation",
+            plan.target
+        ))
+    } else {
+        None
+    };
+    Rollout {
+        what: format!("{} ({topology})", describe(desired)),
+        because,
+        provider_decides: Vec::new(),
+        held,
+        created: current.is_none(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::topology::upgrade::{ControlPlanePhase, WorkersPending};
+
+    fn plan() -> UpgradePlan {
+        UpgradePlan {
+            target: "v1.32.0".to_owned(),
+            control_plane_version: "v1.32.0".to_owned(),
+            control_plane: ControlPlanePhase::Stable,
+            control_plane_pending: false,
+            control_plane_starting: true,
+            machine_deployments: Vec::new(),
+            machine_deployments_pending: WorkersPending {
+                upgrade: vec!["dev-md-0-x7k2p".to_owned()],
+                ..WorkersPending::default()
+            },
+            machine_pools: Vec::new(),
+            machine_pools_pending: WorkersPending::default(),
+        }
+    }
+
+    #[test]
+    fn the_control_plane_rolls_and_the_workers_wait_for_it() {
+        let cp = |version: &str, template: &str| {
+            json!({"kind": "KubeadmControlPlane", "metadata": {"name": "dev-abcde", "namespace": "ns"},
+                "spec": {"version": version, "replicas": 1,
+                    "machineTemplate": {"spec": {"infrastructureRef": {"name": template}}}}})
+        };
+        let md = json!({"kind": "MachineDeployment",
+            "metadata": {"name": "dev-md-0-x7k2p", "namespace": "ns",
+                "labels": {TOPOLOGY_DEPLOYMENT_NAME_LABEL: "md-0"}},
+            "spec": {"template": {"spec": {"version": "v1.31.2"}}}});
+        let work = Reconciliation {
+            objects: vec![
+                (cp("v1.32.0", "dev-new"), Some(cp("v1.31.2", "dev-old"))),
+                (md.clone(), Some(md)),
+            ],
+            cluster_refs: None,
+            deletions: Vec::new(),
+            upgrade: plan(),
+        };
+        let rollouts = rollouts(&work, "KubeadmControlPlane");
+        assert_eq!(
+            rollouts[0].because,
+            [
+                "version v1.31.2 -> v1.32.0",
+                "machine template dev-old -> dev-new"
+            ]
+        );
+        assert!(rollouts[0].provider_decides.is_empty(), "{:?}", rollouts[0]);
+        assert_eq!(rollouts[1].what, "MachineDeployment ns/dev-md-0-x7k2p (md-0)");
+        assert!(rollouts[1].because.is_empty());
+        assert_eq!(
+            rollouts[1].held.as_deref(),
+            Some("the upgrade to v1.32.0 waits: the control plane upgrades to v1.32.0 first")
+        );
+        let changes = changes(&work);
+        assert_eq!(
+            changes.len(),
+            1,
+            "the unchanged MachineDeployment is left out: {changes:?}"
+        );
+        let Change::Changed(what, fields) = &changes[0] else {
+            panic!("{changes:?}")
+        };
+        assert_eq!(what, "KubeadmControlPlane ns/dev-abcde");
+        let paths: Vec<&str> = fields.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["spec.version", "spec.machineTemplate.spec.infrastructureRef.name"]
+        );
+    }
+
+    #[test]
+    fn fields_others_added_are_no_change() {
+        let desired = json!({"kind": "X", "metadata": {"name": "x"}, "spec": {"a": 1}});
+        let current = json!({"kind": "X", "metadata": {"name": "x", "uid": "u"}, "spec": {"a": 1.0, "b": 2}});
+        let work = Reconciliation {
+            objects: vec![(desired, Some(current))],
+            cluster_refs: None,
+            deletions: Vec::new(),
+            upgrade: plan(),
+        };
+        assert!(changes(&work).is_empty());
+    }
+}
