@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use crate::api::runtime::{ExtensionHandler, GroupVersionHook, HOOKS_API_VERSION};
-use crate::contract::conditions::condition_message;
+use crate::api::conditions::condition_message;
 use crate::runtime::Registration;
 
 /// The condition discovery sets.
