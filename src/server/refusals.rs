@@ -6,11 +6,11 @@
 //! at all, curl a "stream error"), with `NO_ERROR` once it is (RFC 9113 §8.1: an answer before
 //! the upload ended, which Go's client, the API server's, accepts; curl 7.88 still reports a
 //! stream error). So every request body is lent to the routes, and what a route leaves unread
-//! comes back here and rides along with the answer's body. Over HTTP/2, once the answer's last
-//! byte is sent, the rest of the upload is read and discarded, up to [`DRAIN_FACTOR`] times the
-//! body limit and within [`DRAIN_TIME`], so that the stream ends cleanly for every client; an
-//! upload longer than that is refused with RST_STREAM(NO_ERROR). Over HTTP/1.1 such an answer
-//! says `Connection: close`, and the rest of the upload is never read.
+//! comes back here and rides along with the answer's body. Once the answer's last byte is sent,
+//! the rest of the upload is read and discarded, up to [`DRAIN_FACTOR`] times the body limit and
+//! within [`DRAIN_TIME`], so that an HTTP/2 stream ends cleanly for every client (a longer upload
+//! gets RST_STREAM(NO_ERROR)), and an HTTP/1.1 answer, which says `Connection: close`, is not
+//! destroyed by the reset a close on unread data sends.
 //!
 //! Every refusal is a Kubernetes `Status` (`kind: Status`, `apiVersion: v1`): the API server's
 //! webhook client decodes it and shows its message to the user.
@@ -67,11 +67,8 @@ pub fn status(code: StatusCode, reason: &str, message: &str) -> Response {
 /// has been sent (see the module comment).
 pub async fn answer_first(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let limit = state.limits.max_header_bytes;
-    let drain = if request.version() == Version::HTTP_2 {
-        state.limits.max_body_bytes.saturating_mul(DRAIN_FACTOR)
-    } else {
-        0
-    };
+    let drain = state.limits.max_body_bytes.saturating_mul(DRAIN_FACTOR);
+    let version = request.version();
     let (parts, body) = request.into_parts();
     let returned = Arc::new(Mutex::new(None));
     let response = if header_bytes(&parts.headers, &parts.uri) > limit {
@@ -96,7 +93,7 @@ pub async fn answer_first(State(state): State<AppState>, request: Request, next:
     };
     let unread = returned.lock().unwrap_or_else(PoisonError::into_inner).take();
     match unread {
-        Some(upload) => hold(response, upload, drain),
+        Some(upload) => hold(response, upload, drain, version),
         None => response,
     }
 }
@@ -133,11 +130,12 @@ fn header_bytes(headers: &HeaderMap, uri: &Uri) -> usize {
 }
 
 /// `response` carrying `upload` (the unread rest of the request body) until it is sent, then
-/// discarding up to `drain` more bytes of it; with nothing to drain (HTTP/1) it closes the
-/// connection.
-fn hold(response: Response, upload: Body, drain: usize) -> Response {
+/// discarding up to `drain` more bytes of it; over HTTP/1 it then closes the connection (the
+/// discarding is its lingering close: closing on unread data would reset the connection and
+/// could destroy the answer before the client reads it).
+fn hold(response: Response, upload: Body, drain: usize, version: Version) -> Response {
     let (mut parts, answer) = response.into_parts();
-    if drain == 0 {
+    if version <= Version::HTTP_11 {
         parts
             .headers
             .insert(header::CONNECTION, HeaderValue::from_static("close"));
