@@ -162,8 +162,10 @@ impl ExtensionClient {
                     quoted(&bytes)
                 )));
             }
-            check_values(&bytes, MAX_ANSWER_VALUES).map_err(|bound| {
-                CallError::answered(format!("failed to decode response: the answer has {bound}"))
+            check_values(&bytes, MAX_ANSWER_VALUES).map_err(|_| {
+                CallError::answered(format!(
+                    "failed to decode response: the answer has more than {MAX_ANSWER_VALUES} values"
+                ))
             })?;
             serde_json::from_slice(&bytes).map_err(|e| {
                 CallError::answered(format!("failed to decode response: {}", echoed(&e.to_string())))
