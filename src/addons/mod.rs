@@ -11,12 +11,16 @@ pub mod matching;
 mod objects;
 pub mod preview;
 pub mod selector;
+mod shared;
 pub mod work;
 
 pub use data::{normalize_data, DataEntry, MAX_DATA_BYTES};
 pub use error::ResourceError;
 pub use hash::compute_hash;
 pub use objects::{parse_objects, MAX_OBJECTS};
+pub use shared::SharedParses;
+
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -26,7 +30,8 @@ pub struct Resource {
     /// `sha256:<hex>` of its normalized data, as recorded in a ClusterResourceSetBinding.
     pub hash: String,
     /// The objects to create, key by key in key order; within one key, in creation order.
-    pub objects: Vec<Value>,
+    /// Shared by every reader of the same data (see [`SharedParses`]).
+    pub objects: Arc<[Value]>,
 }
 
 /// Reads `resource` (a Secret of type `addons.cluster.x-k8s.io/resource-set`, or a ConfigMap):
@@ -35,7 +40,7 @@ pub fn read_resource(resource: &Value) -> Result<Resource, ResourceError> {
     let data = normalize_data(resource)?;
     Ok(Resource {
         hash: compute_hash(&data),
-        objects: parse_objects(&data)?,
+        objects: parse_objects(&data)?.into(),
     })
 }
 

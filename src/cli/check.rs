@@ -28,7 +28,8 @@ pub enum Format {
 /// Arguments of `check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Manifest files or directories, applied in order (directories in name order).
+    /// Manifest files or directories, applied in order (directories in name order). Regular
+    /// files only, at most 32 MiB each.
     #[arg(short = 'f', long = "filename", value_name = "PATH", num_args = 1.., required = true)]
     pub files: Vec<PathBuf>,
     /// Output format.

@@ -37,6 +37,7 @@ pub enum Format {
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// Files or directories with ClusterClasses, templates, Clusters and current objects.
+    /// Regular files only, at most 32 MiB each.
     #[arg(short = 'f', long = "filename", value_name = "PATH", num_args = 1.., required = true)]
     pub files: Vec<PathBuf>,
     /// Output format.
@@ -98,7 +99,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
             clusters.push((applied.namespace.clone(), applied.resource.clone()));
         }
     }
-    let resource_sets = super::plan_resource_sets::render(&store, args.output);
+    let resource_sets = super::plan_resource_sets::render(&store, args.output, &mut failed);
     if clusters.is_empty() && !failed && resource_sets.is_none() {
         eprintln!("no Cluster with a spec.topology to plan: {summary}");
     }
