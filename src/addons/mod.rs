@@ -53,7 +53,7 @@ mod tests {
     #[test]
     fn a_config_map_gives_its_objects_and_hash() {
         let config_map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "calico"},
-            "data": {"b.yaml": "kind: Deployment\napiVersion: apps/v1\nmetadata: {name: d}\n---\nkind: Namespace\napiVersion: v1\nmetadata: {name: n}\n",
+            "data": {"b.yaml": "kind: Deployment\napiVersion: apps/v1\nmetadata: {name: d}\n---\nkind: Namespace\napiVersion: v1\nmetadata: {name: net}\n",
                      "a.json": "{\"kind\": \"ConfigMap\", \"apiVersion\": \"v1\", \"metadata\": {\"name\": \"c\"}}"}});
         let resource = read_resource(&config_map).unwrap();
         let kinds: Vec<&str> = resource

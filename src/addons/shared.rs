@@ -80,7 +80,7 @@ mod tests {
     #[test]
     fn the_same_data_is_parsed_once_and_shared() {
         let mut shared = SharedParses::default();
-        let text = "kind: Namespace\nmetadata: {name: n}\n";
+        let text = "kind: Namespace\nmetadata: {name: net}\n";
         let a = shared.read(&config_map("a", json!({"k": text}))).unwrap();
         let b = shared.read(&config_map("b", json!({"k": text}))).unwrap();
         assert!(Arc::ptr_eq(&a.objects, &b.objects), "two ConfigMaps, one parse");

@@ -13,7 +13,8 @@ use super::extensions::{runtime_extensions, with_discovered_variables};
 use super::files::{check_versions, read};
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::clock::now_rfc3339;
-use crate::offline::apply::{apply, Applied, Verdict};
+use crate::offline::apply::{Applied, Verdict};
+use crate::offline::strict::{apply_validated, Schemas, Validation};
 use crate::store::MemoryStore;
 
 /// Output formats of `check`.
@@ -35,6 +36,10 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
     pub output: Format,
+    /// Field validation, as kubectl's `--validate`: unknown or repeated fields refuse the object
+    /// (`strict`, or `true`), are warnings (`warn`), or are dropped silently (`ignore`, `false`).
+    #[arg(long, value_enum, default_value_t = Validation::Strict, value_name = "MODE")]
+    pub validate: Validation,
 }
 
 /// One object's line of the JSON report.
@@ -67,7 +72,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     let mut store = MemoryStore::default();
     let now = now_rfc3339();
     let mut results = Vec::with_capacity(objects.len());
+    let schemas = Schemas::new(objects.iter().map(|o| &o.object));
     for sourced in objects {
+        let findings = schemas.findings(&sourced.object, &sourced.duplicates);
         let source = sourced.source.display().to_string();
         let mut object = sourced.object;
         if discovers {
@@ -76,7 +83,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
                 Err(message) => eprintln!("Warning: {source}: {message}"),
             }
         }
-        let applied = apply(&mut store, object, &source, &now)?;
+        let applied = apply_validated(&mut store, object, findings, args.validate, &source, &now)?;
         results.push((sourced.source, applied));
     }
     let mut out = String::new();

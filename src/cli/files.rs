@@ -9,7 +9,7 @@ use crate::api::convert::to_hub;
 use crate::clock::now_rfc3339;
 use crate::offline::apply::{apply, Verdict};
 use crate::offline::edge::check_served;
-use crate::store::{parse_manifests, MemoryStore};
+use crate::store::{parse_manifests_noting_duplicates, MemoryStore};
 
 /// Manifest file endings read from a directory.
 const MANIFEST_EXTENSIONS: [&str; 3] = ["yaml", "yml", "json"];
@@ -26,6 +26,8 @@ pub struct SourcedObject {
     pub source: PathBuf,
     /// The object.
     pub object: Value,
+    /// The paths of the keys it repeats, as written (strict field validation refuses them).
+    pub duplicates: Vec<String>,
 }
 
 /// Every object in `paths`, in order: files as given, directories walked in name order.
@@ -84,10 +86,12 @@ pub fn read(paths: &[PathBuf]) -> Result<Read> {
     let mut objects = Vec::new();
     for file in files {
         let text = read_text(&file)?;
-        let parsed = parse_manifests(&text).with_context(|| format!("{}", file.display()))?;
-        objects.extend(parsed.into_iter().map(|object| SourcedObject {
+        let parsed =
+            parse_manifests_noting_duplicates(&text).with_context(|| format!("{}", file.display()))?;
+        objects.extend(parsed.into_iter().map(|(object, duplicates)| SourcedObject {
             source: file.clone(),
             object,
+            duplicates,
         }));
     }
     Ok(Read {

@@ -14,7 +14,8 @@ use super::files::{check_versions, read};
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::api::convert::{from_hub, is_convertible, ContractVersions, ConvertError};
 use crate::api::Cluster;
-use crate::offline::apply::{apply, Verdict};
+use crate::offline::apply::Verdict;
+use crate::offline::strict::{apply_validated, Schemas, Validation};
 use crate::offline::edge::hub_view;
 use crate::runtime::RuntimeExtensions;
 use crate::store::{MemoryStore, ObjectSource};
@@ -49,6 +50,10 @@ pub struct PlanArgs {
     /// Machine kinds are always printed in v1beta2.
     #[arg(long, value_enum, default_value_t = OutputVersion::V1beta2)]
     pub output_version: OutputVersion,
+    /// Field validation, as kubectl's `--validate`: unknown or repeated fields refuse the object
+    /// (`strict`, or `true`), are warnings (`warn`), or are dropped silently (`ignore`, `false`).
+    #[arg(long, value_enum, default_value_t = Validation::Strict, value_name = "MODE")]
+    pub validate: Validation,
 }
 
 /// The versions `plan` prints our kinds in.
@@ -77,7 +82,9 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     let mut store = MemoryStore::default();
     let mut clusters = Vec::new();
     let mut failed = false;
+    let schemas = Schemas::new(objects.iter().map(|o| &o.object));
     for sourced in objects {
+        let findings = schemas.findings(&sourced.object, &sourced.duplicates);
         let is_cluster =
             sourced.object["kind"] == "Cluster" && sourced.object["spec"]["topology"].is_object();
         let source = sourced.source.display().to_string();
@@ -91,7 +98,10 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
                 }
             }
         }
-        let applied = apply(&mut store, object, &source, PLAN_TIME)?;
+        if args.validate == Validation::Warn {
+            findings.iter().for_each(|finding| eprintln!("Warning: {finding}"));
+        }
+        let applied = apply_validated(&mut store, object, findings, args.validate, &source, PLAN_TIME)?;
         if applied.verdict == Verdict::Denied {
             eprintln!("{source}: {}", applied.message);
             failed = true;

@@ -7,3 +7,5 @@
 
 pub mod apply;
 pub mod edge;
+mod refusals;
+pub mod strict;
