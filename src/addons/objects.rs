@@ -207,8 +207,10 @@ mod tests {
             err("{kind: A, metadata: {name: a}}\n---\n- 1\n- 2\n"),
             r#"data key "k", document 2: not an object"#
         );
-        assert!(err("{kind: A, metadata: {name: a}}\n---\nkind: [\n").starts_with(r#"data key "k", document 2: "#));
-        assert!(err(r#"[{"kind": "A", "metadata": {"generateName": "a-"}}, 3]"#).ends_with("document 2: not an object"));
+        assert!(err("{kind: A, metadata: {name: a}}\n---\nkind: [\n")
+            .starts_with(r#"data key "k", document 2: "#));
+        assert!(err(r#"[{"kind": "A", "metadata": {"generateName": "a-"}}, 3]"#)
+            .ends_with("document 2: not an object"));
         assert_eq!(
             err("{kind: A, metadata: {name: a}}\n---\nmetadata: {name: b}\n"),
             r#"data key "k", document 2: the object has no kind"#

@@ -86,7 +86,9 @@ impl<'a> Previews<'a> {
             let described = resource.objects.iter().map(describe).collect();
             Ok((resource, described))
         });
-        read.as_ref().map(|(_, described)| described.clone()).map_err(Clone::clone)
+        read.as_ref()
+            .map(|(_, described)| described.clone())
+            .map_err(Clone::clone)
     }
 }
 

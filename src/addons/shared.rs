@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 
-use sha2::{Digest, Sha256};
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 use super::{compute_hash, normalize_data, parse_objects, DataEntry, Resource, ResourceError};
 
@@ -84,7 +84,10 @@ mod tests {
         let a = shared.read(&config_map("a", json!({"k": text}))).unwrap();
         let b = shared.read(&config_map("b", json!({"k": text}))).unwrap();
         assert!(Arc::ptr_eq(&a.objects, &b.objects), "two ConfigMaps, one parse");
-        assert_eq!(a, super::super::read_resource(&config_map("a", json!({"k": text}))).unwrap());
+        assert_eq!(
+            a,
+            super::super::read_resource(&config_map("a", json!({"k": text}))).unwrap()
+        );
         let other_key = shared.read(&config_map("c", json!({"j": text}))).unwrap();
         assert!(!Arc::ptr_eq(&a.objects, &other_key.objects));
         assert_eq!(a.hash, other_key.hash, "the binding's hash leaves keys out");

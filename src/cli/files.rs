@@ -216,7 +216,10 @@ fn collect_files(path: &Path, depth: usize, files: &mut Vec<PathBuf>) -> Result<
         match special_kind(&metadata.file_type()) {
             _ if !manifest => {}
             None => files.push(entry),
-            Some(kind) => eprintln!("Warning: skipped {}: not a regular file ({kind})", entry.display()),
+            Some(kind) => eprintln!(
+                "Warning: skipped {}: not a regular file ({kind})",
+                entry.display()
+            ),
         }
     }
     Ok(())

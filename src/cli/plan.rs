@@ -15,8 +15,8 @@ use super::{print_stdout, EXIT_FINDINGS};
 use crate::api::convert::{from_hub, is_convertible, ContractVersions, ConvertError};
 use crate::api::Cluster;
 use crate::offline::apply::Verdict;
-use crate::offline::strict::{apply_validated, Schemas, Validation};
 use crate::offline::edge::hub_view;
+use crate::offline::strict::{apply_validated, Schemas, Validation};
 use crate::runtime::RuntimeExtensions;
 use crate::store::{MemoryStore, ObjectSource};
 use crate::topology::diff::{diff, Change};
@@ -99,7 +99,9 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
             }
         }
         if args.validate == Validation::Warn {
-            findings.iter().for_each(|finding| eprintln!("Warning: {finding}"));
+            findings
+                .iter()
+                .for_each(|finding| eprintln!("Warning: {finding}"));
         }
         let applied = apply_validated(&mut store, object, findings, args.validate, &source, PLAN_TIME)?;
         if applied.verdict == Verdict::Denied {

@@ -6,8 +6,8 @@
 use serde_json::Value;
 
 use crate::admission::object_meta::validate_object_meta;
-use crate::store::group_of as api_group;
 use crate::field::{truncate, FieldError, FieldErrors, FieldPath};
+use crate::store::group_of as api_group;
 
 /// Kinds whose CRD lists `spec` as required (Cluster API v1.14.0).
 const SPEC_REQUIRED: &[(&str, &str)] = &[
@@ -38,7 +38,10 @@ pub fn check(object: &mut Value) -> Result<(), String> {
     if errors.is_empty() {
         return Ok(());
     }
-    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     Err(invalid(group, kind, name, &errors))
 }
 
@@ -75,16 +78,21 @@ mod tests {
             "metadata": {"name": "s", "namespace": "ns"}, "spec": null});
         assert_eq!(
             check(&mut set),
-            Err(r#"The ClusterResourceSet.addons.cluster.x-k8s.io "s" is invalid: spec: Required value"#.to_owned())
+            Err(
+                r#"The ClusterResourceSet.addons.cluster.x-k8s.io "s" is invalid: spec: Required value"#
+                    .to_owned()
+            )
         );
-        let mut config_map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "spec": null});
+        let mut config_map =
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "spec": null});
         assert_eq!(check(&mut config_map), Ok(()));
         assert!(config_map.get("spec").is_none());
     }
 
     #[test]
     fn bad_metadata_is_refused_as_kubectl_shows_it() {
-        let mut config_map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Bad_Name!"}});
+        let mut config_map =
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Bad_Name!"}});
         let message = check(&mut config_map).unwrap_err();
         assert!(
             message.starts_with(
@@ -100,7 +108,11 @@ mod tests {
             "{message}"
         );
         assert!(message.ends_with("\n* spec: Required value"), "{message}");
-        let mut long = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "a".repeat(1 << 20)}});
-        assert!(check(&mut long).unwrap_err().len() < 4096, "a 1 MB name is not echoed whole");
+        let mut long =
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "a".repeat(1 << 20)}});
+        assert!(
+            check(&mut long).unwrap_err().len() < 4096,
+            "a 1 MB name is not echoed whole"
+        );
     }
 }

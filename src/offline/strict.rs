@@ -48,7 +48,11 @@ impl Schemas {
             .collect();
         let groups: Vec<String> = ours
             .iter()
-            .filter_map(|crd| crd.pointer("/spec/group").and_then(Value::as_str).map(str::to_owned))
+            .filter_map(|crd| {
+                crd.pointer("/spec/group")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            })
             .collect();
         for crd in &ours {
             schemas.add(crd);
@@ -56,7 +60,9 @@ impl Schemas {
         let theirs = objects.into_iter().filter(|o| {
             o["kind"] == "CustomResourceDefinition"
                 && o["apiVersion"] == "apiextensions.k8s.io/v1"
-                && !groups.iter().any(|g| o.pointer("/spec/group") == Some(&Value::from(g.as_str())))
+                && !groups
+                    .iter()
+                    .any(|g| o.pointer("/spec/group") == Some(&Value::from(g.as_str())))
         });
         for crd in theirs {
             schemas.add(crd);
@@ -75,8 +81,10 @@ impl Schemas {
             ) else {
                 continue;
             };
-            self.by_kind
-                .insert((group.to_owned(), name.to_owned(), kind.to_owned()), schema.clone());
+            self.by_kind.insert(
+                (group.to_owned(), name.to_owned(), kind.to_owned()),
+                schema.clone(),
+            );
         }
     }
 
@@ -84,7 +92,10 @@ impl Schemas {
     /// `duplicates`: `duplicate field "p"` for each, then `unknown field "p"` for each field its
     /// schema does not declare (none when no schema is known for its kind and version).
     pub fn findings(&self, object: &Value, duplicates: &[String]) -> Vec<String> {
-        let mut findings: Vec<String> = duplicates.iter().map(|p| format!("duplicate field {p:?}")).collect();
+        let mut findings: Vec<String> = duplicates
+            .iter()
+            .map(|p| format!("duplicate field {p:?}"))
+            .collect();
         let api_version = object["apiVersion"].as_str().unwrap_or_default();
         let version = api_version.rsplit('/').next().unwrap_or_default();
         let key = (
@@ -123,7 +134,10 @@ pub fn apply_validated(
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     let kind = object["kind"].as_str().unwrap_or_default();
     let key = crate::store::ObjectKey::of(&object);
-    let verb = if store.get(&key.group, &key.kind, &key.namespace, &key.name).is_some() {
+    let verb = if store
+        .get(&key.group, &key.kind, &key.namespace, &key.name)
+        .is_some()
+    {
         "patching"
     } else {
         "creating"
@@ -221,7 +235,14 @@ const OBJECT_META: &[&str] = &[
     "finalizers",
     "managedFields",
 ];
-const OWNER_REFERENCE: &[&str] = &["apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"];
+const OWNER_REFERENCE: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "name",
+    "uid",
+    "controller",
+    "blockOwnerDeletion",
+];
 
 fn object_meta(meta: &Value, path: &str, unknown: &mut Vec<String>) {
     let Some(map) = meta.as_object() else { return };
@@ -293,9 +314,13 @@ mod tests {
     #[test]
     fn kinds_without_a_schema_are_checked_for_duplicates_only() {
         let schemas = Schemas::new([]);
-        let config_map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "anything": 1});
+        let config_map =
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "anything": 1});
         assert!(schemas.findings(&config_map, &[]).is_empty());
-        assert_eq!(schemas.findings(&config_map, &["data.k".to_owned()]), [r#"duplicate field "data.k""#]);
+        assert_eq!(
+            schemas.findings(&config_map, &["data.k".to_owned()]),
+            [r#"duplicate field "data.k""#]
+        );
     }
 
     #[test]
@@ -324,11 +349,20 @@ mod tests {
     #[test]
     fn strict_refuses_with_kubectls_words_warn_admits_with_warnings() {
         let schemas = Schemas::new([]);
-        let typo = cluster(json!({"classRef": {"name": "k"}, "version": "v1.31.0", "workers": {"machineDeployment": []}}));
+        let typo = cluster(
+            json!({"classRef": {"name": "k"}, "version": "v1.31.0", "workers": {"machineDeployment": []}}),
+        );
         let findings = schemas.findings(&typo, &[]);
         let mut store = MemoryStore::default();
-        let refused =
-            apply_validated(&mut store, typo.clone(), findings.clone(), Validation::Strict, "c.yaml", "now").unwrap();
+        let refused = apply_validated(
+            &mut store,
+            typo.clone(),
+            findings.clone(),
+            Validation::Strict,
+            "c.yaml",
+            "now",
+        )
+        .unwrap();
         assert_eq!(refused.verdict, Verdict::Denied);
         assert_eq!(
             refused.message,

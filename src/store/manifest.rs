@@ -82,7 +82,11 @@ fn assign(objects: &mut [(Value, Vec<String>)], duplicates: Vec<String>) {
     }
 }
 
-fn collect(value: Value, document: usize, objects: &mut Vec<(Value, Vec<String>)>) -> Result<(), ManifestError> {
+fn collect(
+    value: Value,
+    document: usize,
+    objects: &mut Vec<(Value, Vec<String>)>,
+) -> Result<(), ManifestError> {
     let Value::Object(map) = value else {
         return match value {
             Value::Null => Ok(()),
@@ -144,7 +148,8 @@ mod tests {
 
     #[test]
     fn repeated_keys_are_noted_per_object_and_the_last_kept() {
-        let text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, name: b}\ndata:\n  k: 1\n  k: 2\n---\n\
+        let text =
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, name: b}\ndata:\n  k: 1\n  k: 2\n---\n\
                     {\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [\
                     {\"apiVersion\": \"v1\", \"kind\": \"Secret\", \"metadata\": {\"name\": \"b\"}},\
                     {\"apiVersion\": \"v1\", \"kind\": \"Secret\", \"metadata\": {\"name\": \"c\"},\

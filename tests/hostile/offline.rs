@@ -78,11 +78,23 @@ fn a_fifo_in_a_directory_is_skipped_and_named() {
     }
     std::fs::copy("examples/quickstart/10-cluster-dev.yaml", dir.join("a.yaml")).expect("copy");
     let dir_arg = dir.display().to_string();
-    let output = run_within(SOON, &["check", "-f", "examples/quickstart/00-clusterclass.yaml", "-f", &dir_arg]);
+    let output = run_within(
+        SOON,
+        &[
+            "check",
+            "-f",
+            "examples/quickstart/00-clusterclass.yaml",
+            "-f",
+            &dir_arg,
+        ],
+    );
     let stderr = text(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     assert!(
-        stderr.contains(&format!("Warning: skipped {}: not a regular file (a FIFO)", fifo.display())),
+        stderr.contains(&format!(
+            "Warning: skipped {}: not a regular file (a FIFO)",
+            fifo.display()
+        )),
         "{stderr}"
     );
     assert!(text(&output.stdout).contains("cluster.cluster.x-k8s.io/dev created"));
@@ -127,7 +139,10 @@ fn devices_and_huge_files_are_refused_at_once() {
 #[test]
 fn add_on_data_listed_thousands_of_times_is_parsed_once() {
     let dir = temp_dir("crs");
-    let big = format!("{{kind: ConfigMap, apiVersion: v1, metadata: {{name: x}}, data: {{k: '{}'}}}}", "a".repeat(145_000));
+    let big = format!(
+        "{{kind: ConfigMap, apiVersion: v1, metadata: {{name: x}}, data: {{k: '{}'}}}}",
+        "a".repeat(145_000)
+    );
     let documents = vec![big; 20].join("\n---\n");
     let config_map = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "calico", "namespace": "default"}, "data": {"calico.yaml": documents}});
@@ -153,10 +168,17 @@ fn add_on_data_listed_thousands_of_times_is_parsed_once() {
         );
     }
     std::fs::write(dir.join("all.yaml"), files.join("\n---\n")).expect("write");
-    let output = run_within(Duration::from_secs(90), &["plan", "-o", "diff", "-f", &dir.display().to_string()]);
+    let output = run_within(
+        Duration::from_secs(90),
+        &["plan", "-o", "diff", "-f", &dir.display().to_string()],
+    );
     let stdout = text(&output.stdout);
     assert!(output.status.success(), "{}", text(&output.stderr));
-    assert_eq!(stdout.matches("  set-").count(), 150, "50 sets for each of 3 Clusters");
+    assert_eq!(
+        stdout.matches("  set-").count(),
+        150,
+        "50 sets for each of 3 Clusters"
+    );
     assert_eq!(stdout.matches("      + ConfigMap x").count(), 3 * 50 * 100 * 20);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -186,7 +208,7 @@ fn broken_add_on_data_and_refused_names_fail_the_command() {
     );
     let long = "a".repeat(1 << 20);
     let refused = [
-        format!(r#"{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {{"name": "Bad_Name!"}}}}"#),
+        r#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Bad_Name!"}}"#.to_owned(),
         format!(r#"{{"apiVersion": "addons.cluster.x-k8s.io/v1beta2", "kind": "ClusterResourceSetBinding", "metadata": {{"name": "{long}", "namespace": "default"}}, "spec": {{"clusterName": "c"}}}}"#),
         r#"{"apiVersion": "addons.cluster.x-k8s.io/v1beta2", "kind": "ClusterResourceSet", "metadata": {"name": "n", "namespace": "default"}, "spec": null}"#.to_owned(),
         r#"{"apiVersion": "runtime.cluster.x-k8s.io/v1beta2", "kind": "ExtensionConfig", "metadata": {"name": "e"}, "spec": null}"#.to_owned(),
@@ -201,9 +223,19 @@ fn broken_add_on_data_and_refused_names_fail_the_command() {
         r#"The ConfigMap "Bad_Name!" is invalid: metadata.name: Invalid value: "Bad_Name!": a lowercase RFC 1123 subdomain must consist of"#
     ));
     assert!(lines[1].starts_with("The ClusterResourceSetBinding.addons.cluster.x-k8s.io \"aaaa"));
-    assert!(lines[1].contains("must be no more than 253 characters"), "{}", lines[1]);
+    assert!(
+        lines[1].contains("must be no more than 253 characters"),
+        "{}",
+        lines[1]
+    );
     assert!(lines[1].len() < 8192, "a 1 MB name is not echoed whole");
-    assert_eq!(lines[2], r#"The ClusterResourceSet.addons.cluster.x-k8s.io "n" is invalid: spec: Required value"#);
-    assert_eq!(lines[3], r#"The ExtensionConfig.runtime.cluster.x-k8s.io "e" is invalid: spec: Required value"#);
+    assert_eq!(
+        lines[2],
+        r#"The ClusterResourceSet.addons.cluster.x-k8s.io "n" is invalid: spec: Required value"#
+    );
+    assert_eq!(
+        lines[3],
+        r#"The ExtensionConfig.runtime.cluster.x-k8s.io "e" is invalid: spec: Required value"#
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
