@@ -35,13 +35,15 @@ pub struct ResourcePreview {
 
 /// `(kind, namespace, name)` of a Secret or ConfigMap.
 type Key = (String, String, String);
+/// A Secret or ConfigMap read (kept so its parse is shared) with its objects described, or why not.
+type Read = Result<(Resource, Arc<[String]>), String>;
 
 /// Previews for many Clusters over the same objects: each Secret or ConfigMap is read once
 /// however many sets, references and Clusters list it, and its data parsed once per content.
 pub struct Previews<'a> {
     lookup: &'a dyn Fn(&str, &str, &str) -> Option<Value>,
     parses: SharedParses,
-    read: HashMap<Key, Result<(Resource, Arc<[String]>), String>>,
+    read: HashMap<Key, Read>,
 }
 
 impl<'a> Previews<'a> {
