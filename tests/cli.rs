@@ -174,3 +174,49 @@ fn readme_documents_every_subcommand() {
         );
     }
 }
+
+/// The README's typo, in a file of its own beside the quickstart class.
+fn typo_cluster_file(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("capi-topology-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let cluster = std::fs::read_to_string("examples/quickstart/10-cluster-dev.yaml")
+        .expect("quickstart")
+        .replace("machineDeployments:", "machineDeployment:")
+        .replace("  name: dev\n", "  name: dev\n  name: dev\n");
+    let file = dir.join("typo.yaml");
+    std::fs::write(&file, cluster).expect("write");
+    file
+}
+
+#[test]
+fn check_refuses_unknown_and_repeated_fields_as_kubectl_does() {
+    let file = typo_cluster_file("strict");
+    let path = file.display().to_string();
+    let class = "examples/quickstart/00-clusterclass.yaml";
+    let output = capi_topology(&["check", "-f", class, "-f", &path], None);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stdout(&output).lines().last(),
+        Some(
+            format!(
+                "Error from server (BadRequest): error when creating {path:?}: Cluster in version \"v1beta2\" cannot \
+                 be handled as a Cluster: strict decoding error: duplicate field \"metadata.name\", unknown field \
+                 \"spec.topology.workers.machineDeployment\""
+            )
+            .as_str()
+        )
+    );
+    let warned = capi_topology(&["check", "--validate=warn", "-f", class, "-f", &path], None);
+    assert!(warned.status.success());
+    let stderr = String::from_utf8_lossy(&warned.stderr);
+    assert!(
+        stderr.contains("Warning: unknown field \"spec.topology.workers.machineDeployment\""),
+        "{stderr}"
+    );
+    let ignored = capi_topology(&["plan", "--validate=false", "-f", class, "-f", &path], None);
+    assert!(ignored.status.success());
+    assert!(!String::from_utf8_lossy(&ignored.stderr).contains("unknown field"));
+    let refused = capi_topology(&["plan", "-f", class, "-f", &path], None);
+    assert_eq!(refused.status.code(), Some(1));
+    let _ = std::fs::remove_file(&file);
+}

@@ -385,7 +385,16 @@ fn resource_sets_list_what_they_would_apply_to_each_cluster() {
         "tests/fixtures/addons/plan-refused.yaml",
     ];
     let (code, out, err) = plan(&[&files[..], &["-o", "diff"]].concat());
-    assert_eq!((code, err.as_str()), (0, ""));
+    // Each resource that cannot be read is said once on stderr, and fails the plan.
+    assert_eq!(
+        (code, err.as_str()),
+        (
+            1,
+            "ClusterResourceSet crs2: ConfigMap absent: not found in the files\n\
+             ClusterResourceSet crs2: Secret untyped: unsupported secret type \"Opaque\": a ClusterResourceSet reads \
+             only Secrets of type \"addons.cluster.x-k8s.io/resource-set\"\n"
+        )
+    );
     assert_eq!(
         out,
         "Cluster default/c1 ClusterResourceSets:
@@ -405,7 +414,7 @@ Cluster default/c2 ClusterResourceSets:
 "
     );
     let (code, json, _) = plan(&[&files[..], &["-o", "json"]].concat());
-    assert_eq!(code, 0);
+    assert_eq!(code, 1, "the broken resources fail -o json too");
     let first: serde_json::Value = serde_json::Deserializer::from_str(&json)
         .into_iter()
         .next()

@@ -48,6 +48,17 @@ pub enum ResourceError {
         /// 1-based position of the document in the value.
         document: usize,
     },
+    /// An object without a kind, or without a name (nor a generateName): it could not be
+    /// created.
+    #[error("data key {key:?}, document {document}: the object has no {missing}")]
+    Unnamed {
+        /// The data key.
+        key: String,
+        /// 1-based position of the document in the value.
+        document: usize,
+        /// `kind` or `metadata.name`.
+        missing: &'static str,
+    },
     /// More objects than one resource may create.
     #[error("the data holds more than {0} objects")]
     TooManyObjects(usize),

@@ -80,6 +80,21 @@ fn object(value: Value, key: &str, document: usize, budget: &mut Budget) -> Resu
             document,
         });
     }
+    let text = |pointer: &str| value.pointer(pointer).and_then(Value::as_str).unwrap_or_default();
+    let missing = if text("/kind").is_empty() {
+        Some("kind")
+    } else if text("/metadata/name").is_empty() && text("/metadata/generateName").is_empty() {
+        Some("metadata.name")
+    } else {
+        None
+    };
+    if let Some(missing) = missing {
+        return Err(ResourceError::Unnamed {
+            key: key.to_owned(),
+            document,
+            missing,
+        });
+    }
     budget.spend(&value)?;
     Ok(value)
 }
@@ -189,11 +204,21 @@ mod tests {
     fn bad_documents_name_their_key_and_position() {
         let err = |text: &str| parse_objects(&[entry("k", text)]).unwrap_err().to_string();
         assert_eq!(
-            err("kind: A\n---\n- 1\n- 2\n"),
+            err("{kind: A, metadata: {name: a}}\n---\n- 1\n- 2\n"),
             r#"data key "k", document 2: not an object"#
         );
-        assert!(err("kind: A\n---\nkind: [\n").starts_with(r#"data key "k", document 2: "#));
-        assert!(err("[{\"kind\": \"A\"}, 3]").ends_with("document 2: not an object"));
+        assert!(err("{kind: A, metadata: {name: a}}\n---\nkind: [\n")
+            .starts_with(r#"data key "k", document 2: "#));
+        assert!(err(r#"[{"kind": "A", "metadata": {"generateName": "a-"}}, 3]"#)
+            .ends_with("document 2: not an object"));
+        assert_eq!(
+            err("{kind: A, metadata: {name: a}}\n---\nmetadata: {name: b}\n"),
+            r#"data key "k", document 2: the object has no kind"#
+        );
+        assert_eq!(
+            err(r#"[{"kind": "A", "metadata": {"namespace": "n"}}]"#),
+            r#"data key "k", document 1: the object has no metadata.name"#
+        );
         assert!(err("[{\"kind\": ").starts_with(r#"data key "k", document 1: "#));
         let bytes = DataEntry {
             key: "k".to_owned(),
@@ -211,7 +236,7 @@ mod tests {
         assert!(parse_objects(&[entry("deep", &deep)]).is_err());
         let deep_json = format!("[{}{}]", "[".repeat(100_000), "]".repeat(100_000));
         assert!(parse_objects(&[entry("deep", &deep_json)]).is_err());
-        let mut bomb = String::from("kind: A\na: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        let mut bomb = String::from("kind: A\nmetadata: {name: a}\na: &a [x, x, x, x, x, x, x, x, x, x]\n");
         for level in 1..12 {
             let previous = level - 1;
             let refs = vec![format!("*l{previous}"); 10].join(", ");
@@ -219,7 +244,7 @@ mod tests {
         }
         let bomb = bomb.replace("&a", "&l0");
         assert!(parse_objects(&[entry("bomb", &bomb)]).is_err());
-        let many = "kind: A\n---\n".repeat(MAX_OBJECTS + 1);
+        let many = "{kind: A, metadata: {name: a}}\n---\n".repeat(MAX_OBJECTS + 1);
         assert_eq!(
             parse_objects(&[entry("many", &many)]).unwrap_err(),
             ResourceError::TooManyObjects(MAX_OBJECTS)

@@ -102,7 +102,7 @@ mod tests {
     fn read(hash: &str) -> Resource {
         Resource {
             hash: hash.to_owned(),
-            objects: vec![json!({"kind": "Namespace"})],
+            objects: vec![json!({"kind": "Namespace"})].into(),
         }
     }
 

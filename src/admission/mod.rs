@@ -10,6 +10,7 @@ mod edge;
 pub mod extension_config;
 mod go_printed;
 pub mod health_check;
+pub mod object_meta;
 pub mod request;
 mod review;
 pub mod status;

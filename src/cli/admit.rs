@@ -17,7 +17,7 @@ use crate::admission::{self, Webhook, MAX_BODY_BYTES};
 pub struct AdmitArgs {
     /// Files or directories of objects the webhook may read (ClusterClasses, Clusters, control
     /// planes, MachineDeployments...), taken as given: a ClusterClass counts as reconciled only
-    /// if its status says so, as in a cluster.
+    /// if its status says so, as in a cluster. Regular files only, at most 32 MiB each.
     #[arg(long = "objects", value_name = "PATH", num_args = 1..)]
     pub objects: Vec<PathBuf>,
     /// Apply the --objects through the webhooks first, as `check`, `plan` and `serve --objects`

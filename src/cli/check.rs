@@ -14,8 +14,8 @@ use super::extensions::{runtime_extensions, with_discovered_variables};
 use super::files::{check_versions, read};
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::clock::now_rfc3339;
-use crate::offline::apply::{apply, Applied, Verdict};
-use crate::offline::current::apply_over;
+use crate::offline::apply::{Applied, Verdict};
+use crate::offline::strict::{apply_validated, Schemas, Validation};
 
 /// Output formats of `check`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -29,7 +29,8 @@ pub enum Format {
 /// Arguments of `check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Manifest files or directories, applied in order (directories in name order).
+    /// Manifest files or directories, applied in order (directories in name order). Regular
+    /// files only, at most 32 MiB each.
     #[arg(short = 'f', long = "filename", value_name = "PATH", num_args = 1.., required = true)]
     pub files: Vec<PathBuf>,
     /// Output format.
@@ -38,6 +39,10 @@ pub struct CheckArgs {
     /// The current state the files are applied over.
     #[command(flatten)]
     pub state: CurrentArgs,
+    /// Field validation, as kubectl's `--validate`: unknown or repeated fields refuse the object
+    /// (`strict`, or `true`), are warnings (`warn`), or are dropped silently (`ignore`, `false`).
+    #[arg(long, value_enum, default_value_t = Validation::Strict, value_name = "MODE")]
+    pub validate: Validation,
 }
 
 /// One object's line of the JSON report.
@@ -74,7 +79,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     let now = now_rfc3339();
     let mut results = Vec::with_capacity(objects.len());
     let mut hints = Vec::new();
+    let schemas = Schemas::new(objects.iter().map(|o| &o.object));
     for sourced in objects {
+        let findings = schemas.findings(&sourced.object, &sourced.duplicates);
         let source = sourced.source.display().to_string();
         let mut object = sourced.object;
         if discovers {
@@ -84,11 +91,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
             }
         }
         let cluster = (object["kind"] == "Cluster").then(|| object.clone());
-        let applied = if given {
-            apply_over(&mut store, object, &source, &now)?
-        } else {
-            apply(&mut store, object, &source, &now)?
-        };
+        let applied = apply_validated(&mut store, given, object, findings, args.validate, &source, &now)?;
         if !given && applied.verdict == Verdict::Denied {
             if let Some(hint) = cluster.and_then(|c| missing_state_hint(&c, &applied.message)) {
                 hints.push(hint);

@@ -25,6 +25,7 @@ pub enum Format {
 pub struct ContractArgs {
     /// Files or directories holding the provider's CRDs and ClusterRoles (e.g. the output of
     /// `kustomize build config/default`, or a release's infrastructure-components.yaml).
+    /// Regular files only, at most 32 MiB each.
     #[arg(short = 'f', long = "filename", value_name = "PATH", num_args = 1.., required = true)]
     pub files: Vec<PathBuf>,
     /// The InfraCluster kinds to check (default: every CRD kind ending in `Cluster`).

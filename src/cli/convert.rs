@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use serde_json::Value;
 
-use super::files::manifest_files;
+use super::files::{manifest_files, read_text};
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::api::convert::{convert, is_convertible, to_hub, ContractVersions};
 use crate::store::contract::CRD_KIND;
@@ -42,7 +42,8 @@ impl Target {
 /// Arguments of `convert`.
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
-    /// Manifest files or directories (directories walked in name order).
+    /// Manifest files or directories (directories walked in name order). Regular files only,
+    /// at most 32 MiB each.
     #[arg(short = 'f', long = "filename", value_name = "PATH", num_args = 1.., required = true)]
     pub files: Vec<PathBuf>,
     /// The version to write. v1beta1 needs, among the files, the CRDs of the kinds a Cluster's
@@ -70,8 +71,7 @@ struct Converted {
 pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
     let mut inputs = Vec::new();
     for (root, file) in manifest_files(&args.files)? {
-        let text =
-            std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+        let text = read_text(&file)?;
         let objects = parse_manifests(&text).with_context(|| format!("{}", file.display()))?;
         inputs.push((root, file, text, objects));
     }

@@ -9,12 +9,15 @@ use crate::api::convert::to_hub;
 use crate::clock::now_rfc3339;
 use crate::offline::apply::{apply, Verdict};
 use crate::offline::edge::check_served;
-use crate::store::{parse_manifests, MemoryStore};
+use crate::store::{parse_manifests_noting_duplicates, MemoryStore};
 
 /// Manifest file endings read from a directory.
 const MANIFEST_EXTENSIONS: [&str; 3] = ["yaml", "yml", "json"];
 /// Directories nested deeper than this are not read (a guard against link loops).
 const MAX_DEPTH: usize = 16;
+/// Largest manifest file read, in bytes: far above any real manifest (the API server takes at
+/// most 3 MiB per object), far below what would exhaust memory once parsed.
+pub const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
 
 /// One object and the file it came from.
 #[derive(Debug, Clone)]
@@ -23,6 +26,8 @@ pub struct SourcedObject {
     pub source: PathBuf,
     /// The object.
     pub object: Value,
+    /// The paths of the keys it repeats, as written (strict field validation refuses them).
+    pub duplicates: Vec<String>,
 }
 
 /// Every object in `paths`, in order: files as given, directories walked in name order.
@@ -80,12 +85,13 @@ pub fn read(paths: &[PathBuf]) -> Result<Read> {
     let count = files.len();
     let mut objects = Vec::new();
     for file in files {
-        let text =
-            std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
-        let parsed = parse_manifests(&text).with_context(|| format!("{}", file.display()))?;
-        objects.extend(parsed.into_iter().map(|object| SourcedObject {
+        let text = read_text(&file)?;
+        let parsed =
+            parse_manifests_noting_duplicates(&text).with_context(|| format!("{}", file.display()))?;
+        objects.extend(parsed.into_iter().map(|(object, duplicates)| SourcedObject {
             source: file.clone(),
             object,
+            duplicates,
         }));
     }
     Ok(Read {
@@ -126,8 +132,61 @@ pub fn admitted_store(paths: &[PathBuf]) -> Result<MemoryStore> {
     Ok(store)
 }
 
+/// The text of the manifest file `file`: a regular file of at most [`MAX_FILE_BYTES`], read
+/// with that bound even if it grows while being read.
+pub fn read_text(file: &Path) -> Result<String> {
+    use std::io::Read as _;
+    let cannot = || format!("cannot read {}", file.display());
+    // Checked before opening: opening a FIFO waits for a writer.
+    let metadata = std::fs::metadata(file).with_context(cannot)?;
+    if let Some(kind) = special_kind(&metadata.file_type()).or(metadata.is_dir().then_some("a directory")) {
+        anyhow::bail!("cannot read {}: not a regular file ({kind})", file.display());
+    }
+    let opened = std::fs::File::open(file).with_context(cannot)?;
+    let too_large = || {
+        anyhow::anyhow!(
+            "cannot read {}: larger than {} MiB, the most a manifest file may hold",
+            file.display(),
+            MAX_FILE_BYTES / (1024 * 1024)
+        )
+    };
+    if metadata.len() > MAX_FILE_BYTES {
+        return Err(too_large());
+    }
+    let mut text = String::new();
+    opened
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .with_context(cannot)?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large());
+    }
+    Ok(text)
+}
+
+/// What a file that is neither a regular file nor a directory is, for messages.
+fn special_kind(file_type: &std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    if file_type.is_file() || file_type.is_dir() {
+        None
+    } else if file_type.is_fifo() {
+        Some("a FIFO")
+    } else if file_type.is_char_device() {
+        Some("a character device")
+    } else if file_type.is_block_device() {
+        Some("a block device")
+    } else if file_type.is_socket() {
+        Some("a socket")
+    } else {
+        Some("not a file")
+    }
+}
+
 fn collect_files(path: &Path, depth: usize, files: &mut Vec<PathBuf>) -> Result<()> {
     let metadata = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if let Some(kind) = special_kind(&metadata.file_type()) {
+        anyhow::bail!("cannot read {}: not a regular file ({kind})", path.display());
+    }
     if !metadata.is_dir() {
         files.push(path.to_path_buf());
         return Ok(());
@@ -142,14 +201,25 @@ fn collect_files(path: &Path, depth: usize, files: &mut Vec<PathBuf>) -> Result<
         .with_context(|| format!("cannot list {}", path.display()))?;
     entries.sort();
     for entry in entries {
-        if entry.is_dir() {
+        // A dangling link or an entry removed meanwhile is skipped like any other non-manifest.
+        let Ok(metadata) = std::fs::metadata(&entry) else {
+            continue;
+        };
+        if metadata.is_dir() {
             collect_files(&entry, depth + 1, files)?;
-        } else if entry
+            continue;
+        }
+        let manifest = entry
             .extension()
             .and_then(|e| e.to_str())
-            .is_some_and(|e| MANIFEST_EXTENSIONS.contains(&e))
-        {
-            files.push(entry);
+            .is_some_and(|e| MANIFEST_EXTENSIONS.contains(&e));
+        match special_kind(&metadata.file_type()) {
+            _ if !manifest => {}
+            None => files.push(entry),
+            Some(kind) => eprintln!(
+                "Warning: skipped {}: not a regular file ({kind})",
+                entry.display()
+            ),
         }
     }
     Ok(())

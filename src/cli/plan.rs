@@ -16,9 +16,9 @@ use super::plan_format::Format;
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::api::convert::{from_hub, is_convertible, ContractVersions, ConvertError};
 use crate::api::Cluster;
-use crate::offline::apply::{apply, Verdict};
-use crate::offline::current::apply_over;
+use crate::offline::apply::Verdict;
 use crate::offline::edge::hub_view;
+use crate::offline::strict::{apply_validated, Schemas, Validation};
 use crate::runtime::RuntimeExtensions;
 use crate::store::{MemoryStore, ObjectSource};
 use crate::topology::diff::{diff, Change};
@@ -29,6 +29,7 @@ use crate::topology::{plan, Blueprint, Current};
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// Files or directories with ClusterClasses, templates, Clusters and current objects.
+    /// Regular files only, at most 32 MiB each.
     #[arg(short = 'f', long = "filename", value_name = "PATH", num_args = 1.., required = true)]
     pub files: Vec<PathBuf>,
     /// Output format.
@@ -44,6 +45,10 @@ pub struct PlanArgs {
     /// what the controller writes).
     #[command(flatten)]
     pub state: CurrentArgs,
+    /// Field validation, as kubectl's `--validate`: unknown or repeated fields refuse the object
+    /// (`strict`, or `true`), are warnings (`warn`), or are dropped silently (`ignore`, `false`).
+    #[arg(long, value_enum, default_value_t = Validation::Strict, value_name = "MODE")]
+    pub validate: Validation,
 }
 
 /// The versions `plan` prints our kinds in.
@@ -89,7 +94,9 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     let discovers = all.iter().any(|o| o["kind"] == "ExtensionConfig");
     let mut clusters = Vec::new();
     let mut failed = false;
+    let schemas = Schemas::new(objects.iter().map(|o| &o.object));
     for sourced in objects {
+        let findings = schemas.findings(&sourced.object, &sourced.duplicates);
         let is_cluster =
             sourced.object["kind"] == "Cluster" && sourced.object["spec"]["topology"].is_object();
         let source = sourced.source.display().to_string();
@@ -104,11 +111,12 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
             }
         }
         let cluster = (!given && is_cluster).then(|| object.clone());
-        let applied = if given {
-            apply_over(&mut store, object, &source, PLAN_TIME)?
-        } else {
-            apply(&mut store, object, &source, PLAN_TIME)?
-        };
+        if args.validate == Validation::Warn {
+            findings
+                .iter()
+                .for_each(|finding| eprintln!("Warning: {finding}"));
+        }
+        let applied = apply_validated(&mut store, given, object, findings, args.validate, &source, PLAN_TIME)?;
         if applied.verdict == Verdict::Denied {
             eprintln!("{source}: {}", applied.message);
             if let Some(hint) = cluster.and_then(|c| missing_state_hint(&c, &applied.message)) {
@@ -119,7 +127,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
             clusters.push((applied.namespace.clone(), applied.resource.clone()));
         }
     }
-    let resource_sets = super::plan_resource_sets::render(&store, args.output);
+    let resource_sets = super::plan_resource_sets::render(&store, args.output, &mut failed);
     if clusters.is_empty() && !failed && resource_sets.is_none() {
         eprintln!("no Cluster with a spec.topology to plan: {summary}");
     }

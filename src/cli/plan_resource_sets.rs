@@ -1,22 +1,27 @@
 //! The ClusterResourceSet part of `plan`: for every Cluster in the files, the sets that select it
 //! and the objects each would apply, from the Secrets and ConfigMaps in the files.
 
+use std::collections::BTreeSet;
+
 use serde_json::{json, Value};
 
 use super::plan_format::Format;
-use crate::addons::preview::{preview, SetPreview};
+use crate::addons::preview::{Previews, SetPreview};
 use crate::api::{Cluster, ClusterResourceSet, ADDONS_GROUP};
 use crate::decode::decode_value;
 use crate::store::{MemoryStore, ObjectSource};
 
-/// The section for `format`; `None` when the files hold no ClusterResourceSet.
-pub fn render(store: &MemoryStore, format: Format) -> Option<String> {
+/// The section for `format`, `None` when the files hold no ClusterResourceSet. Each resource
+/// that cannot be read is said once on stderr too, and sets `broken`.
+pub fn render(store: &MemoryStore, format: Format, broken: &mut bool) -> Option<String> {
     let sets: Vec<ClusterResourceSet> = all(store, ADDONS_GROUP, "ClusterResourceSet");
     if sets.is_empty() {
         return None;
     }
     let lookup =
         |kind: &str, namespace: &str, name: &str| store.get("", kind, namespace, name).map(|o| (*o).clone());
+    let mut previews = Previews::new(&lookup);
+    let mut problems = BTreeSet::new();
     let mut out = String::new();
     for cluster in all::<Cluster>(store, "cluster.x-k8s.io", "Cluster") {
         let name = format!(
@@ -24,7 +29,15 @@ pub fn render(store: &MemoryStore, format: Format) -> Option<String> {
             cluster.metadata.namespace.as_deref().unwrap_or_default(),
             cluster.metadata.name.as_deref().unwrap_or_default()
         );
-        let previews = preview(&cluster, &sets, &lookup);
+        let previews = previews.of(&cluster, &sets);
+        for set in &previews {
+            for resource in &set.resources {
+                if let Err(why) = &resource.objects {
+                    let named = format!("{} {}", resource.resource.kind, resource.resource.name);
+                    problems.insert(format!("ClusterResourceSet {}: {named}: {why}", set.name));
+                }
+            }
+        }
         match format {
             Format::Json => {
                 let listed = json!({"cluster": name, "clusterResourceSets": previews.iter().map(as_json).collect::<Vec<_>>()});
@@ -35,6 +48,10 @@ pub fn render(store: &MemoryStore, format: Format) -> Option<String> {
             Format::Diff => out.push_str(&text(&name, &previews)),
         }
     }
+    for problem in &problems {
+        eprintln!("{problem}");
+    }
+    *broken |= !problems.is_empty();
     Some(out)
 }
 
@@ -60,7 +77,7 @@ fn text(cluster: &str, previews: &[SetPreview]) -> String {
             match &resource.objects {
                 Ok(objects) => {
                     out.push_str(&format!("    {named}:\n"));
-                    for object in objects {
+                    for object in objects.iter() {
                         out.push_str(&format!("      + {object}\n"));
                     }
                 }
@@ -78,7 +95,7 @@ fn as_json(set: &SetPreview) -> Value {
         .map(|r| {
             let mut entry = json!({"kind": r.resource.kind, "name": r.resource.name});
             match &r.objects {
-                Ok(objects) => entry["objects"] = json!(objects),
+                Ok(objects) => entry["objects"] = json!(objects.as_ref()),
                 Err(why) => entry["error"] = json!(why),
             }
             entry

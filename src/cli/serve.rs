@@ -49,7 +49,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
     /// Serve over the objects in these files or directories instead of an API server (local
-    /// development, demos, load tests). They are admitted as `kubectl apply` would.
+    /// development, demos, load tests). They are admitted as `kubectl apply` would. Regular
+    /// files only, at most 32 MiB each.
     #[arg(long = "objects", value_name = "PATH", num_args = 1..)]
     pub objects: Vec<PathBuf>,
     /// What this process runs: the admission webhooks, the controllers (topology and

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::edge::{check_served, to_stored, UnknownVersion};
+use super::refusals;
 use crate::admission::{self, Kind, Webhook};
 use crate::api::ClusterClass;
 use crate::contract::ref_versions::{ref_versions_condition, template_refs};
@@ -81,32 +82,17 @@ pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) ->
         namespace,
         name,
     } = ObjectKey::of(&object);
-    let resource = if group.is_empty() {
-        format!("{}/{name}", kind.to_lowercase())
-    } else {
-        format!("{}.{group}/{name}", kind.to_lowercase())
-    };
     let old = store
         .get(&group, &kind, &namespace, &name)
         .map(|old| (*old).clone());
-    let admitted_kind = match (group.as_str(), kind.as_str()) {
-        ("cluster.x-k8s.io", "Cluster") => Some(Kind::Cluster),
-        ("cluster.x-k8s.io", "ClusterClass") => Some(Kind::ClusterClass),
-        ("addons.cluster.x-k8s.io", "ClusterResourceSet") => Some(Kind::ClusterResourceSet),
-        ("addons.cluster.x-k8s.io", "ClusterResourceSetBinding") => Some(Kind::ClusterResourceSetBinding),
-        ("runtime.cluster.x-k8s.io", "ExtensionConfig") => Some(Kind::ExtensionConfig),
-        _ => None,
-    };
-    // The store files a cluster-scoped object under `default` too; the report says it has none.
-    let cluster_scoped = admitted_kind.is_some_and(|kind| !kind.namespaced());
-    let mut applied = Applied {
-        resource,
-        namespace: if cluster_scoped { String::new() } else { namespace },
-        verdict: Verdict::Created,
-        message: String::new(),
-        warnings: Vec::new(),
-    };
+    let admitted_kind = admitted_kind(&group, &kind);
+    let mut applied = created(&object);
     let mut object = object;
+    if let Err(message) = refusals::check(&mut object) {
+        applied.verdict = Verdict::Denied;
+        applied.message = message;
+        return Ok(applied);
+    }
     if let Some(kind) = admitted_kind {
         let verb = if old.is_some() { "patching" } else { "creating" };
         object = match to_stored(object, source, verb) {
@@ -142,6 +128,43 @@ pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) ->
     };
     store.insert(object)?;
     Ok(applied)
+}
+
+/// The kind our webhooks admit, for one of our kinds.
+fn admitted_kind(group: &str, kind: &str) -> Option<Kind> {
+    match (group, kind) {
+        ("cluster.x-k8s.io", "Cluster") => Some(Kind::Cluster),
+        ("cluster.x-k8s.io", "ClusterClass") => Some(Kind::ClusterClass),
+        ("addons.cluster.x-k8s.io", "ClusterResourceSet") => Some(Kind::ClusterResourceSet),
+        ("addons.cluster.x-k8s.io", "ClusterResourceSetBinding") => Some(Kind::ClusterResourceSetBinding),
+        ("runtime.cluster.x-k8s.io", "ExtensionConfig") => Some(Kind::ExtensionConfig),
+        _ => None,
+    }
+}
+
+/// The answer for `object` before anything is known of it: kubectl's name for it
+/// (`cluster.cluster.x-k8s.io/c1`, `configmap/settings`), its namespace, `created`.
+pub(super) fn created(object: &Value) -> Applied {
+    let ObjectKey {
+        group,
+        kind,
+        namespace,
+        name,
+    } = ObjectKey::of(object);
+    let resource = if group.is_empty() {
+        format!("{}/{name}", kind.to_lowercase())
+    } else {
+        format!("{}.{group}/{name}", kind.to_lowercase())
+    };
+    // The store files a cluster-scoped object under `default` too; the report says it has none.
+    let cluster_scoped = admitted_kind(&group, &kind).is_some_and(|kind| !kind.namespaced());
+    Applied {
+        resource,
+        namespace: if cluster_scoped { String::new() } else { namespace },
+        verdict: Verdict::Created,
+        message: String::new(),
+        warnings: Vec::new(),
+    }
 }
 
 /// Runs the kind's mutating then validating webhook; the admitted (defaulted) object, or kubectl's

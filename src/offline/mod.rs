@@ -8,3 +8,5 @@
 pub mod apply;
 pub mod current;
 pub mod edge;
+mod refusals;
+pub mod strict;

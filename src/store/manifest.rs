@@ -1,6 +1,9 @@
 //! Parsing manifest text: multi-document YAML, a JSON object, or a `List` of objects.
 
+use serde::de::DeserializeSeed;
 use serde_json::Value;
+
+use super::duplicates::{Seen, Tracked};
 
 /// Why manifest text could not be read as Kubernetes objects.
 #[derive(Debug, thiserror::Error)]
@@ -26,20 +29,64 @@ pub enum ManifestError {
 /// Every object in `text`, in order: YAML documents (JSON is YAML), with `kind: List` (or any
 /// `*List`) flattened into its items and empty documents skipped.
 pub fn parse_manifests(text: &str) -> Result<Vec<Value>, ManifestError> {
+    Ok(parse_manifests_noting_duplicates(text)?
+        .into_iter()
+        .map(|(object, _)| object)
+        .collect())
+}
+
+/// As [`parse_manifests`], with each object the paths of the keys it repeats
+/// (`spec.topology.version`); the last of repeated keys is the one kept.
+pub fn parse_manifests_noting_duplicates(text: &str) -> Result<Vec<(Value, Vec<String>)>, ManifestError> {
     let mut objects = Vec::new();
     for (index, document) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
         let position = index + 1;
-        let value: Value =
-            serde::Deserialize::deserialize(document).map_err(|source| ManifestError::Yaml {
+        let seen = Seen::default();
+        let value = Tracked(&seen)
+            .deserialize(document)
+            .map_err(|source| ManifestError::Yaml {
                 document: position,
                 source,
             })?;
+        let start = objects.len();
         collect(value, position, &mut objects)?;
+        let duplicates = seen.duplicates.into_inner();
+        assign(&mut objects[start..], duplicates);
     }
     Ok(objects)
 }
 
-fn collect(value: Value, document: usize, objects: &mut Vec<Value>) -> Result<(), ManifestError> {
+/// Gives each object of one document the repeated keys under it: all of them for a lone
+/// object, those under `items[i]` (relative to it) for the i-th item of a List.
+fn assign(objects: &mut [(Value, Vec<String>)], duplicates: Vec<String>) {
+    if let [(_, only)] = objects {
+        if !duplicates.iter().any(|d| d.starts_with("items[")) {
+            *only = duplicates;
+            return;
+        }
+    }
+    for duplicate in duplicates {
+        let item = duplicate
+            .strip_prefix("items[")
+            .and_then(|rest| rest.split_once(']'))
+            .and_then(|(index, rest)| Some((index.parse::<usize>().ok()?, rest.strip_prefix('.')?)));
+        match item {
+            Some((index, path)) if index < objects.len() => objects[index].1.push(path.to_owned()),
+            // A repeated key of the List itself (or of a nested List) is named on its first object.
+            _ => {
+                if let Some((_, first)) = objects.first_mut() {
+                    first.push(duplicate);
+                }
+            }
+        }
+    }
+}
+
+fn collect(
+    value: Value,
+    document: usize,
+    objects: &mut Vec<(Value, Vec<String>)>,
+) -> Result<(), ManifestError> {
     let Value::Object(map) = value else {
         return match value {
             Value::Null => Ok(()),
@@ -70,7 +117,7 @@ fn collect(value: Value, document: usize, objects: &mut Vec<Value>) -> Result<()
             reason: "no apiVersion",
         });
     }
-    objects.push(Value::Object(map));
+    objects.push((Value::Object(map), Vec::new()));
     Ok(())
 }
 
@@ -97,5 +144,20 @@ mod tests {
         );
         let err = parse_manifests("apiVersion: v1\n").unwrap_err();
         assert_eq!(err.to_string(), "document 1: not a Kubernetes object: no kind");
+    }
+
+    #[test]
+    fn repeated_keys_are_noted_per_object_and_the_last_kept() {
+        let text =
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, name: b}\ndata:\n  k: 1\n  k: 2\n---\n\
+                    {\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [\
+                    {\"apiVersion\": \"v1\", \"kind\": \"Secret\", \"metadata\": {\"name\": \"b\"}},\
+                    {\"apiVersion\": \"v1\", \"kind\": \"Secret\", \"metadata\": {\"name\": \"c\"},\
+                     \"x\": [{\"y\": 1, \"y\": 2}]}]}\n";
+        let objects = parse_manifests_noting_duplicates(text).unwrap();
+        assert_eq!(objects[0].0["metadata"]["name"], "b");
+        assert_eq!(objects[0].1, ["metadata.name", "data.k"]);
+        assert!(objects[1].1.is_empty());
+        assert_eq!(objects[2].1, ["x[0].y"]);
     }
 }

@@ -3,6 +3,7 @@
 
 mod class_entry;
 pub mod contract;
+mod duplicates;
 mod manifest;
 mod memory;
 mod watch_cache;
@@ -15,7 +16,7 @@ use crate::api::convert::ContractVersions;
 use crate::api::Cluster;
 
 pub use class_entry::ClassEntry;
-pub use manifest::{parse_manifests, ManifestError};
+pub use manifest::{parse_manifests, parse_manifests_noting_duplicates, ManifestError};
 pub use memory::{MemoryStore, ObjectKey, StoreError};
 pub use watch_cache::{object_value, Changed, WatchCache, WATCHED_KINDS};
 

@@ -1,7 +1,7 @@
 //! The regression catalogue of hostile inputs (`inputs`), and what each must get: in process
 //! through the admission entry point (`engine`), and over the wire from the real server while
-//! its probes keep answering (`server`); and hostile Runtime Extension answers through the real
-//! client (`extensions`).
+//! its probes keep answering (`server`); hostile Runtime Extension answers through the real
+//! client (`extensions`); the offline commands on hostile files (`offline`).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -11,4 +11,5 @@ mod extensions;
 mod inputs;
 #[path = "../local_extension/mod.rs"]
 mod local_extension;
+mod offline;
 mod server;

@@ -1,6 +1,6 @@
 //! The Secrets and ConfigMaps ClusterResourceSets list, read from the API server only when their
-//! resourceVersion moved past the copy already read, and parsed once per version however many
-//! Clusters use them.
+//! resourceVersion moved past the copy already read, and parsed once per content however many
+//! sets, references, Clusters and versions (an owner added, a label changed) share it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -13,7 +13,7 @@ use kube::Client;
 use serde_json::json;
 
 use crate::addons::binding::owner_reference;
-use crate::addons::{read_resource, Resource, ResourceError};
+use crate::addons::{Resource, ResourceError, SharedParses};
 use crate::api::{ClusterResourceSet, RESOURCE_KIND_SECRET};
 use crate::controller::FIELD_MANAGER;
 use crate::store::object_value;
@@ -44,6 +44,7 @@ struct Entry {
 pub struct Resources {
     client: Client,
     entries: Mutex<HashMap<Key, Entry>>,
+    parses: Mutex<SharedParses>,
 }
 
 impl Resources {
@@ -52,6 +53,7 @@ impl Resources {
         Self {
             client,
             entries: Mutex::default(),
+            parses: Mutex::default(),
         }
     }
 
@@ -81,10 +83,15 @@ impl Resources {
         let api = self.api(kind, namespace);
         let fetched = api.get_opt(name).await?.map(|object| {
             let value = object_value(&object, &resource_of(kind));
+            let content = self
+                .parses
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .read(&value);
             Arc::new(Fetched {
                 version: parse_version(object.metadata.resource_version.as_deref()),
                 owners: object.metadata.owner_references.clone().unwrap_or_default(),
-                content: read_resource(&value),
+                content,
             })
         });
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);

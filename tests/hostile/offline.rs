@@ -1,0 +1,241 @@
+//! Hostile inputs of the offline commands: files that are not files (a FIFO that never gets a
+//! writer, an endless device, a huge file), add-on data listed thousands of times, object names
+//! the API server refuses. Each must end in seconds with a clear answer; the bounds here are
+//! generous safety bounds, not timing targets.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs the binary with `args` from the repository root; fails the test past `limit`.
+fn run_within(limit: Duration, args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_capi-topology"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let started = Instant::now();
+    // The output is read on threads so a large output cannot stall the child.
+    let stdout = child.stdout.take().expect("stdout");
+    let stderr = child.stderr.take().expect("stderr");
+    let read = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let (out, err) = (read(Box::new(stdout)), read(Box::new(stderr)));
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("capi-topology {args:?} still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().expect("stdout read"),
+        stderr: err.join().expect("stderr read"),
+    }
+}
+
+/// A fresh directory of this test's own under the system temp dir.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("capi-topology-hostile-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn mkfifo(path: &Path) -> bool {
+    Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const SOON: Duration = Duration::from_secs(20);
+
+#[test]
+fn a_fifo_in_a_directory_is_skipped_and_named() {
+    let dir = temp_dir("fifo-dir");
+    let fifo = dir.join("x.yaml");
+    if !mkfifo(&fifo) {
+        eprintln!("mkfifo is not available here");
+        return;
+    }
+    std::fs::copy("examples/quickstart/10-cluster-dev.yaml", dir.join("a.yaml")).expect("copy");
+    let dir_arg = dir.display().to_string();
+    let output = run_within(
+        SOON,
+        &[
+            "check",
+            "-f",
+            "examples/quickstart/00-clusterclass.yaml",
+            "-f",
+            &dir_arg,
+        ],
+    );
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "Warning: skipped {}: not a regular file (a FIFO)",
+            fifo.display()
+        )),
+        "{stderr}"
+    );
+    assert!(text(&output.stdout).contains("cluster.cluster.x-k8s.io/dev created"));
+    let named = fifo.display().to_string();
+    let output = run_within(SOON, &["plan", "-f", &named]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains(&format!("cannot read {named}: not a regular file (a FIFO)")),
+        "{}",
+        text(&output.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn devices_and_huge_files_are_refused_at_once() {
+    let output = run_within(SOON, &["check", "-f", "/dev/zero"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("cannot read /dev/zero: not a regular file (a character device)"),
+        "{}",
+        text(&output.stderr)
+    );
+    let dir = temp_dir("huge");
+    let huge = dir.join("huge.yaml");
+    // Sparse: 64 MiB that take no disk.
+    std::fs::File::create(&huge)
+        .and_then(|file| file.set_len(64 * 1024 * 1024))
+        .expect("sparse file");
+    let output = run_within(SOON, &["plan", "-f", &dir.display().to_string()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("larger than 32 MiB, the most a manifest file may hold"),
+        "{}",
+        text(&output.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One 2.9 MB ConfigMap listed 100 times by each of 50 sets selecting 3 Clusters: read and
+/// parsed once, not 15,000 times.
+#[test]
+fn add_on_data_listed_thousands_of_times_is_parsed_once() {
+    let dir = temp_dir("crs");
+    let big = format!(
+        "{{kind: ConfigMap, apiVersion: v1, metadata: {{name: x}}, data: {{k: '{}'}}}}",
+        "a".repeat(145_000)
+    );
+    let documents = vec![big; 20].join("\n---\n");
+    let config_map = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "calico", "namespace": "default"}, "data": {"calico.yaml": documents}});
+    let mut files = vec![serde_json::to_string(&config_map).expect("json")];
+    for set in 0..50 {
+        let resources: Vec<_> = (0..100)
+            .map(|_| serde_json::json!({"kind": "ConfigMap", "name": "calico"}))
+            .collect();
+        files.push(
+            serde_json::json!({"apiVersion": "addons.cluster.x-k8s.io/v1beta2", "kind": "ClusterResourceSet",
+                "metadata": {"name": format!("set-{set}"), "namespace": "default"},
+                "spec": {"clusterSelector": {"matchLabels": {"cni": "calico"}}, "resources": resources}})
+            .to_string(),
+        );
+    }
+    for cluster in 0..3 {
+        files.push(
+            serde_json::json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+                "metadata": {"name": format!("c{cluster}"), "namespace": "default", "labels": {"cni": "calico"}},
+                "spec": {"controlPlaneRef": {"apiGroup": "controlplane.cluster.x-k8s.io",
+                                             "kind": "KubeadmControlPlane", "name": format!("c{cluster}")}}})
+            .to_string(),
+        );
+    }
+    std::fs::write(dir.join("all.yaml"), files.join("\n---\n")).expect("write");
+    let output = run_within(
+        Duration::from_secs(90),
+        &["plan", "-o", "diff", "-f", &dir.display().to_string()],
+    );
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(
+        stdout.matches("  set-").count(),
+        150,
+        "50 sets for each of 3 Clusters"
+    );
+    assert_eq!(stdout.matches("      + ConfigMap x").count(), 3 * 50 * 100 * 20);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn broken_add_on_data_and_refused_names_fail_the_command() {
+    let dir = temp_dir("broken");
+    let objects = [
+        serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "nameless", "namespace": "default"},
+            "data": {"a.yaml": "kind: Namespace\nmetadata: {labels: {a: b}}\n"}}),
+        serde_json::json!({"apiVersion": "addons.cluster.x-k8s.io/v1beta2", "kind": "ClusterResourceSet",
+            "metadata": {"name": "s", "namespace": "default"},
+            "spec": {"clusterSelector": {"matchLabels": {"cni": "x"}}, "resources": [{"kind": "ConfigMap", "name": "nameless"}]}}),
+        serde_json::json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+            "metadata": {"name": "c", "namespace": "default", "labels": {"cni": "x"}},
+            "spec": {"controlPlaneRef": {"apiGroup": "controlplane.cluster.x-k8s.io", "kind": "KubeadmControlPlane", "name": "c"}}}),
+    ];
+    let body: Vec<String> = objects.iter().map(ToString::to_string).collect();
+    std::fs::write(dir.join("a.yaml"), body.join("\n---\n")).expect("write");
+    let path = dir.display().to_string();
+    let output = run_within(SOON, &["plan", "-o", "diff", "-f", &path]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(r#"ClusterResourceSet s: ConfigMap nameless: data key "a.yaml", document 1: the object has no metadata.name"#),
+        "{stderr}"
+    );
+    let long = "a".repeat(1 << 20);
+    let refused = [
+        r#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Bad_Name!"}}"#.to_owned(),
+        format!(r#"{{"apiVersion": "addons.cluster.x-k8s.io/v1beta2", "kind": "ClusterResourceSetBinding", "metadata": {{"name": "{long}", "namespace": "default"}}, "spec": {{"clusterName": "c"}}}}"#),
+        r#"{"apiVersion": "addons.cluster.x-k8s.io/v1beta2", "kind": "ClusterResourceSet", "metadata": {"name": "n", "namespace": "default"}, "spec": null}"#.to_owned(),
+        r#"{"apiVersion": "runtime.cluster.x-k8s.io/v1beta2", "kind": "ExtensionConfig", "metadata": {"name": "e"}, "spec": null}"#.to_owned(),
+    ];
+    std::fs::write(dir.join("a.yaml"), refused.join("\n---\n")).expect("write");
+    let output = run_within(SOON, &["check", "-f", &path]);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "{stdout}");
+    assert!(lines[0].starts_with(
+        r#"The ConfigMap "Bad_Name!" is invalid: metadata.name: Invalid value: "Bad_Name!": a lowercase RFC 1123 subdomain must consist of"#
+    ));
+    assert!(lines[1].starts_with("The ClusterResourceSetBinding.addons.cluster.x-k8s.io \"aaaa"));
+    assert!(
+        lines[1].contains("must be no more than 253 characters"),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[1].len() < 8192, "a 1 MB name is not echoed whole");
+    assert_eq!(
+        lines[2],
+        r#"The ClusterResourceSet.addons.cluster.x-k8s.io "n" is invalid: spec: Required value"#
+    );
+    assert_eq!(
+        lines[3],
+        r#"The ExtensionConfig.runtime.cluster.x-k8s.io "e" is invalid: spec: Required value"#
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
