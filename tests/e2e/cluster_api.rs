@@ -111,10 +111,11 @@ impl ClusterApi {
         let certs = run.join("cluster-api-certs");
         generate_certs(&certs)?;
         let ca = read_pem(&certs, "ca.crt")?;
-        let mut managers = Vec::new();
-        let mut ready = Vec::new();
+        // Every provider's CRDs before any manager: each manager looks up the others' kinds
+        // (the control plane manager the bootstrap provider's KubeadmConfig) as it starts.
+        let mut ports = Vec::new();
         for provider in &PROVIDERS {
-            let (webhook, health) = (free_port(), free_port());
+            let webhook = free_port();
             let components = render(kubectl, provider, webhook, &ca)?;
             let out = kubectl.run(
                 &["apply", "--server-side", "--force-conflicts", "-f", "-"],
@@ -126,6 +127,19 @@ impl ClusterApi {
                     provider.binary, out.stderr
                 ));
             }
+            ports.push(webhook);
+        }
+        kubectl.ok(&[
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            "crd",
+            "--all",
+        ])?;
+        let mut managers = Vec::new();
+        let mut ready = Vec::new();
+        for (provider, webhook) in PROVIDERS.iter().zip(ports) {
+            let health = free_port();
             let mut command = Command::new(binaries().join(provider.binary));
             command
                 .arg(format!("--kubeconfig={}", kubeconfig.display()))
