@@ -7,6 +7,7 @@
 pub mod addons;
 pub mod admission;
 pub mod api;
+pub mod beside_cluster_api;
 pub mod cli;
 pub mod clock;
 pub mod contract;

@@ -4,6 +4,7 @@ mod admit;
 mod admit_context;
 mod certs;
 mod check;
+mod cluster_api;
 mod contract;
 mod convert;
 mod crds;
@@ -55,6 +56,10 @@ pub enum Command {
     /// Write a development CA and a serving certificate signed by it (`ca.crt`, `tls.crt`,
     /// `tls.key`), for local use and tests. Production uses cert-manager.
     Certs(certs::CertsArgs),
+    /// Beside Cluster API's own managers: check a management cluster (`doctor`), switch Cluster
+    /// API's webhooks for the resources capi-topology serves off (`take-over`) or on (`give-back`).
+    #[command(name = "cluster-api")]
+    ClusterApi(cluster_api::ClusterApiArgs),
     /// Serve the admission webhooks over HTTPS, reading objects from the API server (or files),
     /// with /metrics, /healthz and /readyz on a side port.
     Serve(Box<serve::ServeArgs>),
@@ -86,6 +91,7 @@ pub fn run() -> ExitCode {
         Command::Contract(args) => contract::run(&args),
         Command::Crds(args) => crds::run(&args),
         Command::Certs(args) => certs::run(&args),
+        Command::ClusterApi(args) => cluster_api::run(&args),
         Command::Serve(args) => serve::run(&args),
     };
     match result {

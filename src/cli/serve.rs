@@ -13,7 +13,7 @@ use clap::Args;
 use prometheus_client::registry::Registry;
 
 use super::files::admitted_store;
-use crate::controller::{self, ControllerOptions};
+use crate::controller::{self, ControllerKind, ControllerOptions};
 use crate::metrics::Metrics;
 use crate::server::{self, AppState, Readiness, ServerConfig, ServerLimits};
 use crate::store::{ObjectSource, WatchCache};
@@ -58,6 +58,11 @@ pub struct ServeArgs {
     /// API server, webhooks with --objects.
     #[arg(long, value_enum, value_delimiter = ',', value_name = "COMPONENT")]
     pub components: Vec<Component>,
+    /// The controllers to run (with the `controllers` component). Default: all but
+    /// `cluster-api-webhooks`, as capi-topology runs on its own; beside Cluster API's managers:
+    /// `topology,cluster-class,extension-config,cluster-api-webhooks` (docs/beside-cluster-api.md).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "CONTROLLER")]
+    pub controllers: Vec<ControllerKind>,
     /// Namespace of the controllers' leader Lease.
     #[arg(
         long,
@@ -193,6 +198,11 @@ async fn serve(args: &ServeArgs) -> Result<()> {
         let cache = WatchCache::start(client.clone(), Some(metrics.clone()), shutdown.clone());
         if components.contains(&Component::Controllers) {
             let options = ControllerOptions {
+                controllers: if args.controllers.is_empty() {
+                    ControllerKind::STANDALONE.to_vec()
+                } else {
+                    args.controllers.clone()
+                },
                 lease_namespace: args.leader_election_namespace.clone(),
                 identity: identity(args),
                 metrics: Some(metrics.clone()),
@@ -239,7 +249,7 @@ async fn serve(args: &ServeArgs) -> Result<()> {
 
 /// A client of the API server from `--kubeconfig`, or as kubectl finds one; failing, one line
 /// saying why and what to do.
-async fn kube_client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client> {
+pub(super) async fn kube_client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client> {
     let config = match kubeconfig {
         Some(path) => {
             let file = kube::config::Kubeconfig::read_from(path).map_err(|err| {

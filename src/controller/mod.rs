@@ -6,6 +6,7 @@
 //! [`topology::class_status`](crate::topology::class_status)); this module only carries that out.
 
 mod backoff;
+pub mod cluster_api_webhooks;
 mod cluster_class;
 pub mod cluster_class_status;
 mod cluster_infrastructure;
@@ -48,9 +49,41 @@ const LEASE_NAME: &str = "capi-topology-controllers";
 /// mostly waits on the API server, so more run at once here.
 const TOPOLOGY_CONCURRENCY: u16 = 32;
 
+/// A controller `serve` can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum ControllerKind {
+    /// The topology controller: a Cluster's desired objects, applied server-side.
+    Topology,
+    /// The ClusterClass status controller (and DiscoverVariables).
+    ClusterClass,
+    /// The Cluster's side of the infrastructure provider contract (seed 001). Off beside Cluster
+    /// API, whose core manager does it.
+    ClusterInfrastructure,
+    /// ClusterResourceSets (seed 004). Off beside Cluster API, whose core manager always runs its own.
+    ClusterResourceSet,
+    /// ExtensionConfig discovery for runtime extensions.
+    ExtensionConfig,
+    /// Keeps Cluster API's own admission webhooks for Clusters, ClusterClasses and
+    /// ExtensionConfigs switched off (beside Cluster API only).
+    ClusterApiWebhooks,
+}
+
+impl ControllerKind {
+    /// What runs when no list is given: everything capi-topology needs on its own.
+    pub const STANDALONE: [ControllerKind; 5] = [
+        ControllerKind::Topology,
+        ControllerKind::ClusterClass,
+        ControllerKind::ClusterInfrastructure,
+        ControllerKind::ClusterResourceSet,
+        ControllerKind::ExtensionConfig,
+    ];
+}
+
 /// How the controllers run.
 #[derive(Debug, Clone)]
 pub struct ControllerOptions {
+    /// The controllers to run.
+    pub controllers: Vec<ControllerKind>,
     /// Namespace of the leader Lease (the pod's namespace).
     pub lease_namespace: String,
     /// This replica's name in the Lease (the pod's name).
@@ -236,13 +269,19 @@ pub async fn run(
     let resource_sets =
         cluster_resource_set::run(client.clone(), cache.clone(), clusters.clone(), stop.clone());
     let extension_configs = extension_config::run(client.clone(), extension_ctx, stop.clone());
-    tracing::info!("controllers running");
+    let webhooks = cluster_api_webhooks::run(client.clone(), stop.clone());
+    let on = |kind| options.controllers.contains(&kind);
+    tracing::info!(controllers = ?options.controllers, "controllers running");
     tokio::join!(
-        topology_controller,
-        class_controller,
-        infrastructure_controller,
-        resource_sets,
-        extension_configs
+        when(on(ControllerKind::Topology), topology_controller),
+        when(on(ControllerKind::ClusterClass), class_controller),
+        when(
+            on(ControllerKind::ClusterInfrastructure),
+            infrastructure_controller
+        ),
+        when(on(ControllerKind::ClusterResourceSet), resource_sets),
+        when(on(ControllerKind::ExtensionConfig), extension_configs),
+        when(on(ControllerKind::ClusterApiWebhooks), webhooks),
     );
     stopper.abort();
     let _ = holder.await;
@@ -250,6 +289,13 @@ pub async fn run(
         anyhow::bail!("leadership lost; exiting so another replica can lead");
     }
     Ok(())
+}
+
+/// Runs `controller` when `enabled`; a future never polled starts no watch.
+async fn when(enabled: bool, controller: impl std::future::Future<Output = ()>) {
+    if enabled {
+        controller.await;
+    }
 }
 
 /// A `cluster.x-k8s.io/v1beta2` resource (the hub: what the controllers read and write).

@@ -10,7 +10,11 @@ GO_MINIMUM="1.26"
 CACHE="${CAPI_TOPOLOGY_E2E_CACHE:-$HOME/.cache/capi-topology-e2e}"
 BIN="$CACHE/k8s-$K8S_VERSION-etcd-$ETCD_VERSION/bin"
 
-if [[ -x "$BIN/kube-apiserver" && -x "$BIN/kubectl" && -x "$BIN/kube-controller-manager" && -x "$BIN/etcd" ]]; then
+# A binary counts as built when it reports the version it was built from: Go module builds
+# carry no version unless it is stamped at link time, and Cluster API's managers refuse an API
+# server whose /version is "v0.0.0-master" (an unstamped binary from an older cache is relinked).
+stamped() { [[ -x "$BIN/$1" ]] && "$BIN/$1" --version 2>/dev/null | grep -q "$K8S_VERSION"; }
+if stamped kube-apiserver && stamped kube-controller-manager && [[ -x "$BIN/kubectl" && -x "$BIN/etcd" ]]; then
   echo "$BIN"
   exit 0
 fi
@@ -58,10 +62,12 @@ GO
 log "downloading modules for kube-apiserver and kubectl"
 go mod tidy >/dev/null 2>&1 || go mod tidy
 # Each binary is built only when missing, so adding one to the list does not rebuild the others.
+version_pkg=k8s.io/component-base/version
+ldflags="-X $version_pkg.gitVersion=$K8S_VERSION -X $version_pkg.gitMajor=1 -X $version_pkg.gitMinor=${minor%%.*} -X $version_pkg.gitTreeState=clean"
 for cmd in kube-apiserver kubectl kube-controller-manager; do
-  if [[ ! -x "$BIN/$cmd" ]]; then
+  if [[ ! -x "$BIN/$cmd" ]] || { [[ $cmd != kubectl ]] && ! stamped "$cmd"; }; then
     log "building $cmd (the first kube-apiserver build takes 5-10 minutes on 2 cores)"
-    go build -o "$BIN/$cmd" "k8s.io/kubernetes/cmd/$cmd"
+    go build -ldflags "$ldflags" -o "$BIN/$cmd" "k8s.io/kubernetes/cmd/$cmd"
   fi
 done
 

@@ -10,8 +10,10 @@
 //! next run. `CAPI_TOPOLOGY_E2E_BIN=<path>` runs the scenarios against another capi-topology
 //! binary (e.g. a release build).
 
+mod beside_cluster_api;
 mod class_rollout;
 mod class_status;
+mod cluster_api;
 mod control_plane;
 mod controllers;
 mod deployment;

@@ -37,6 +37,11 @@ impl WebhookServer {
     /// Generates dev certificates in `<run>/webhook-certs`, starts the server against the API
     /// server of `kubeconfig` and waits for its `/readyz`.
     pub fn start(run: &RunDir, kubeconfig: &Path) -> Result<WebhookServer, String> {
+        WebhookServer::start_with(run, kubeconfig, &[])
+    }
+
+    /// [`WebhookServer::start`] with more `serve` arguments.
+    pub fn start_with(run: &RunDir, kubeconfig: &Path, extra: &[&str]) -> Result<WebhookServer, String> {
         let cert_dir = run.join("webhook-certs");
         generate_certs(&cert_dir)?;
         let (port, metrics) = (free_port(), free_port());
@@ -47,6 +52,7 @@ impl WebhookServer {
             .arg(&cert_dir)
             .arg(format!("--bind-address=127.0.0.1:{port}"))
             .arg(format!("--metrics-addr=127.0.0.1:{metrics}"))
+            .args(extra)
             .env("KUBECONFIG", kubeconfig)
             .env("RUST_LOG", "info");
         let mut process = Supervised::spawn(run, "capi-topology", command);
@@ -64,6 +70,11 @@ impl WebhookServer {
             port,
             revision: 0,
         })
+    }
+
+    /// The port of the HTTPS admission endpoints.
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     /// The directory the server reads `tls.crt` / `tls.key` (and `ca.crt`) from.

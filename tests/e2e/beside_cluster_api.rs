@@ -1,0 +1,236 @@
+//! capi-topology beside Cluster API v1.14.0's real managers, installed by the recipe
+//! (`manifests/overlays/beside-cluster-api`, docs/beside-cluster-api.md): every status the
+//! topology waits on is written by Cluster API's own controllers and the Docker provider's
+//! in-memory backend, not by the test.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use serde_json::Value;
+
+use crate::cluster_api::{module_dir, ClusterApi};
+use crate::control_plane::ControlPlane;
+use crate::env::repo_path;
+use crate::kubectl::Kubectl;
+use crate::process::{poll, run_bounded, RunDir};
+use crate::webhook::{capi_topology, read_pem, WebhookServer};
+
+const PROVISIONED: Duration = Duration::from_secs(300);
+const FROM: &str = "v1.34.0";
+const TO: &str = "v1.35.0";
+
+/// Our webhook configurations as the overlay renders them, pointed at the local server.
+fn our_configurations(kubectl: &Kubectl, port: u16, ca_pem: &str) -> String {
+    let text = kubectl
+        .ok(&[
+            "kustomize",
+            &repo_path("manifests/overlays/beside-cluster-api")
+                .display()
+                .to_string(),
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(ca_pem);
+    let mut documents = Vec::new();
+    for document in serde_yaml_ng::Deserializer::from_str(&text) {
+        let mut object: Value = serde::Deserialize::deserialize(document).expect("kustomize renders YAML");
+        if !object["kind"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("WebhookConfiguration")
+        {
+            continue;
+        }
+        object["metadata"]["annotations"] = Value::Null;
+        for webhook in object["webhooks"].as_array_mut().expect("webhooks") {
+            let path = webhook["clientConfig"]["service"]["path"]
+                .as_str()
+                .expect("a path")
+                .to_owned();
+            webhook["clientConfig"] = serde_json::json!({
+                "url": format!("https://127.0.0.1:{port}{path}"),
+                "caBundle": ca_bundle,
+            });
+        }
+        documents.push(serde_yaml_ng::to_string(&object).expect("YAML"));
+    }
+    documents.join("---\n")
+}
+
+/// Cluster API's in-memory ClusterClass and a Cluster of it (v1.14.0's own templates), with
+/// clusterctl's variables filled in.
+fn in_memory_manifests() -> (String, String) {
+    let templates = module_dir("sigs.k8s.io/cluster-api/test").join("infrastructure/docker/templates");
+    let read =
+        |file: &str| std::fs::read_to_string(templates.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let defaults = regex::Regex::new(r"\$\{[A-Z0-9_]+:=([^}]*)\}").unwrap();
+    let fill = |text: String| {
+        let text = text
+            .replace("${CLUSTER_NAME}", "mem")
+            .replace("${NAMESPACE}", "default")
+            .replace("${KUBERNETES_VERSION}", FROM)
+            .replace("${CONTROL_PLANE_MACHINE_COUNT}", "1")
+            .replace("${WORKER_MACHINE_COUNT}", "2");
+        defaults.replace_all(&text, "$1").into_owned()
+    };
+    (
+        fill(read("clusterclass-in-memory.yaml")),
+        fill(read("cluster-template-in-memory.yaml")),
+    )
+}
+
+fn doctor(kubeconfig: &std::path::Path) -> Result<String, String> {
+    let mut command = Command::new(capi_topology());
+    command
+        .args(["cluster-api", "doctor", "--kubeconfig"])
+        .arg(kubeconfig);
+    let out = run_bounded(command, None, Duration::from_secs(30))?;
+    if out.success {
+        Ok(out.stdout)
+    } else {
+        Err(format!("{}{}", out.stdout, out.stderr))
+    }
+}
+
+fn jsonpath(kubectl: &Kubectl, resource: &str, path: &str) -> String {
+    kubectl
+        .ok(&[
+            "get",
+            resource,
+            "-n",
+            "default",
+            "-o",
+            &format!("jsonpath={path}"),
+        ])
+        .unwrap_or_default()
+}
+
+fn condition(kubectl: &Kubectl, resource: &str, kind: &str) -> String {
+    jsonpath(
+        kubectl,
+        resource,
+        &format!("{{.status.conditions[?(@.type==\"{kind}\")].status}}"),
+    )
+}
+
+/// The whole life of a Cluster with the real stack: provisioned, upgraded (control plane first,
+/// then workers, rolled by the real KubeadmControlPlane and MachineDeployment controllers),
+/// deleted with nothing left; then Cluster API's webhooks given back as installed.
+#[test]
+fn beside_cluster_api_provisions_upgrades_and_deletes_a_cluster() {
+    let run = RunDir::create("beside-cluster-api");
+    let mut plane = ControlPlane::start(&run);
+    plane.start_garbage_collector(&run);
+    let kubectl = plane.kubectl();
+    let capi = ClusterApi::start(&run, &kubectl, plane.kubeconfig()).unwrap_or_else(|e| panic!("{e}"));
+    let controllers = "--controllers=topology,cluster-class,extension-config,cluster-api-webhooks";
+    let mut server =
+        WebhookServer::start_with(&run, plane.kubeconfig(), &[controllers]).unwrap_or_else(|e| panic!("{e}"));
+    let ca = read_pem(server.cert_dir(), "ca.crt").unwrap();
+    let applied = kubectl
+        .apply(&our_configurations(&kubectl, server.port(), &ca), &[])
+        .unwrap();
+    assert!(applied.success, "{}", applied.stderr);
+    let logs =
+        |server: &WebhookServer| format!("{}\n--- capi-topology ---\n{}", capi.logs(), server.log_tail());
+
+    // The controller switches Cluster API's webhooks for our resources off; doctor agrees.
+    let healthy = poll(
+        "capi-topology cluster-api doctor to pass",
+        Duration::from_secs(60),
+        || doctor(plane.kubeconfig()),
+    );
+    let report = healthy.unwrap_or_else(|e| panic!("{e}\n{}", logs(&server)));
+    assert!(
+        report.contains("clusters are admitted by capi-topology alone"),
+        "{report}"
+    );
+
+    let (class, cluster) = in_memory_manifests();
+    for manifest in [&class, &cluster] {
+        let out = kubectl.apply(manifest, &[]).unwrap();
+        assert!(out.success, "{}\n{}", out.stderr, logs(&server));
+    }
+    poll("the Cluster to be Available", PROVISIONED, || {
+        server.ensure_running()?;
+        match condition(&kubectl, "cluster/mem", "Available").as_str() {
+            "True" => Ok(()),
+            other => Err(format!("Available={other}")),
+        }
+    })
+    .unwrap_or_else(|e| panic!("{e}\n{}", logs(&server)));
+
+    // Upgrade: the workers' version moves only once the control plane reports the new one.
+    let patch = format!(r#"{{"spec":{{"topology":{{"version":"{TO}"}}}}}}"#);
+    kubectl
+        .ok(&[
+            "patch",
+            "cluster",
+            "mem",
+            "-n",
+            "default",
+            "--type=merge",
+            "-p",
+            &patch,
+        ])
+        .unwrap();
+    let started = Instant::now();
+    loop {
+        let cp = jsonpath(&kubectl, "kubeadmcontrolplanes", "{.items[0].status.version}");
+        let workers = jsonpath(
+            &kubectl,
+            "machinedeployments",
+            "{.items[*].spec.template.spec.version}",
+        );
+        let machines = jsonpath(&kubectl, "machines", "{.items[*].spec.version}");
+        if workers.contains(TO) {
+            assert_eq!(cp, TO, "the workers moved before the control plane was upgraded");
+        }
+        let all_upgraded = !machines.is_empty() && machines.split_whitespace().all(|v| v == TO);
+        if all_upgraded
+            && condition(&kubectl, "cluster/mem", "Available") == "True"
+            && machines.split_whitespace().count() == 3
+        {
+            break;
+        }
+        assert!(
+            started.elapsed() < PROVISIONED,
+            "upgrade not done: cp {cp}, workers {workers}, machines {machines}\n{}",
+            logs(&server)
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+
+    // Deletion tears everything down, Cluster API's objects and ours.
+    kubectl
+        .ok(&["delete", "cluster", "mem", "-n", "default", "--timeout=180s"])
+        .unwrap_or_else(|e| panic!("{e}\n{}", logs(&server)));
+    poll("every object of the Cluster gone", Duration::from_secs(120), || {
+        let left = kubectl.ok(&["get", "kubeadmcontrolplanes,machinedeployments,machinesets,machines,devclusters,devmachines,kubeadmconfigs,machinehealthchecks", "-n", "default", "-o", "name"])?;
+        if left.trim().is_empty() { Ok(()) } else { Err(left) }
+    })
+    .unwrap_or_else(|e| panic!("{e}\n{}", logs(&server)));
+
+    // Uninstall: with our controller stopped, give-back puts Cluster API's webhooks back as installed.
+    drop(server);
+    let mut command = Command::new(capi_topology());
+    command
+        .args(["cluster-api", "give-back", "--kubeconfig"])
+        .arg(plane.kubeconfig());
+    let out = run_bounded(command, None, Duration::from_secs(30)).unwrap();
+    assert!(out.success, "{}", out.stderr);
+    let configuration = kubectl
+        .ok(&[
+            "get",
+            "validatingwebhookconfiguration",
+            "capi-validating-webhook-configuration",
+            "-o",
+            "json",
+        ])
+        .unwrap();
+    assert!(
+        !configuration.contains("capi-topology.cluster.x-k8s.io/serves-this"),
+        "{configuration}"
+    );
+    drop(capi);
+}
