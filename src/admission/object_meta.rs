@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::cluster::metadata::{self, dns1035_label_problems, dns1123_label_problems, subdomain_problems};
+use super::cluster::metadata;
+use crate::api::names::{dns1035_label_problems, dns1123_label_problems, subdomain_problems};
 use crate::field::{FieldError, FieldErrors, FieldPath};
 
 /// The rule names of a kind follow.

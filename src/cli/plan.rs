@@ -116,7 +116,15 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
                 .iter()
                 .for_each(|finding| eprintln!("Warning: {finding}"));
         }
-        let applied = apply_validated(&mut store, given, object, findings, args.validate, &source, PLAN_TIME)?;
+        let applied = apply_validated(
+            &mut store,
+            given,
+            object,
+            findings,
+            args.validate,
+            &source,
+            PLAN_TIME,
+        )?;
         if applied.verdict == Verdict::Denied {
             eprintln!("{source}: {}", applied.message);
             if let Some(hint) = cluster.and_then(|c| missing_state_hint(&c, &applied.message)) {

@@ -364,6 +364,7 @@ mod tests {
         let mut store = MemoryStore::default();
         let refused = apply_validated(
             &mut store,
+            false,
             typo.clone(),
             findings.clone(),
             Validation::Strict,
@@ -378,7 +379,16 @@ mod tests {
              handled as a Cluster: strict decoding error: unknown field \"spec.topology.workers.machineDeployment\""
         );
         assert!(store.is_empty(), "a refused object is not stored");
-        let warned = apply_validated(&mut store, typo, findings, Validation::Warn, "c.yaml", "now").unwrap();
+        let warned = apply_validated(
+            &mut store,
+            false,
+            typo,
+            findings,
+            Validation::Warn,
+            "c.yaml",
+            "now",
+        )
+        .unwrap();
         assert_eq!(
             warned.warnings.first().map(String::as_str),
             Some(r#"unknown field "spec.topology.workers.machineDeployment""#)

@@ -6,8 +6,8 @@
 
 use serde_json::{json, Value};
 
-use crate::api::runtime::{ExtensionHandler, GroupVersionHook, HOOKS_API_VERSION};
 use crate::api::conditions::condition_message;
+use crate::api::runtime::{ExtensionHandler, GroupVersionHook, HOOKS_API_VERSION};
 use crate::runtime::Registration;
 
 /// The condition discovery sets.
