@@ -54,7 +54,7 @@ pub fn diagnose(state: &State) -> Vec<Finding> {
     findings.extend(topology_gates(state));
     findings.extend(webhook_owners(state));
     findings.extend(crd_versions(state));
-    findings.sort_by(|a, b| b.severity.cmp(&a.severity));
+    findings.sort_by_key(|finding| std::cmp::Reverse(finding.severity));
     findings
 }
 
@@ -146,10 +146,8 @@ fn webhook_owners(state: &State) -> Vec<Finding> {
                         .as_array()
                         .into_iter()
                         .flatten()
-                        .filter_map(move |w| {
-                            (served_resource(w) == Some(resource) && !switched_off(w))
-                                .then(|| format!("{name} ({})", w["name"].as_str().unwrap_or_default()))
-                        })
+                        .filter(|w| served_resource(w) == Some(resource) && !switched_off(w))
+                        .map(move |w| format!("{name} ({})", w["name"].as_str().unwrap_or_default()))
                 })
                 .collect();
             let ours = serving
