@@ -182,7 +182,8 @@ def main():
                 print(row["name"], json.dumps(recorded), flush=True)
         finally:
             server.stop()
-    table["recordedWith"] = BIN
+    version = subprocess.run([os.path.join(BIN, "kube-apiserver"), "--version"], capture_output=True, text=True)
+    table["recordedWith"] = "kube-apiserver " + version.stdout.split()[-1]
     with open(TABLE, "w") as f:
         f.write(header)
         yaml.safe_dump(table, f, sort_keys=False, width=1000, allow_unicode=True)

@@ -179,11 +179,14 @@ impl<'a> Estimator<'a> {
     fn schema_size(&self, path: &Option<Path>) -> Option<Size> {
         let (_, steps) = path.as_ref()?;
         let mut node = self.root;
-        for step in steps {
+        for (i, step) in steps.iter().enumerate() {
             node = match step {
-                Step::Items if node.type_ == "array" => node.items.as_deref()?,
-                Step::Values if node.type_ == "object" => node.additional_properties.as_deref()?,
-                Step::Keys if node.type_ == "object" && node.additional_properties.is_some() => {
+                // Items and values both lead to the element, of a list or of a map.
+                Step::Items | Step::Values => {
+                    node.items.as_deref().or(node.additional_properties.as_deref())?
+                }
+                // A map's keys are strings the API server declares without a size.
+                Step::Keys if i + 1 == steps.len() && node.additional_properties.is_some() => {
                     return Some(Size::fixed(0))
                 }
                 Step::Field(name) if node.additional_properties.is_none() => node

@@ -71,6 +71,29 @@ pub fn call_cost(call: &Call<'_, '_>) -> Estimate {
     let arg = |i: usize| a.get(i).map_or_else(Size::unknown, Operand::size);
     match (call.function, target, a.len()) {
         ("format", Some(target), _) => with_args(target.size().factor(TRAVERSAL), None),
+        // Conversions between strings and bytes walk the value; for a dyn value every overload counts.
+        ("string", None, 1) if matches!(a[0].ty, Ty::Bytes | Ty::Dyn) => {
+            let size = arg(0);
+            let result = Size {
+                min: size.min / 4,
+                max: size.max,
+            };
+            with_args(
+                size.factor(TRAVERSAL).max(u64::from(a[0].ty == Ty::Dyn)),
+                Some(result),
+            )
+        }
+        ("bytes", None, 1) if matches!(a[0].ty, Ty::String | Ty::Dyn) => {
+            let size = arg(0);
+            let result = Size {
+                min: size.min,
+                max: size.max.saturating_mul(4),
+            };
+            with_args(
+                size.factor(TRAVERSAL).max(u64::from(a[0].ty == Ty::Dyn)),
+                Some(result),
+            )
+        }
         ("startsWith" | "endsWith", Some(_), 1) => with_args(arg(0).factor(TRAVERSAL), None),
         ("@in", None, 2) if !matches!(a[1].ty, Ty::Map(_)) => with_args(arg(1).max, None),
         ("matches", Some(text), 1) => with_args(regex(text.size(), arg(0)), None),
