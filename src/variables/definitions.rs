@@ -119,7 +119,7 @@ fn check_defaults(schema: &Schema, path: &FieldPath, depth: usize, errors: &mut 
             if depth == 0 && schema.props.type_ == "array" {
                 untyped_rule_errors(&schema.props, default, &default_path, 0, errors);
             } else {
-                match CelRules::compile(&schema.props, path) {
+                match CelRules::compile_to_evaluate(&schema.props, path) {
                     // Checked as an update from itself: transition rules see the default as `oldSelf`.
                     Ok(rules) => {
                         errors.extend(rules.validate(default, Some(default), &default_path, Shown::NodeType))

@@ -139,6 +139,7 @@ pub fn check_tree(
     compiled: &CompiledSchema,
     path: &FieldPath,
     root: bool,
+    costs: bool,
 ) -> FieldErrors {
     let mut found = Found::default();
     let context = Context {
@@ -147,6 +148,7 @@ pub fn check_tree(
         cardinality: Some(1),
         untyped: root && !schema.x_validations.is_empty() && schema.type_ == "array",
         resource_root: root && !schema.x_validations.is_empty(),
+        costs,
     };
     check_node(schema, compiled, &context, &mut found);
     let mut errors = found.shape;
@@ -174,6 +176,9 @@ struct Context {
     untyped: bool,
     /// The node is the root and typed as a resource root (with `apiVersion`, `kind`, `metadata`).
     resource_root: bool,
+    /// Whether the static cost limits apply (a definition), or not (rules compiled to evaluate a
+    /// value, as the API server's validator of a schema's `default` compiles them).
+    costs: bool,
 }
 
 impl Context {
@@ -192,6 +197,7 @@ impl Context {
                 .map(|(a, b)| a.saturating_mul(b)),
             untyped: self.untyped,
             resource_root: false,
+            costs: self.costs,
         }
     }
 }
@@ -378,6 +384,10 @@ fn check_expressions(
     if rule_fields.is_some() || message_fields.is_some() {
         return;
     }
+    if !at.costs {
+        transition_errors(rule, compiled, at, &rule_path, errors);
+        return;
+    }
     let scaled = |cost: u64| {
         let cardinality = at
             .cardinality
@@ -409,6 +419,17 @@ fn check_expressions(
             .total
             .observe(rule_path.child("messageExpression"), message_cost);
     }
+    transition_errors(rule, compiled, at, &rule_path, errors);
+}
+
+/// A transition rule (reading `oldSelf`) below a list without a correlating key is refused.
+fn transition_errors(
+    rule: &ValidationRule,
+    compiled: &CompilationResult,
+    at: &Context,
+    rule_path: &FieldPath,
+    errors: &mut FieldErrors,
+) {
     if let (true, Some(list)) = (compiled.is_transition_rule, &at.uncorrelatable) {
         errors.push(FieldError::invalid(
             &rule_path.child("rule"),

@@ -66,7 +66,7 @@ impl CelRules {
     /// a resource root when the root has rules: a list there cannot be typed, and none of the
     /// tree's rules compile (an internal error at each node with rules).
     pub fn compile_root(schema: &JSONSchemaProps, schema_path: &FieldPath) -> Result<CelRules, FieldErrors> {
-        Self::compile_tree(schema, schema_path, true)
+        Self::compile_tree(schema, schema_path, true, true)
     }
 
     /// Checks every rule of the tree (non-blank, message rules, reason, fieldPath, `oldSelf`
@@ -75,13 +75,24 @@ impl CelRules {
     /// the parser's size and depth limits (see [`limits`]), and trees nested deeper than any
     /// schema may be, are refused before anything is parsed.
     pub fn compile(schema: &JSONSchemaProps, schema_path: &FieldPath) -> Result<CelRules, FieldErrors> {
-        Self::compile_tree(schema, schema_path, false)
+        Self::compile_tree(schema, schema_path, false, true)
+    }
+
+    /// [`CelRules::compile`] without the static cost limits, to evaluate rules on a value the
+    /// definition itself holds (a `default`): the API server's validator of a default compiles
+    /// the rules without estimating their cost, which the definition's own check reports.
+    pub fn compile_to_evaluate(
+        schema: &JSONSchemaProps,
+        schema_path: &FieldPath,
+    ) -> Result<CelRules, FieldErrors> {
+        Self::compile_tree(schema, schema_path, false, false)
     }
 
     fn compile_tree(
         schema: &JSONSchemaProps,
         schema_path: &FieldPath,
         root: bool,
+        costs: bool,
     ) -> Result<CelRules, FieldErrors> {
         if !checks::has_rules(schema) {
             return Ok(CelRules {
@@ -95,7 +106,7 @@ impl CelRules {
             .map_err(|e| FieldErrors::from(FieldError::internal(schema_path, e.to_string())))?;
         let compiled = guard::compiling(|| {
             let compiled = compile_schema(&json);
-            let errors = checks::check_tree(schema, &compiled, schema_path, root);
+            let errors = checks::check_tree(schema, &compiled, schema_path, root, costs);
             (compiled, errors)
         });
         let (compiled, errors) = compiled.map_err(|panic| {
