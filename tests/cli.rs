@@ -163,6 +163,7 @@ fn readme_documents_every_subcommand() {
         Some("crds"),
         Some("certs"),
         Some("convert"),
+        Some("cluster-api"),
     ] {
         let mut args: Vec<&str> = subcommand.into_iter().collect();
         args.push("--help");
