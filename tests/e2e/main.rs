@@ -19,8 +19,11 @@ mod controllers;
 mod deployment;
 mod dry_run;
 mod env;
+mod hostile_extensions;
 mod kubectl;
 mod kubectl_watch;
+#[path = "../local_extension/mod.rs"]
+mod local_extension;
 mod manifests;
 mod proc_stats;
 mod process;

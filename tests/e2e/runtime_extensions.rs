@@ -339,7 +339,7 @@ fn fixtures() -> Vec<Value> {
 }
 
 /// Waits until ExtensionConfig `name` is discovered (`Discovered` True, handlers listed).
-fn wait_discovered(kubectl: &Kubectl, name: &str) -> Result<Value, String> {
+pub(crate) fn wait_discovered(kubectl: &Kubectl, name: &str) -> Result<Value, String> {
     poll(
         &format!("ExtensionConfig {name} to be discovered"),
         CONVERGED,

@@ -1,10 +1,12 @@
 //! The example Runtime Extension (examples/extension) served in-process on a loopback port with
 //! a fresh development CA, and what a test or benchmark plans against it: shared by
-//! `tests/extension_example.rs` and `benches/runtime_extension.rs`, each of which uses part of it.
+//! `tests/extension_example.rs`, `benches/runtime_extension.rs`, the hostile catalogue and the
+//! e2e suite (a hostile extension, `hostile`), each of which uses part of it.
 #![allow(dead_code)]
 
 #[path = "../../examples/extension/handlers.rs"]
 pub mod handlers;
+pub mod hostile;
 #[path = "../../examples/extension/server.rs"]
 pub mod server;
 
