@@ -16,8 +16,9 @@ const MAX_DEPTH: usize = 64;
 
 /// The changes the controller would write: objects created, objects whose apply changes fields
 /// (each field the desired object sets to another value, compared as the controller compares
-/// before applying), the Cluster's references, and objects deleted.
-pub fn changes(work: &Reconciliation) -> Vec<Change> {
+/// before applying), the Cluster's references and topology labels (against `cluster`, the Cluster
+/// as stored), and objects deleted.
+pub fn changes(work: &Reconciliation, cluster: &Value) -> Vec<Change> {
     let mut changes = Vec::new();
     for (desired, current) in &work.objects {
         match current {
@@ -33,15 +34,10 @@ pub fn changes(work: &Reconciliation) -> Vec<Change> {
         }
     }
     if let Some(refs) = &work.cluster_refs {
-        let fields = ["infrastructureRef", "controlPlaneRef"]
-            .iter()
-            .map(|key| FieldChange {
-                path: format!("spec.{key}"),
-                from: Value::Null,
-                to: refs["spec"][key].clone(),
-            })
-            .filter(|f| !f.to.is_null())
-            .collect();
+        let mut fields = Vec::new();
+        for part in ["metadata", "spec"] {
+            walk(part, &cluster[part], &refs[part], 0, &mut fields);
+        }
         changes.push(Change::Changed(describe(refs), fields));
     }
     changes.extend(work.deletions.iter().map(|o| Change::Deleted(describe(o))));
@@ -292,7 +288,7 @@ mod tests {
             rollouts[1].held.as_deref(),
             Some("the upgrade to v1.32.0 waits: the control plane upgrades to v1.32.0 first")
         );
-        let changes = changes(&work);
+        let changes = changes(&work, &Value::Null);
         assert_eq!(
             changes.len(),
             1,
@@ -319,6 +315,6 @@ mod tests {
             deletions: Vec::new(),
             upgrade: plan(),
         };
-        assert!(changes(&work).is_empty());
+        assert!(changes(&work, &Value::Null).is_empty());
     }
 }
