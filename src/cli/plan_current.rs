@@ -46,7 +46,7 @@ pub fn plan_against_current(
         .to_owned();
     let held = pending(&work.upgrade).map(|p| format!("{}: {}", p.reason, p.message));
     let mut report = String::new();
-    for change in changes(&work) {
+    for change in changes(&work, &object) {
         report.push_str(&line(&change));
     }
     for rollout in rollouts(&work, &control_plane_kind) {

@@ -37,6 +37,10 @@ metadata:
 spec:
   paused: false
   paused: true
+  controlPlaneRef:
+    apiGroup: controlplane.cluster.x-k8s.io
+    kind: KubeadmControlPlane
+    name: twice
 ";
 
 /// `capi-topology check -f file`.
