@@ -15,7 +15,7 @@ use super::files::{check_versions, read};
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::clock::now_rfc3339;
 use crate::offline::apply::{Applied, Verdict};
-use crate::offline::strict::{apply_validated, Schemas, Validation};
+use crate::offline::strict::{apply_validated, repeated_keys, Schemas, Validation};
 
 /// Output formats of `check`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -39,8 +39,9 @@ pub struct CheckArgs {
     /// The current state the files are applied over.
     #[command(flatten)]
     pub state: CurrentArgs,
-    /// Field validation, as kubectl's `--validate`: unknown or repeated fields refuse the object
-    /// (`strict`, or `true`), are warnings (`warn`), or are dropped silently (`ignore`, `false`).
+    /// Field validation, as kubectl's `--validate`: unknown fields refuse the object (`strict`, or
+    /// `true`), are warnings (`warn`), or are dropped silently (`ignore`, `false`). A key written
+    /// twice is a warning unless ignored: kubectl sends its last value.
     #[arg(long, value_enum, default_value_t = Validation::Strict, value_name = "MODE")]
     pub validate: Validation,
 }
@@ -81,7 +82,10 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     let mut hints = Vec::new();
     let schemas = Schemas::new(objects.iter().map(|o| &o.object));
     for sourced in objects {
-        let findings = schemas.findings(&sourced.object, &sourced.duplicates);
+        let findings = schemas.findings(&sourced.object);
+        for repeated in repeated_keys(&sourced.duplicates, &sourced.source, args.validate) {
+            eprintln!("Warning: {repeated}");
+        }
         let source = sourced.source.display().to_string();
         let mut object = sourced.object;
         if discovers {

@@ -26,7 +26,7 @@ pub struct SourcedObject {
     pub source: PathBuf,
     /// The object.
     pub object: Value,
-    /// The paths of the keys it repeats, as written (strict field validation refuses them).
+    /// The paths of the keys it repeats, as written (kubectl sends their last values: a warning).
     pub duplicates: Vec<String>,
 }
 

@@ -18,7 +18,7 @@ use crate::api::convert::{from_hub, is_convertible, ContractVersions, ConvertErr
 use crate::api::Cluster;
 use crate::offline::apply::Verdict;
 use crate::offline::edge::hub_view;
-use crate::offline::strict::{apply_validated, Schemas, Validation};
+use crate::offline::strict::{apply_validated, repeated_keys, Schemas, Validation};
 use crate::runtime::RuntimeExtensions;
 use crate::store::{MemoryStore, ObjectSource};
 use crate::topology::diff::{diff, Change};
@@ -45,8 +45,9 @@ pub struct PlanArgs {
     /// what the controller writes).
     #[command(flatten)]
     pub state: CurrentArgs,
-    /// Field validation, as kubectl's `--validate`: unknown or repeated fields refuse the object
-    /// (`strict`, or `true`), are warnings (`warn`), or are dropped silently (`ignore`, `false`).
+    /// Field validation, as kubectl's `--validate`: unknown fields refuse the object (`strict`, or
+    /// `true`), are warnings (`warn`), or are dropped silently (`ignore`, `false`). A key written
+    /// twice is a warning unless ignored: kubectl sends its last value.
     #[arg(long, value_enum, default_value_t = Validation::Strict, value_name = "MODE")]
     pub validate: Validation,
 }
@@ -96,7 +97,10 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     let mut failed = false;
     let schemas = Schemas::new(objects.iter().map(|o| &o.object));
     for sourced in objects {
-        let findings = schemas.findings(&sourced.object, &sourced.duplicates);
+        let findings = schemas.findings(&sourced.object);
+        for repeated in repeated_keys(&sourced.duplicates, &sourced.source, args.validate) {
+            eprintln!("Warning: {repeated}");
+        }
         let is_cluster =
             sourced.object["kind"] == "Cluster" && sourced.object["spec"]["topology"].is_object();
         let source = sourced.source.display().to_string();

@@ -1,11 +1,15 @@
 //! Strict field validation, as kubectl asks for it by default (`--validate=strict`, the API
-//! server's `fieldValidation=Strict`): a field no schema declares, or a key written twice, refuses
-//! the object with the API server's words (`strict decoding error: unknown field
-//! "spec.topology.workers.machineDeployment"`); `warn` lets it through with one warning per
-//! field, `ignore` says nothing. Schemas are our generated CRDs for our groups, and the CRDs in
-//! the files for other groups.
+//! server's `fieldValidation=Strict`): a field no schema declares refuses the object with the API
+//! server's words (`strict decoding error: unknown field "metadata.foo", unknown field
+//! "spec.topology.workers.machineDeployment"`, sorted by path, as kube-apiserver v1.34 sorts
+//! them); `warn` lets it through with one warning per field, `ignore` says nothing. A key written
+//! twice in a file is no refusal: kubectl reads the file first and sends the last value only (the
+//! API server's `duplicate field "p"` is for request bodies written by other clients), so it is
+//! a warning of ours. Schemas are our generated CRDs for our groups, and the CRDs in the files
+//! for other groups.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -17,13 +21,13 @@ use crate::store::{group_of as api_group, MemoryStore, ObjectSource};
 /// The field validation kubectl's `--validate` asks of the API server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Validation {
-    /// Unknown or repeated fields refuse the object (kubectl's default; `true` too).
+    /// Unknown fields refuse the object (kubectl's default; `true` too).
     #[default]
     #[value(alias = "true")]
     Strict,
-    /// Unknown or repeated fields are warnings.
+    /// Unknown fields are warnings.
     Warn,
-    /// Unknown or repeated fields are dropped silently (`false` too).
+    /// Unknown fields are dropped silently (`false` too).
     #[value(alias = "false")]
     Ignore,
 }
@@ -88,14 +92,11 @@ impl Schemas {
         }
     }
 
-    /// What strict validation finds in `object` as written, the keys it repeats being
-    /// `duplicates`: `duplicate field "p"` for each, then `unknown field "p"` for each field its
-    /// schema does not declare (none when no schema is known for its kind and version).
-    pub fn findings(&self, object: &Value, duplicates: &[String]) -> Vec<String> {
-        let mut findings: Vec<String> = duplicates
-            .iter()
-            .map(|p| format!("duplicate field {p:?}"))
-            .collect();
+    /// What strict validation finds in `object` as kubectl sends it: `unknown field "p"` for
+    /// each field its schema does not declare, sorted by path (none when no schema is known for
+    /// its kind and version).
+    pub fn findings(&self, object: &Value) -> Vec<String> {
+        let mut findings = Vec::new();
         let api_version = object["apiVersion"].as_str().unwrap_or_default();
         let version = api_version.rsplit('/').next().unwrap_or_default();
         let key = (
@@ -111,6 +112,22 @@ impl Schemas {
         }
         findings
     }
+}
+
+/// The warnings for the keys a file repeats (`duplicates`, paths in the object read from
+/// `source`), none under `Ignore`: kubectl keeps the last value of each without a word, which is
+/// seldom what was meant.
+pub fn repeated_keys(duplicates: &[String], source: &Path, validation: Validation) -> Vec<String> {
+    if validation == Validation::Ignore {
+        return Vec::new();
+    }
+    let source = source.display();
+    duplicates
+        .iter()
+        .map(|p| {
+            format!("{source}: field {p:?} is written more than once; kubectl sends only its last value")
+        })
+        .collect()
 }
 
 /// Applies `object` as [`apply`] does, after strict validation: under `Strict` findings refuse
@@ -142,14 +159,9 @@ pub fn apply_validated(
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     let kind = object["kind"].as_str().unwrap_or_default();
     let key = crate::store::ObjectKey::of(&object);
-    let verb = if store
+    let exists = store
         .get(&key.group, &key.kind, &key.namespace, &key.name)
-        .is_some()
-    {
-        "patching"
-    } else {
-        "creating"
-    };
+        .is_some();
     check_served(&object, source)?;
     let mut applied = created(&object);
     let version = api_version.rsplit('/').next().unwrap_or_default();
@@ -160,10 +172,17 @@ pub fn apply_validated(
     }
     applied.verdict = Verdict::Denied;
     applied.warnings.clear();
-    applied.message = format!(
-        "Error from server (BadRequest): error when {verb} {source:?}: {kind} in version {version:?} cannot be \
-         handled as a {kind}: strict decoding error: {errors}"
-    );
+    // kubectl's client-side apply patches an existing object: the API server then names the
+    // patched object (its stored form, here the object as written) rather than the file.
+    applied.message = if exists {
+        let written = serde_json::to_string(&object).unwrap_or_default();
+        format!("The request is invalid: patch: Invalid value: {written:?}: strict decoding error: {errors}")
+    } else {
+        format!(
+            "Error from server (BadRequest): error when creating {source:?}: {kind} in version {version:?} cannot \
+             be handled as a {kind}: strict decoding error: {errors}"
+        )
+    };
     Ok(applied)
 }
 
@@ -299,7 +318,7 @@ mod tests {
                         "machineDeployments": [{"class": "w", "name": "a", "replica": 1}]},
             "variables": [{"name": "v", "value": {"anything": {"goes": true}}}]}));
         assert_eq!(
-            schemas.findings(&typo, &[]),
+            schemas.findings(&typo),
             [
                 r#"unknown field "spec.topology.workers.machineDeployment""#,
                 r#"unknown field "spec.topology.workers.machineDeployments[0].replica""#
@@ -309,9 +328,8 @@ mod tests {
             "metadata": {"name": "s", "labelz": {}, "ownerReferences": [{"name": "o", "x": 1}]},
             "spec": {"clusterSelector": {}, "resources": []}, "extra": 1});
         assert_eq!(
-            schemas.findings(&meta, &["spec.strategy".to_owned()]),
+            schemas.findings(&meta),
             [
-                r#"duplicate field "spec.strategy""#,
                 r#"unknown field "extra""#,
                 r#"unknown field "metadata.labelz""#,
                 r#"unknown field "metadata.ownerReferences[0].x""#
@@ -320,14 +338,19 @@ mod tests {
     }
 
     #[test]
-    fn kinds_without_a_schema_are_checked_for_duplicates_only() {
+    fn kinds_without_a_schema_have_no_unknown_fields() {
         let schemas = Schemas::new([]);
         let config_map =
             json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "anything": 1});
-        assert!(schemas.findings(&config_map, &[]).is_empty());
+        assert!(schemas.findings(&config_map).is_empty());
+    }
+
+    #[test]
+    fn repeated_keys_are_warnings_naming_the_file() {
+        assert!(repeated_keys(&["data.k".to_owned()], Path::new("c.yaml"), Validation::Ignore).is_empty());
         assert_eq!(
-            schemas.findings(&config_map, &["data.k".to_owned()]),
-            [r#"duplicate field "data.k""#]
+            repeated_keys(&["data.k".to_owned()], Path::new("c.yaml"), Validation::Strict),
+            [r#"c.yaml: field "data.k" is written more than once; kubectl sends only its last value"#]
         );
     }
 
@@ -345,7 +368,7 @@ mod tests {
             "spec": {"tags": {"a": "b"}, "template": {"apiVersion": "v1", "kind": "X", "metadata": {"name": "t", "bad": 1},
                                                        "spec": {"free": 1}, "status": {}}, "sise": 1}});
         assert_eq!(
-            schemas.findings(&object, &[]),
+            schemas.findings(&object),
             [
                 r#"unknown field "spec.sise""#,
                 r#"unknown field "spec.template.metadata.bad""#,
@@ -360,7 +383,7 @@ mod tests {
         let typo = cluster(
             json!({"classRef": {"name": "k"}, "version": "v1.31.0", "workers": {"machineDeployment": []}}),
         );
-        let findings = schemas.findings(&typo, &[]);
+        let findings = schemas.findings(&typo);
         let mut store = MemoryStore::default();
         let refused = apply_validated(
             &mut store,
@@ -379,6 +402,28 @@ mod tests {
              handled as a Cluster: strict decoding error: unknown field \"spec.topology.workers.machineDeployment\""
         );
         assert!(store.is_empty(), "a refused object is not stored");
+        let live = cluster(json!({"classRef": {"name": "k"}, "version": "v1.31.0"}));
+        let mut stored = MemoryStore::default();
+        stored.insert(live).unwrap();
+        let over = apply_validated(
+            &mut stored,
+            false,
+            typo.clone(),
+            findings.clone(),
+            Validation::Strict,
+            "c.yaml",
+            "now",
+        )
+        .unwrap();
+        assert!(
+            over.message
+                .starts_with("The request is invalid: patch: Invalid value: \"{\\\"apiVersion\\\"")
+                && over.message.ends_with(
+                    "\": strict decoding error: unknown field \"spec.topology.workers.machineDeployment\""
+                ),
+            "{}",
+            over.message
+        );
         let warned = apply_validated(
             &mut store,
             false,

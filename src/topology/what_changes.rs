@@ -9,15 +9,17 @@ use super::diff::{Change, FieldChange};
 use super::reconcile::{contains, Reconciliation};
 use super::upgrade::UpgradePlan;
 use crate::api::describe;
-use crate::api::labels::{TOPOLOGY_DEPLOYMENT_NAME_LABEL, TOPOLOGY_POOL_NAME_LABEL};
+use crate::api::labels::{
+    CLUSTER_NAME_LABEL, TOPOLOGY_DEPLOYMENT_NAME_LABEL, TOPOLOGY_OWNED_LABEL, TOPOLOGY_POOL_NAME_LABEL,
+};
 
 /// Most nesting levels walked; deeper differences are reported whole.
 const MAX_DEPTH: usize = 64;
 
 /// The changes the controller would write: objects created, objects whose apply changes fields
 /// (each field the desired object sets to another value, compared as the controller compares
-/// before applying), the Cluster's references and topology labels (against `cluster`, the Cluster
-/// as stored), and objects deleted.
+/// before applying), the Cluster's references and topology labels where they differ from the
+/// current `cluster`'s, and objects deleted.
 pub fn changes(work: &Reconciliation, cluster: &Value) -> Vec<Change> {
     let mut changes = Vec::new();
     for (desired, current) in &work.objects {
@@ -34,11 +36,28 @@ pub fn changes(work: &Reconciliation, cluster: &Value) -> Vec<Change> {
         }
     }
     if let Some(refs) = &work.cluster_refs {
-        let mut fields = Vec::new();
-        for part in ["metadata", "spec"] {
-            walk(part, &cluster[part], &refs[part], 0, &mut fields);
+        let reference = |key: &&str| FieldChange {
+            path: format!("spec.{key}"),
+            from: cluster["spec"].get(*key).cloned().unwrap_or(Value::Null),
+            to: refs["spec"][*key].clone(),
+        };
+        let labels = |key: &str| FieldChange {
+            path: format!("metadata.labels.{key}"),
+            from: cluster["metadata"]["labels"]
+                .get(key)
+                .cloned()
+                .unwrap_or(Value::Null),
+            to: refs["metadata"]["labels"][key].clone(),
+        };
+        let mut fields: Vec<FieldChange> = ["infrastructureRef", "controlPlaneRef"]
+            .iter()
+            .map(reference)
+            .chain([CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL].map(labels))
+            .collect();
+        fields.retain(|f| !f.to.is_null() && f.from != f.to);
+        if !fields.is_empty() {
+            changes.push(Change::Changed(describe(refs), fields));
         }
-        changes.push(Change::Changed(describe(refs), fields));
     }
     changes.extend(work.deletions.iter().map(|o| Change::Deleted(describe(o))));
     changes
@@ -316,5 +335,35 @@ mod tests {
             upgrade: plan(),
         };
         assert!(changes(&work, &Value::Null).is_empty());
+    }
+
+    #[test]
+    fn the_cluster_shows_only_the_references_and_labels_that_change() {
+        let reference = json!({"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "DockerCluster", "name": "dev-abcde"});
+        let refs = json!({"kind": "Cluster", "metadata": {"name": "dev", "namespace": "ns",
+                "labels": {CLUSTER_NAME_LABEL: "dev", TOPOLOGY_OWNED_LABEL: ""}},
+            "spec": {"infrastructureRef": reference, "controlPlaneRef": null}});
+        let cluster = json!({"kind": "Cluster", "metadata": {"name": "dev", "namespace": "ns",
+                "labels": {CLUSTER_NAME_LABEL: "dev"}},
+            "spec": {"infrastructureRef": reference}});
+        let work = Reconciliation {
+            objects: Vec::new(),
+            cluster_refs: Some(refs),
+            deletions: Vec::new(),
+            upgrade: plan(),
+        };
+        let changes = changes(&work, &cluster);
+        let [Change::Changed(what, fields)] = changes.as_slice() else {
+            panic!("{changes:?}")
+        };
+        assert_eq!(what, "Cluster ns/dev");
+        let lines: Vec<String> = fields
+            .iter()
+            .map(|f| format!("{}: {} -> {}", f.path, f.from, f.to))
+            .collect();
+        assert_eq!(
+            lines,
+            [format!("metadata.labels.{TOPOLOGY_OWNED_LABEL}: null -> \"\"")]
+        );
     }
 }

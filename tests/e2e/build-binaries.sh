@@ -66,7 +66,7 @@ version_pkg=k8s.io/component-base/version
 ldflags="-X $version_pkg.gitVersion=$K8S_VERSION -X $version_pkg.gitMajor=1 -X $version_pkg.gitMinor=${minor%%.*} -X $version_pkg.gitTreeState=clean"
 for cmd in kube-apiserver kubectl kube-controller-manager; do
   if [[ ! -x "$BIN/$cmd" ]] || { [[ $cmd != kubectl ]] && ! stamped "$cmd"; }; then
-    log "building $cmd (the first kube-apiserver build takes 5-10 minutes on 2 cores)"
+    log "building $cmd (first run only: time and disk in README.md, Prerequisites)"
     go build -ldflags "$ldflags" -o "$BIN/$cmd" "k8s.io/kubernetes/cmd/$cmd"
   fi
 done

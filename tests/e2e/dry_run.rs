@@ -80,6 +80,16 @@ fn changed(diff: &str) -> Vec<Changed> {
     blocks
 }
 
+/// Whether `live` is the name `planned` generated, but for the random suffix both draw (the
+/// controller names new objects as `plan` does, `<prefix>-<5 random characters>`).
+fn same_but_suffix(live: Option<&str>, planned: &str) -> bool {
+    let prefix = |name: &str| {
+        name.rsplit_once('-')
+            .map(|(prefix, suffix)| (prefix.to_owned(), suffix.len()))
+    };
+    live.is_some_and(|live| prefix(live).is_some() && prefix(live) == prefix(planned))
+}
+
 /// `object` at a dotted `path` (no list indices in the paths checked here).
 fn at<'a>(object: &'a Value, path: &str) -> &'a Value {
     path.split('.').fold(object, |value, key| &value[key])
@@ -147,20 +157,57 @@ fn a_dry_run_against_the_cluster_is_what_the_controller_then_does() {
             .ok_or_else(|| "not yet".to_owned())
     })
     .unwrap_or_else(|e| fail(e));
+    let created: Vec<(&str, &str)> = diff
+        .lines()
+        .filter_map(|l| l.strip_prefix("  + created "))
+        .map(|line| {
+            let (kind, rest) = line.split_once(' ').unwrap_or_default();
+            (kind, rest.rsplit('/').next().unwrap_or_default())
+        })
+        .collect();
+    for (kind, name) in &created {
+        let names = owned_by(kubectl, "dev", &kind.to_lowercase()).unwrap_or_else(|e| fail(e));
+        assert!(
+            names
+                .iter()
+                .any(|o| same_but_suffix(o["metadata"]["name"].as_str(), name)),
+            "{kind} {name} was planned, the controller made {:?}:\n{diff}",
+            names.iter().map(|o| &o["metadata"]["name"]).collect::<Vec<_>>()
+        );
+    }
     for (kind, name, fields) in &blocks {
         let live = kubectl
             .get_json(&kind.to_lowercase(), "default", name)
             .unwrap_or_else(|e| fail(e));
         for (path, value) in fields {
-            assert_eq!(at(&live, path), value, "{kind} {name} {path} as planned:\n{diff}");
+            let planned_name = created.iter().any(|(_, created)| value.as_str() == Some(created));
+            if planned_name {
+                assert!(
+                    same_but_suffix(at(&live, path).as_str(), value.as_str().unwrap_or_default()),
+                    "{kind} {name} {path}: {} as planned:\n{diff}",
+                    at(&live, path)
+                );
+            } else {
+                assert_eq!(at(&live, path), value, "{kind} {name} {path} as planned:\n{diff}");
+            }
         }
     }
-    for line in diff.lines().filter_map(|l| l.strip_prefix("  + created ")) {
+    for line in diff.lines().filter_map(|l| l.strip_prefix("  - deleted ")) {
         let (kind, rest) = line.split_once(' ').unwrap_or_default();
         let name = rest.rsplit('/').next().unwrap_or_default();
-        kubectl
-            .get_json(&kind.to_lowercase(), "default", name)
-            .unwrap_or_else(|e| fail(format!("{line} was planned: {e}")));
+        poll(
+            &format!("{kind} {name} to be deleted, as planned"),
+            CONVERGED,
+            || {
+                let names = owned_by(kubectl, "dev", &kind.to_lowercase())?;
+                names
+                    .iter()
+                    .all(|o| o["metadata"]["name"] != name)
+                    .then_some(())
+                    .ok_or_else(|| "not yet".to_owned())
+            },
+        )
+        .unwrap_or_else(|e| fail(e));
     }
     let deployment = owned_by(kubectl, "dev", "machinedeployment").unwrap_or_else(|e| fail(e));
     assert_eq!(

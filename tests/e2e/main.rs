@@ -2,8 +2,8 @@
 //! admission webhook, and the real kubectl as the operator.
 //!
 //! It is part of `cargo test`; alone: `cargo test --test e2e`. The first run builds the
-//! Kubernetes binaries into a per-machine cache (`tests/e2e/build-binaries.sh`, 10-25 minutes on 2
-//! cores); later runs take about a minute.
+//! Kubernetes and Cluster API binaries into a per-machine cache (`tests/e2e/build-*.sh`; time and
+//! disk in README.md, Prerequisites); later runs take about a minute.
 //!
 //! Needs Go (first run only), openssl and a Linux `/proc`. Logs of a failed run are kept and
 //! their directory printed (until the next run); processes of a crashed run are stopped by the
@@ -35,6 +35,7 @@ mod runtime_extensions;
 mod runtime_isolation;
 mod scale;
 mod scenarios;
+mod strict_fields;
 mod versions;
 mod webhook;
 
