@@ -21,7 +21,7 @@ fn node_ok(node: &Node, root: bool) -> bool {
         Node::Branch(branch) => {
             pipe_ok(&branch.pipe, root)
                 && list_ok(&branch.list, root && branch.kind == BranchKind::If)
-                && branch.else_list.as_ref().is_none_or(|list| list_ok(list, root))
+                && branch.else_list.as_ref().map_or(true, |list| list_ok(list, root))
         }
         Node::Template { .. } => false,
     }
