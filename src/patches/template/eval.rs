@@ -4,7 +4,6 @@ use super::ast::{Arg, Command, Pipeline, Term};
 use super::exec::{At, Eval, State};
 use super::funcs::{self, Ctx, Param};
 use super::value::Value;
-use std::rc::Rc;
 
 impl<'a> State<'a> {
     /// Evaluates a pipeline and binds its declared variables.
@@ -112,17 +111,7 @@ impl<'a> State<'a> {
         has_args: bool,
         element: bool,
     ) -> Eval<Value> {
-        let mut start = 0;
-        let from_root = match (&self.root, &receiver) {
-            (Some((stand_in, json)), Value::Map(map)) if Rc::ptr_eq(stand_in, map) => {
-                read_root(json, fields, has_args)
-            }
-            _ => None,
-        };
-        if let Some((value, walked)) = from_root {
-            (receiver, start) = (value, walked);
-        }
-        for (i, field) in fields.iter().enumerate().skip(start) {
+        for (i, field) in fields.iter().enumerate() {
             let last = i + 1 == fields.len();
             receiver = self.eval_field(receiver, field, has_args && last, i > 0 || element)?;
         }
@@ -301,34 +290,6 @@ impl<'a> State<'a> {
         self.charge(cost as u64 + 1)?;
         Ok(value)
     }
-}
-
-/// Walks `fields` on the data's JSON while each step is a present member of an object (the
-/// last field stays for the caller when it has arguments); returns the value reached, converted,
-/// and how many fields were walked: what the same steps give on a whole conversion of the data
-/// (the caller checked its depth). With no step walked (`None`), the receiver stays the
-/// stand-in, an empty map, which answers a missing key as the data would.
-fn read_root(
-    root: &serde_json::Map<String, serde_json::Value>,
-    fields: &[String],
-    has_args: bool,
-) -> Option<(Value, usize)> {
-    let walkable = fields.len() - usize::from(has_args && !fields.is_empty());
-    let mut reached: Option<&serde_json::Value> = None;
-    let mut walked = 0;
-    for field in fields.iter().take(walkable) {
-        let map = match reached {
-            None => root,
-            Some(serde_json::Value::Object(map)) => map,
-            Some(_) => break,
-        };
-        let Some(value) = map.get(field.as_str()) else {
-            break;
-        };
-        reached = Some(value);
-        walked += 1;
-    }
-    reached.map(|value| (Value::from_json(value).unwrap_or(Value::Missing), walked))
 }
 
 fn literal(term: &Term) -> Value {

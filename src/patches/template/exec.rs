@@ -2,7 +2,7 @@
 
 use super::ast::{Arg, Branch, BranchKind, Command, List, Node, Pipeline};
 use super::format;
-use super::value::{MapRef, Value, MAX_VALUE_DEPTH};
+use super::value::{Value, MAX_VALUE_DEPTH};
 use super::{line_col, ExecOptions, Inner, TemplateError};
 
 /// Deepest `{{template}}` call nesting (a template calling itself must stop).
@@ -65,21 +65,16 @@ pub(crate) struct State<'a> {
     pub at: At<'a>,
     /// Dot is a range element (Go's static type `interface {}`), which error messages name.
     pub dot_is_element: bool,
-    /// The data as JSON and the empty map standing for it as dot and `$`, when the template
-    /// reads the data only through field chains (see `root_reads`).
-    pub root: Option<(MapRef, &'a serde_json::Map<String, serde_json::Value>)>,
     depth: usize,
     nesting: usize,
     executing: &'a str,
 }
 
 /// Executes the main template with `data` (converted; `None` when nested too deep) as dot.
-/// With `root`, `data` is an empty map standing for `root`, whose field chains are read from it.
-pub(crate) fn execute<'a>(
-    tmpl: &'a Inner,
+pub(crate) fn execute(
+    tmpl: &Inner,
     data: Option<Value>,
-    root: Option<&'a serde_json::Map<String, serde_json::Value>>,
-    opts: &'a ExecOptions,
+    opts: &ExecOptions,
 ) -> Result<String, TemplateError> {
     let mut state = State {
         tmpl,
@@ -90,7 +85,6 @@ pub(crate) fn execute<'a>(
         steps: 0,
         at: At::Start,
         dot_is_element: false,
-        root: None,
         depth: 0,
         nesting: 0,
         executing: &tmpl.name,
@@ -100,9 +94,6 @@ pub(crate) fn execute<'a>(
         Some(v) => v,
         None => return Err(state.error(format!("data nested deeper than {MAX_VALUE_DEPTH}"))),
     };
-    if let (Some(json), Value::Map(stand_in)) = (root, &dot) {
-        state.root = Some((stand_in.clone(), json));
-    }
     state.vars.push(("$".to_string(), dot.clone()));
     match state.walk_list(&dot, &tmpl.main) {
         Ok(()) | Err(Flow::Break | Flow::Continue) => Ok(state.out),

@@ -15,7 +15,6 @@ mod lexer;
 mod operands;
 mod parser;
 mod printf;
-mod root_reads;
 mod value;
 mod version;
 mod yaml11;
@@ -45,8 +44,6 @@ struct Inner {
     /// Whether the source names a function that changes maps in place (sprig's `set`, `unset`,
     /// `merge`, `mergeOverwrite`): such a template gets data of its own.
     mutates_data: bool,
-    /// Whether the data is read only through field chains (see [`root_reads`]).
-    reads_by_fields: bool,
     main: ast::List,
     defines: BTreeMap<String, ast::List>,
 }
@@ -132,7 +129,6 @@ impl Template {
                 source: source.to_string(),
                 sprig,
                 mutates_data: names_mutator(source),
-                reads_by_fields: root_reads::reads_by_fields(&parsed.main),
                 main: parsed.main,
                 defines: parsed.defines,
             }),
@@ -141,7 +137,7 @@ impl Template {
 
     /// Renders the template with `data` as dot.
     pub fn execute(&self, data: &serde_json::Value, options: &ExecOptions) -> Result<String, TemplateError> {
-        exec::execute(&self.inner, value::Value::from_json(data), None, options)
+        exec::execute(&self.inner, value::Value::from_json(data), options)
     }
 
     /// Renders the template with the variables `data` as dot, reusing `shared`'s conversion of
@@ -152,33 +148,19 @@ impl Template {
         shared: &SharedData,
         options: &ExecOptions,
     ) -> Result<String, TemplateError> {
-        if self.inner.mutates_data {
-            return exec::execute(&self.inner, value::Value::from_json_map(data), None, options);
-        }
-        if self.inner.reads_by_fields {
-            // Field chains are walked on the JSON; only the values they reach are converted. The
-            // depth limit of a whole conversion still applies to the whole data.
-            let fits = *shared.fits.get_or_init(|| value::json_map_fits(data));
-            let root = fits.then_some(data);
-            let dot = fits.then(|| value::Value::new_map(BTreeMap::new()));
-            return exec::execute(&self.inner, dot, root, options);
-        }
-        let dot = shared
-            .converted
-            .get_or_init(|| value::Value::from_json_map(data))
-            .clone();
-        exec::execute(&self.inner, dot, None, options)
+        let dot = if self.inner.mutates_data {
+            value::Value::from_json_map(data)
+        } else {
+            shared.0.get_or_init(|| value::Value::from_json_map(data)).clone()
+        };
+        exec::execute(&self.inner, dot, options)
     }
 }
 
 /// One set of variables converted once for every template execution that only reads them (the
 /// conversion is most of a short template's cost). Holds nothing until first used.
 #[derive(Debug, Default)]
-pub struct SharedData {
-    converted: std::cell::OnceCell<Option<value::Value>>,
-    /// Whether the variables are within the nesting depth a conversion allows.
-    fits: std::cell::OnceCell<bool>,
-}
+pub struct SharedData(std::cell::OnceCell<Option<value::Value>>);
 
 /// Whether `source` names a function that changes a map in place.
 fn names_mutator(source: &str) -> bool {

@@ -55,15 +55,6 @@ impl Value {
         ))
     }
 
-    fn fits_at(json: &serde_json::Value, depth: usize) -> bool {
-        depth <= MAX_VALUE_DEPTH
-            && match json {
-                serde_json::Value::Array(items) => items.iter().all(|v| Self::fits_at(v, depth + 1)),
-                serde_json::Value::Object(map) => map.values().all(|v| Self::fits_at(v, depth + 1)),
-                _ => true,
-            }
-    }
-
     fn from_json_at(json: &serde_json::Value, depth: usize) -> Option<Value> {
         if depth > MAX_VALUE_DEPTH {
             return None;
@@ -238,11 +229,6 @@ impl Value {
             Value::Version(v) => serde_json::Value::String(v.to_string()),
         })
     }
-}
-
-/// Whether [`Value::from_json_map`] converts `map` (no value nested too deep), without converting.
-pub(crate) fn json_map_fits(map: &serde_json::Map<String, serde_json::Value>) -> bool {
-    map.values().all(|v| Value::fits_at(v, 1))
 }
 
 /// A JSON number for a float, written as an integer when Go's encoder would print no fraction.
