@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use serde_json::Value;
 
-use crate::cluster_api::{module_dir, ClusterApi};
+use crate::cluster_api::{clusterctl_defaults, module_dir, to_loopback, ClusterApi};
 use crate::control_plane::ControlPlane;
 use crate::env::repo_path;
 use crate::kubectl::Kubectl;
@@ -43,14 +43,7 @@ fn our_configurations(kubectl: &Kubectl, port: u16, ca_pem: &str) -> String {
         }
         object["metadata"]["annotations"] = Value::Null;
         for webhook in object["webhooks"].as_array_mut().expect("webhooks") {
-            let path = webhook["clientConfig"]["service"]["path"]
-                .as_str()
-                .expect("a path")
-                .to_owned();
-            webhook["clientConfig"] = serde_json::json!({
-                "url": format!("https://127.0.0.1:{port}{path}"),
-                "caBundle": ca_bundle,
-            });
+            to_loopback(&mut webhook["clientConfig"], port, &ca_bundle);
         }
         documents.push(serde_yaml_ng::to_string(&object).expect("YAML"));
     }
@@ -63,7 +56,6 @@ fn in_memory_manifests() -> (String, String) {
     let templates = module_dir("sigs.k8s.io/cluster-api/test").join("infrastructure/docker/templates");
     let read =
         |file: &str| std::fs::read_to_string(templates.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
-    let defaults = regex::Regex::new(r"\$\{[A-Z0-9_]+:=([^}]*)\}").unwrap();
     let fill = |text: String| {
         let text = text
             .replace("${CLUSTER_NAME}", "mem")
@@ -71,7 +63,7 @@ fn in_memory_manifests() -> (String, String) {
             .replace("${KUBERNETES_VERSION}", FROM)
             .replace("${CONTROL_PLANE_MACHINE_COUNT}", "1")
             .replace("${WORKER_MACHINE_COUNT}", "2");
-        defaults.replace_all(&text, "$1").into_owned()
+        clusterctl_defaults(&text)
     };
     (
         fill(read("clusterclass-in-memory.yaml")),

@@ -187,8 +187,7 @@ impl ClusterApi {
 fn render(kubectl: &Kubectl, provider: &Provider, port: u16, ca_pem: &str) -> Result<String, String> {
     let dir = module_dir(provider.module).join(provider.config);
     let text = kubectl.ok(&["kustomize", &dir.display().to_string()])?;
-    let defaults = regex::Regex::new(r"\$\{[A-Z0-9_]+:=([^}]*)\}").expect("a valid pattern");
-    let text = defaults.replace_all(&text, "$1");
+    let text = clusterctl_defaults(&text);
     let ca_bundle = base64::engine::general_purpose::STANDARD.encode(ca_pem);
     let mut documents = Vec::new();
     for document in serde_yaml_ng::Deserializer::from_str(&text) {
@@ -213,13 +212,25 @@ fn render(kubectl: &Kubectl, provider: &Provider, port: u16, ca_pem: &str) -> Re
             );
         }
         for config in configs {
-            let path = config["service"]["path"].as_str().unwrap_or("/").to_owned();
-            *config = serde_json::json!({
-                "url": format!("https://127.0.0.1:{port}{path}"),
-                "caBundle": ca_bundle,
-            });
+            to_loopback(config, port, &ca_bundle);
         }
         documents.push(serde_yaml_ng::to_string(&object).map_err(|e| e.to_string())?);
     }
     Ok(documents.join("---\n"))
+}
+
+/// `text` with clusterctl's `${VAR:=default}` variables replaced by their defaults.
+pub fn clusterctl_defaults(text: &str) -> String {
+    let defaults = regex::Regex::new(r"\$\{[A-Z0-9_]+:=([^}]*)\}").expect("a valid pattern");
+    defaults.replace_all(text, "$1").into_owned()
+}
+
+/// Points a webhook `clientConfig` naming an in-cluster Service at `https://127.0.0.1:<port>`
+/// with the Service's path, trusting `ca_bundle` (base64 PEM).
+pub fn to_loopback(config: &mut Value, port: u16, ca_bundle: &str) {
+    let path = config["service"]["path"].as_str().unwrap_or("/").to_owned();
+    *config = serde_json::json!({
+        "url": format!("https://127.0.0.1:{port}{path}"),
+        "caBundle": ca_bundle,
+    });
 }
