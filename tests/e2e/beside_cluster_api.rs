@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use serde_json::Value;
 
+use crate::beside_cluster_api_conversion as conversion;
+use crate::beside_cluster_api_resource_set as resource_set;
+use crate::beside_cluster_api_rotation as rotation;
 use crate::cluster_api::{clusterctl_defaults, module_dir, to_loopback, ClusterApi};
 use crate::control_plane::ControlPlane;
 use crate::env::repo_path;
@@ -105,11 +108,15 @@ fn condition(kubectl: &Kubectl, resource: &str, kind: &str) -> String {
     )
 }
 
-/// The whole life of a Cluster with the real stack: provisioned, upgraded (control plane first,
-/// then workers, rolled by the real KubeadmControlPlane and MachineDeployment controllers),
-/// deleted with nothing left; then Cluster API's webhooks given back as installed.
+/// The whole life of a Cluster with the real stack, in one test (the in-memory backend listens on
+/// fixed ports: one such stack per machine at a time): provisioned; a ClusterResourceSet applied
+/// to its simulated workload cluster; Cluster API's conversion and ours agreeing on it and on a
+/// ClusterClass and Cluster written as v1beta1; upgraded (control plane first, then workers,
+/// rolled by the real KubeadmControlPlane and MachineDeployment controllers); its class's machine
+/// templates swapped (templates rotated, every Machine replaced); deleted with nothing left; then
+/// Cluster API's webhooks given back as installed.
 #[test]
-fn beside_cluster_api_provisions_upgrades_and_deletes_a_cluster() {
+fn beside_cluster_api_runs_a_cluster_through_its_life() {
     let run = RunDir::create("beside-cluster-api");
     let mut plane = ControlPlane::start(&run);
     plane.start_garbage_collector(&run);
@@ -143,6 +150,7 @@ fn beside_cluster_api_provisions_upgrades_and_deletes_a_cluster() {
         let out = kubectl.apply(manifest, &[]).unwrap();
         assert!(out.success, "{}\n{}", out.stderr, logs(&server));
     }
+    resource_set::create(&kubectl, "mem").unwrap_or_else(|e| panic!("{e}"));
     poll("the Cluster to be Available", PROVISIONED, || {
         server.ensure_running()?;
         match condition(&kubectl, "cluster/mem", "Available").as_str() {
@@ -150,6 +158,17 @@ fn beside_cluster_api_provisions_upgrades_and_deletes_a_cluster() {
             other => Err(format!("Available={other}")),
         }
     })
+    .unwrap_or_else(|e| panic!("{e}\n{}", logs(&server)));
+
+    // Cluster API's ClusterResourceSet controller applies to the simulated workload cluster.
+    resource_set::applied(&run, &kubectl, "mem").unwrap_or_else(|e| panic!("{e}\n{}", logs(&server)));
+
+    // Cluster API's conversion webhook and ours agree, on the live objects and on v1beta1 ones.
+    conversion::agree(
+        &run,
+        &kubectl,
+        &[("clusterclasses", "in-memory"), ("clusters", "mem")],
+    )
     .unwrap_or_else(|e| panic!("{e}\n{}", logs(&server)));
 
     // Upgrade: the workers' version moves only once the control plane reports the new one.
@@ -192,6 +211,12 @@ fn beside_cluster_api_provisions_upgrades_and_deletes_a_cluster() {
         );
         std::thread::sleep(Duration::from_secs(1));
     }
+
+    // A class template change: templates rotated, every Machine replaced by the real controllers.
+    rotation::swap_machine_templates(&kubectl, "mem", 3, PROVISIONED, || {
+        condition(&kubectl, "cluster/mem", "Available") == "True"
+    })
+    .unwrap_or_else(|e| panic!("{e}\n{}", logs(&server)));
 
     // Deletion tears everything down, Cluster API's objects and ours.
     kubectl

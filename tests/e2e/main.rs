@@ -11,6 +11,9 @@
 //! binary (e.g. a release build).
 
 mod beside_cluster_api;
+mod beside_cluster_api_conversion;
+mod beside_cluster_api_resource_set;
+mod beside_cluster_api_rotation;
 mod class_rollout;
 mod class_status;
 mod cluster_api;
