@@ -163,14 +163,6 @@ fn beside_cluster_api_runs_a_cluster_through_its_life() {
     // Cluster API's ClusterResourceSet controller applies to the simulated workload cluster.
     resource_set::applied(&run, &kubectl, "mem").unwrap_or_else(|e| panic!("{e}\n{}", logs(&server)));
 
-    // Cluster API's conversion webhook and ours agree, on the live objects and on v1beta1 ones.
-    conversion::agree(
-        &run,
-        &kubectl,
-        &[("clusterclasses", "in-memory"), ("clusters", "mem")],
-    )
-    .unwrap_or_else(|e| panic!("{e}\n{}", logs(&server)));
-
     // Upgrade: the workers' version moves only once the control plane reports the new one.
     let patch = format!(r#"{{"spec":{{"topology":{{"version":"{TO}"}}}}}}"#);
     kubectl
@@ -217,6 +209,14 @@ fn beside_cluster_api_runs_a_cluster_through_its_life() {
         condition(&kubectl, "cluster/mem", "Available") == "True"
     })
     .unwrap_or_else(|e| panic!("{e}\n{}", logs(&server)));
+
+    // Cluster API's conversion webhook and ours agree, on the live objects and on v1beta1 ones.
+    conversion::agree(
+        &run,
+        &kubectl,
+        &[("clusterclasses", "in-memory"), ("clusters", "mem")],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
 
     // Deletion tears everything down, Cluster API's objects and ours.
     kubectl

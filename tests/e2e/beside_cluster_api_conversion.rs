@@ -22,32 +22,43 @@ const V1BETA1: &str = include_str!("fixtures/beside-cluster-api-v1beta1.yaml");
 pub fn agree(run: &RunDir, kubectl: &Kubectl, stored: &[(&str, &str)]) -> Result<(), String> {
     write_reference_crds(run, kubectl)?;
     // The Cluster is admitted once our ClusterClass controller has published the class's variables.
-    poll("the v1beta1 objects to be admitted", Duration::from_secs(60), || {
-        let out = kubectl.apply(V1BETA1, &[])?;
-        if out.success { Ok(()) } else { Err(out.stderr) }
-    })?;
+    poll(
+        "the v1beta1 objects to be admitted",
+        Duration::from_secs(60),
+        || {
+            let out = kubectl.apply(V1BETA1, &[])?;
+            if out.success {
+                Ok(())
+            } else {
+                Err(out.stderr)
+            }
+        },
+    )?;
     let written: Vec<Value> = serde_yaml_ng::Deserializer::from_str(V1BETA1)
         .map(|document| serde::Deserialize::deserialize(document).map_err(|e| format!("fixture: {e}")))
         .collect::<Result<_, _>>()?;
-    let mut objects: Vec<(String, String)> =
-        stored.iter().map(|(r, n)| ((*r).to_owned(), (*n).to_owned())).collect();
+    let mut objects: Vec<(String, String)> = stored
+        .iter()
+        .map(|(r, n)| ((*r).to_owned(), (*n).to_owned()))
+        .collect();
     objects.extend([
         ("clusterclasses".to_owned(), "conv-v1beta1".to_owned()),
         ("clusters".to_owned(), "conv-v1beta1".to_owned()),
     ]);
+    let mut failures = Vec::new();
     for (resource, name) in &objects {
         let (v1beta1, v1beta2) = read_both(kubectl, resource, name)?;
         let label = format!("{resource}/{name}");
-        same(
+        failures.extend(same(
             &format!("{label}: ours v1beta1 -> v1beta2 vs Cluster API's v1beta2"),
             &ours(run, &v1beta1, "v1beta2")?,
             &v1beta2,
-        )?;
-        same(
+        ));
+        failures.extend(same(
             &format!("{label}: ours v1beta2 -> v1beta1 vs Cluster API's v1beta1"),
             &ours(run, &v1beta2, "v1beta1")?,
             &v1beta1,
-        )?;
+        ));
     }
     // As written: the server's v1beta2 spec is what our converter makes of the v1beta1 manifest
     // (nothing of these two is defaulted on the way in but what the conversion fills).
@@ -58,13 +69,17 @@ pub fn agree(run: &RunDir, kubectl: &Kubectl, stored: &[(&str, &str)]) -> Result
         };
         let name = object["metadata"]["name"].as_str().unwrap_or_default();
         let (_, v1beta2) = read_both(kubectl, resource, name)?;
-        same(
+        failures.extend(same(
             &format!("{resource}/{name} as written: ours -> v1beta2 vs stored"),
             &ours(run, object, "v1beta2")?["spec"],
             &v1beta2["spec"],
-        )?;
+        ));
     }
-    Ok(())
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("\n"))
+    }
 }
 
 /// One object read as v1beta1 and as v1beta2 at the same resourceVersion.
@@ -104,7 +119,9 @@ fn ours(run: &RunDir, object: &Value, to: &str) -> Result<Value, String> {
     std::fs::write(&file, serde_json::to_string(object).map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
     let mut command = Command::new(capi_topology());
-    command.args(["convert", "--to", to, "-f"]).arg(run.join("convert"));
+    command
+        .args(["convert", "--to", to, "-f"])
+        .arg(run.join("convert"));
     let out = run_bounded(command, None, Duration::from_secs(30))?;
     if !out.success {
         return Err(format!("capi-topology convert --to {to}: {}", out.stderr));
@@ -135,16 +152,14 @@ fn write_reference_crds(run: &RunDir, kubectl: &Kubectl) -> Result<(), String> {
 }
 
 /// Equal, once the conversion-data annotation (a JSON string) is compared as JSON and the
-/// server's bookkeeping (managedFields) is left out; `Err` lists the differing paths.
-fn same(what: &str, ours: &Value, theirs: &Value) -> Result<(), String> {
+/// server's bookkeeping (managedFields) is left out; `Some` lists the differing paths. A zero
+/// value is the same as none ([`empty`]): Cluster API's Go types do not tell them apart
+/// (`omitempty`, `omitzero`), so neither conversion can be held to one of them.
+fn same(what: &str, ours: &Value, theirs: &Value) -> Option<String> {
     let (ours, theirs) = (normalized(ours), normalized(theirs));
     let mut differences = Vec::new();
     differ("", &ours, &theirs, &mut differences);
-    if differences.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("{what}:\n  {}", differences.join("\n  ")))
-    }
+    (!differences.is_empty()).then(|| format!("{what}:\n  {}", differences.join("\n  ")))
 }
 
 fn normalized(object: &Value) -> Value {
@@ -167,7 +182,12 @@ fn differ(path: &str, ours: &Value, theirs: &Value, out: &mut Vec<String>) {
             let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
             for key in keys {
                 let child = format!("{path}/{key}");
-                differ(&child, a.get(key).unwrap_or(&Value::Null), b.get(key).unwrap_or(&Value::Null), out);
+                differ(
+                    &child,
+                    a.get(key).unwrap_or(&Value::Null),
+                    b.get(key).unwrap_or(&Value::Null),
+                    out,
+                );
             }
         }
         (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
@@ -175,7 +195,23 @@ fn differ(path: &str, ours: &Value, theirs: &Value, out: &mut Vec<String>) {
                 differ(&format!("{path}/{index}"), x, y, out);
             }
         }
-        (a, b) if a != b => out.push(format!("{path}: ours {a}, Cluster API's {b}")),
+        (a, b) if a != b && !(empty(a) && empty(b)) => {
+            out.push(format!("{path}: ours {a}, Cluster API's {b}"))
+        }
         _ => {}
+    }
+}
+
+/// What Cluster API's Go types decode as their zero value: absent, `""`, `0`, `false`, an empty
+/// list, an object of such values (v1beta1's `controlPlaneEndpoint: {host: "", port: 0}`, which
+/// the Go structs always print and capi-topology does not synthesise).
+fn empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        Value::Array(items) => items.is_empty(),
+        Value::Object(map) => map.values().all(empty),
     }
 }

@@ -62,27 +62,74 @@ pub fn create(kubectl: &Kubectl, cluster: &str) -> Result<(), String> {
     }
     let (key, value) = SELECTOR;
     kubectl
-        .ok(&["label", "cluster", cluster, "-n", "default", &format!("{key}={value}")])
+        .ok(&[
+            "label",
+            "cluster",
+            cluster,
+            "-n",
+            "default",
+            &format!("{key}={value}"),
+        ])
         .map(drop)
 }
 
 /// Waits until the ClusterResourceSetBinding of `cluster` records the payload as applied and the
 /// workload cluster serves the ConfigMap it carries.
 pub fn applied(run: &RunDir, kubectl: &Kubectl, cluster: &str) -> Result<(), String> {
-    poll("the ClusterResourceSetBinding to record the payload applied", Duration::from_secs(120), || {
-        let text = kubectl.ok(&["get", "clusterresourcesetbinding", cluster, "-n", "default", "-o", "json"])?;
-        let binding: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-        let applied = binding["spec"]["bindings"].as_array().into_iter().flatten().any(|b| {
-            b["clusterResourceSetName"] == "crs-demo"
-                && b["resources"].as_array().into_iter().flatten().any(|r| r["name"] == "crs-payload" && r["applied"] == true)
-        });
-        if applied { Ok(()) } else { Err(text) }
-    })?;
+    poll(
+        "the ClusterResourceSetBinding to record the payload applied",
+        Duration::from_secs(120),
+        || {
+            let text = kubectl.ok(&[
+                "get",
+                "clusterresourcesetbinding",
+                cluster,
+                "-n",
+                "default",
+                "-o",
+                "json",
+            ])?;
+            let binding: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+            let applied = binding["spec"]["bindings"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|b| {
+                    b["clusterResourceSetName"] == "crs-demo"
+                        && b["resources"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .any(|r| r["name"] == "crs-payload" && r["applied"] == true)
+                });
+            if applied {
+                Ok(())
+            } else {
+                Err(text)
+            }
+        },
+    )?;
     let workload = workload_kubectl(run, kubectl, cluster)?;
-    poll("the workload cluster to serve the applied ConfigMap", Duration::from_secs(60), || {
-        let hello = workload.ok(&["get", "configmap", "crs-applied", "-n", "default", "-o", "jsonpath={.data.hello}"])?;
-        if hello == "workload" { Ok(()) } else { Err(format!("data.hello={hello}")) }
-    })
+    poll(
+        "the workload cluster to serve the applied ConfigMap",
+        Duration::from_secs(60),
+        || {
+            let hello = workload.ok(&[
+                "get",
+                "configmap",
+                "crs-applied",
+                "-n",
+                "default",
+                "-o",
+                "jsonpath={.data.hello}",
+            ])?;
+            if hello == "workload" {
+                Ok(())
+            } else {
+                Err(format!("data.hello={hello}"))
+            }
+        },
+    )
 }
 
 /// kubectl for the workload cluster, with the kubeconfig Cluster API wrote into `<cluster>-kubeconfig`.

@@ -14,7 +14,10 @@ use crate::kubectl::Kubectl;
 
 /// The class templates swapped, and the JSON pointer of their reference in the ClusterClass.
 const SWAPPED: [(&str, &str); 2] = [
-    ("in-memory-control-plane", "/spec/controlPlane/machineInfrastructure/templateRef/name"),
+    (
+        "in-memory-control-plane",
+        "/spec/controlPlane/machineInfrastructure/templateRef/name",
+    ),
     (
         "in-memory-default-worker-machinetemplate",
         "/spec/workers/machineDeployments/0/infrastructure/templateRef/name",
@@ -58,7 +61,9 @@ fn machines(kubectl: &Kubectl, cluster: &str) -> Result<BTreeMap<String, String>
         .iter()
         .map(|m| {
             let name = m["metadata"]["name"].as_str().unwrap_or_default().to_owned();
-            let infrastructure = m["spec"]["infrastructureRef"]["name"].as_str().unwrap_or_default();
+            let infrastructure = m["spec"]["infrastructureRef"]["name"]
+                .as_str()
+                .unwrap_or_default();
             (name, cloned_from.get(infrastructure).cloned().unwrap_or_default())
         })
         .collect())
@@ -78,7 +83,15 @@ pub fn swap_machine_templates(
     let old_machines = machines(kubectl, cluster)?;
     let mut patch = Vec::new();
     for (template, pointer) in SWAPPED {
-        let text = kubectl.ok(&["get", "devmachinetemplate", template, "-n", "default", "-o", "json"])?;
+        let text = kubectl.ok(&[
+            "get",
+            "devmachinetemplate",
+            template,
+            "-n",
+            "default",
+            "-o",
+            "json",
+        ])?;
         let mut object: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
         let renamed = format!("{template}-v2");
         object["metadata"] = json!({"name": renamed, "namespace": "default"});

@@ -33,6 +33,7 @@ pub(super) fn to_hub(obj: &mut Obj, ctx: &Ctx) -> Result<(), ConvertError> {
             }
         }
         restore_bool(spec, "paused", restored.pointer("/spec/paused"));
+        endpoint_to_hub(spec);
         if let Some(topology) = child(spec, "topology") {
             topology::to_hub(topology, ctx, &mut kept)?;
         }
@@ -141,4 +142,19 @@ fn failure_domains_from_hub(status: &mut Obj) {
         map.insert(name, Value::Object(domain));
     }
     status.insert("failureDomains".into(), Value::Object(map));
+}
+
+/// v1beta1's zero `controlPlaneEndpoint` (`{host: "", port: 0}`, which v1beta1's Go types always
+/// print) is no endpoint in v1beta2, as Cluster API converts it: its `host` and `port` must be
+/// set (`minLength: 1`, `minimum: 1`) when present, so the zero one must not be stored.
+fn endpoint_to_hub(spec: &mut Obj) {
+    if let Some(endpoint) = child(spec, "controlPlaneEndpoint") {
+        if endpoint.get("host").is_some_and(|h| h == "") {
+            endpoint.remove("host");
+        }
+        if endpoint.get("port").is_some_and(|p| p.as_i64() == Some(0)) {
+            endpoint.remove("port");
+        }
+    }
+    drop_empty(spec, "controlPlaneEndpoint");
 }

@@ -86,6 +86,20 @@ fn cluster_v1beta1_to_hub_matches_fixture() {
     assert_eq!(hub, fixture("cluster.v1beta2.yaml"));
 }
 
+/// Found beside Cluster API's conversion webhook (tests/e2e/beside_cluster_api_conversion.rs): a
+/// Cluster without an endpoint reads as v1beta1 with the zero one, which is none in v1beta2.
+#[test]
+fn cluster_zero_endpoint_is_no_endpoint_in_the_hub() {
+    let mut spoke = fixture("cluster.v1beta1.yaml");
+    spoke["spec"]["controlPlaneEndpoint"] = json!({"host": "", "port": 0});
+    let hub = to_hub(spoke).unwrap();
+    assert_eq!(hub["spec"].get("controlPlaneEndpoint"), None);
+    let mut spoke = fixture("cluster.v1beta1.yaml");
+    spoke["spec"]["controlPlaneEndpoint"] = json!({"host": "h", "port": 0});
+    let hub = to_hub(spoke).unwrap();
+    assert_eq!(hub["spec"]["controlPlaneEndpoint"], json!({"host": "h"}));
+}
+
 #[test]
 fn cluster_hub_to_v1beta1_rebuilds_refs_durations_and_status() {
     let spoke = from_hub(
