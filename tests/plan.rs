@@ -542,3 +542,122 @@ mod preserved_fields_and_cluster_metadata {
         assert_eq!(spec["kubeadmConfigSpec"]["format"], "ignition");
     }
 }
+
+/// Per-object `rollout.after`, taints and MachineHealthCheck `unhealthyMachineConditions`, as
+/// Cluster API v1.14 computes the desired objects (see the fixture's header).
+mod rollout_taints_health_checks {
+    use super::{golden, plan};
+    use serde_json::{json, Value};
+
+    const ARGS: [&str; 3] = [
+        "-f",
+        "tests/fixtures/reference/v1.14/clusterclass-quick-start.yaml",
+        "tests/fixtures/plan/rollout-taints-health-checks.yaml",
+    ];
+
+    fn objects() -> Vec<Value> {
+        let (code, out, err) = plan(&[&ARGS[..], &["-o", "json"]].concat());
+        assert_eq!((code, err.as_str()), (0, ""));
+        let list: Value = serde_json::from_str(&out).expect("JSON");
+        list["items"].as_array().expect("items").clone()
+    }
+
+    fn find<'a>(objects: &'a [Value], kind: &str, name_part: &str) -> &'a Value {
+        objects
+            .iter()
+            .find(|o| {
+                o["kind"] == kind
+                    && o["metadata"]["name"]
+                        .as_str()
+                        .is_some_and(|n| n.contains(name_part))
+            })
+            .unwrap_or_else(|| panic!("no {kind} {name_part}"))
+    }
+
+    fn taint_keys(taints: &Value) -> Vec<&str> {
+        taints
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["key"].as_str())
+            .collect()
+    }
+
+    #[test]
+    fn plan_matches_golden() {
+        let (code, out, err) = plan(&ARGS);
+        assert_eq!((code, err.as_str()), (0, ""));
+        assert_eq!(out, golden("rollout-taints-health-checks.plan.yaml"));
+    }
+
+    #[test]
+    fn rollout_after_goes_to_each_object() {
+        let objects = objects();
+        let cp = find(&objects, "KubeadmControlPlane", "rolling");
+        assert_eq!(cp["spec"]["rollout"], json!({"after": "2026-03-01T09:00:00Z"}));
+        let md0 = find(&objects, "MachineDeployment", "md-0");
+        assert_eq!(
+            md0["spec"]["rollout"],
+            json!({"after": "2026-03-02T09:00:00Z"}),
+            "the topology's rollout replaces the class's whole"
+        );
+        let md1 = find(&objects, "MachineDeployment", "md-1");
+        assert_eq!(
+            md1["spec"]["rollout"],
+            json!({"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 2}}})
+        );
+    }
+
+    #[test]
+    fn taints_of_the_topology_replace_the_classs() {
+        let objects = objects();
+        let cp = find(&objects, "KubeadmControlPlane", "rolling");
+        assert_eq!(
+            taint_keys(&cp["spec"]["machineTemplate"]["spec"]["taints"]),
+            ["example.com/own-control-plane"]
+        );
+        let md0 = find(&objects, "MachineDeployment", "md-0");
+        assert_eq!(
+            taint_keys(&md0["spec"]["template"]["spec"]["taints"]),
+            ["example.com/own-worker"]
+        );
+        let md1 = find(&objects, "MachineDeployment", "md-1");
+        assert_eq!(
+            md1["spec"]["template"]["spec"]["taints"],
+            json!([{"key": "example.com/class-worker", "value": "yes", "effect": "PreferNoSchedule", "propagation": "OnInitialization"}])
+        );
+        let mp0 = find(&objects, "MachinePool", "mp-0");
+        assert_eq!(
+            taint_keys(&mp0["spec"]["template"]["spec"]["taints"]),
+            ["example.com/own-pool"]
+        );
+    }
+
+    #[test]
+    fn health_checks_carry_machine_conditions() {
+        let objects = objects();
+        let checks: Vec<&Value> = objects
+            .iter()
+            .filter(|o| o["kind"] == "MachineHealthCheck")
+            .collect();
+        assert_eq!(checks.len(), 2, "md-0 disables its check");
+        let md1 = find(&objects, "MachineHealthCheck", "md-1");
+        let cp = checks
+            .iter()
+            .find(|c| c["metadata"]["name"] != md1["metadata"]["name"])
+            .expect("the control plane's");
+        assert_eq!(
+            cp["spec"]["checks"],
+            json!({"nodeStartupTimeoutSeconds": 600, "unhealthyMachineConditions": [{"type": "example.com/EtcdStuck", "status": "False", "timeoutSeconds": 120}]}),
+            "the topology's check replaces the class's"
+        );
+        assert_eq!(
+            cp["spec"]["remediation"],
+            json!({"triggerIf": {"unhealthyLessThanOrEqualTo": 1}})
+        );
+        assert_eq!(
+            md1["spec"]["checks"]["unhealthyMachineConditions"],
+            json!([{"type": "example.com/BootstrapStuck", "status": "True", "timeoutSeconds": 600}])
+        );
+    }
+}

@@ -222,6 +222,7 @@ pub struct ControlPlaneTopology {
     pub deletion: MachineDeletionSpec,
     /// Taints put on the Nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1, max = 64))]
     pub taints: Vec<MachineTaint>,
     /// Conditions that gate Machine readiness.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -293,6 +294,7 @@ pub struct MachineDeploymentTopology {
     pub deletion: MachineDeletionSpec,
     /// Taints put on the Nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1, max = 64))]
     pub taints: Vec<MachineTaint>,
     /// Seconds a Machine must be ready to count as available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -333,6 +335,7 @@ pub struct MachinePoolTopology {
     pub deletion: MachineDeletionSpec,
     /// Taints put on the Nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1, max = 64))]
     pub taints: Vec<MachineTaint>,
     /// Seconds a Machine must be ready to count as available.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -250,9 +250,11 @@ pub struct MachineHealthCheckChecks {
     pub node_startup_timeout_seconds: Option<i32>,
     /// Node conditions that make a Machine unhealthy.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1, max = 100))]
     pub unhealthy_node_conditions: Vec<UnhealthyNodeCondition>,
     /// Machine conditions that make a Machine unhealthy.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1, max = 100))]
     pub unhealthy_machine_conditions: Vec<UnhealthyMachineCondition>,
 }
 

@@ -68,6 +68,8 @@ mod proptests_class;
 mod proptests_machines;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_backports;
 
 use serde_json::Value;
 

@@ -9,6 +9,7 @@ use super::common::{
     ObjectMeta, ObjectReference, Time, TopologyMetadata,
 };
 use super::variables::{ClusterVariable, VariableOverrides};
+use crate::api::MachineTaint;
 
 /// A Cluster.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -137,6 +138,22 @@ pub struct MachineHealthCheckTopology {
     pub class: MachineHealthCheckClass,
 }
 
+/// When the Machines of a control plane or a MachineDeployment are rolled out (`rollout`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TopologyRolloutSpec {
+    /// Machines created before this time are rolled out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<Time>,
+}
+
+impl TopologyRolloutSpec {
+    /// True when nothing is set (serialised as absent).
+    pub fn is_unset(&self) -> bool {
+        self.after.is_none()
+    }
+}
+
 /// The control plane of a topology.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -151,6 +168,9 @@ pub struct ControlPlaneTopology {
     /// Control plane machines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
+    /// When Machines are rolled out (backported from v1beta2 in Cluster API v1.13).
+    #[serde(default, skip_serializing_if = "TopologyRolloutSpec::is_unset")]
+    pub rollout: TopologyRolloutSpec,
     /// The control plane's MachineHealthCheck.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_health_check: Option<MachineHealthCheckTopology>,
@@ -163,6 +183,10 @@ pub struct ControlPlaneTopology {
     /// How long to wait for a Node to be deleted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_deletion_timeout: Option<String>,
+    /// Taints put on the Nodes (backported from v1beta2 in Cluster API v1.13).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1, max = 64))]
+    pub taints: Vec<MachineTaint>,
     /// Conditions that gate Machine readiness.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub readiness_gates: Vec<MachineReadinessGate>,
@@ -225,12 +249,19 @@ pub struct MachineDeploymentTopology {
     /// How long to wait for a Node to be deleted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_deletion_timeout: Option<String>,
+    /// Taints put on the Nodes (backported from v1beta2 in Cluster API v1.13).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1, max = 64))]
+    pub taints: Vec<MachineTaint>,
     /// Seconds a Machine must be ready to count as available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,
     /// Conditions that gate Machine readiness.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub readiness_gates: Vec<MachineReadinessGate>,
+    /// When Machines are rolled out (backported from v1beta2 in Cluster API v1.13).
+    #[serde(default, skip_serializing_if = "TopologyRolloutSpec::is_unset")]
+    pub rollout: TopologyRolloutSpec,
     /// The rollout strategy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategy: Option<MachineDeploymentStrategy>,
@@ -268,6 +299,10 @@ pub struct MachinePoolTopology {
     /// How long to wait for a Node to be deleted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_deletion_timeout: Option<String>,
+    /// Taints put on the Nodes (backported from v1beta2 in Cluster API v1.13).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1, max = 64))]
+    pub taints: Vec<MachineTaint>,
     /// Seconds a Machine must be ready to count as available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,

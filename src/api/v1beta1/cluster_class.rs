@@ -10,6 +10,7 @@ use super::common::{
     V1Beta2Conditions,
 };
 use super::variables::{ClusterClassStatusVariable, ClusterClassVariable};
+use crate::api::MachineTaint;
 
 /// A ClusterClass.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -100,6 +101,10 @@ pub struct ControlPlaneClass {
     /// How long to wait for a Node to be deleted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_deletion_timeout: Option<String>,
+    /// Taints put on the Nodes (backported from v1beta2 in Cluster API v1.13).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1, max = 64))]
+    pub taints: Vec<MachineTaint>,
     /// Conditions that gate Machine readiness.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub readiness_gates: Vec<MachineReadinessGate>,
@@ -163,6 +168,10 @@ pub struct MachineDeploymentClass {
     /// How long to wait for a Node to be deleted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_deletion_timeout: Option<String>,
+    /// Taints put on the Nodes (backported from v1beta2 in Cluster API v1.13).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1, max = 64))]
+    pub taints: Vec<MachineTaint>,
     /// Seconds a Machine must be ready to count as available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,
@@ -198,6 +207,10 @@ pub struct MachinePoolClass {
     /// How long to wait for a Node to be deleted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_deletion_timeout: Option<String>,
+    /// Taints put on the Nodes (backported from v1beta2 in Cluster API v1.13).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1, max = 64))]
+    pub taints: Vec<MachineTaint>,
     /// Seconds a Machine must be ready to count as available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,

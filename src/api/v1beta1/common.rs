@@ -113,6 +113,9 @@ pub struct UnhealthyCondition {
     pub timeout: String,
 }
 
+/// A Machine condition that, held for `timeout`, makes the Machine unhealthy: the same shape.
+pub type UnhealthyMachineCondition = UnhealthyCondition;
+
 /// MachineHealthCheck settings of a class or a topology.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -120,6 +123,10 @@ pub struct MachineHealthCheckClass {
     /// Node conditions that make a Machine unhealthy.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unhealthy_conditions: Vec<UnhealthyCondition>,
+    /// Machine conditions that make a Machine unhealthy (backported from v1beta2 in Cluster
+    /// API v1.12).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unhealthy_machine_conditions: Vec<UnhealthyMachineCondition>,
     /// Remediation stops when more Machines than this are unhealthy (count or percentage).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_unhealthy: Option<IntOrString>,

@@ -81,6 +81,9 @@ fn overlay(base: &Value, over: &Map<String, Value>) -> Map<String, Value> {
 /// patches wrote (version, `rollout.after`, replicas, machineTemplate metadata, infrastructureRef,
 /// readiness gates, taints, timeouts). With an infrastructure machine template, the machines'
 /// metadata is the unpatched template's `machineTemplate.metadata` with the control plane's on top.
+/// Readiness gates, taints and timeouts are written whether or not the class has an
+/// infrastructure machine template (a control plane without machines of its own may still take
+/// them), as v1.14 does; `machineTemplate` is left out only when nothing goes in it.
 ///
 /// Paths follow the control plane's contract, as Cluster API v1.14's `contract` package writes
 /// them: v1beta2 `machineTemplate.spec.{infrastructureRef {apiGroup, kind, name}, readinessGates,
@@ -116,7 +119,8 @@ pub fn desired(input: &ControlPlaneInput<'_>) -> Value {
         spec["rollout"]["after"] = rollout_after;
     }
     set_opt(spec, "replicas", json!(input.topology.replicas));
-    if input.machine_infrastructure.is_some() || spec.get("machineTemplate").is_some() {
+    let template_has_machine_template = spec.get("machineTemplate").is_some();
+    {
         let mut machine = spec.get("machineTemplate").cloned().unwrap_or_else(|| json!({}));
         if let Some(infra) = input.machine_infrastructure {
             let (labels, annotations) = machine_metadata(input.class, input.topology, input.cluster);
@@ -160,7 +164,9 @@ pub fn desired(input: &ControlPlaneInput<'_>) -> Value {
                 }
             }
         }
-        spec["machineTemplate"] = machine;
+        if template_has_machine_template || machine.as_object().is_none_or(|m| !m.is_empty()) {
+            spec["machineTemplate"] = machine;
+        }
     }
     object
 }
@@ -244,5 +250,78 @@ fn set_v1beta1_timeouts(machine: &mut Value, timeouts: &MachineDeletionSpec) {
         ("nodeDeletionTimeout", timeouts.node_deletion_timeout_seconds),
     ] {
         set_opt(machine, key, json!(seconds.map(|s| go_duration(i64::from(s)))));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A control plane without infrastructure machines (`template` has no `machineTemplate`).
+    fn planned(class: &str, topology: &str, v1beta1_contract: bool, rollout_after: Option<&str>) -> Value {
+        let template = json!({
+            "apiVersion": "controlplane.example.com/v1beta2",
+            "kind": "HostedControlPlaneTemplate",
+            "metadata": {"name": "hosted", "namespace": "ns"},
+            "spec": {"template": {"spec": {"region": "eu"}}},
+        });
+        let class: ControlPlaneClass = serde_yaml_ng::from_str(class).unwrap();
+        let topology: ControlPlaneTopology = serde_yaml_ng::from_str(topology).unwrap();
+        desired(&ControlPlaneInput {
+            template: &template,
+            unpatched: &template,
+            name: "dev",
+            namespace: "ns",
+            cluster: "dev",
+            version: "v1.33.0",
+            rollout_after,
+            v1beta1_contract,
+            class: &class,
+            topology: &topology,
+            machine_infrastructure: None,
+        })
+    }
+
+    const CLASS: &str = "{templateRef: {apiVersion: controlplane.example.com/v1beta2, kind: HostedControlPlaneTemplate, name: hosted},
+        taints: [{key: example.com/class, effect: NoSchedule, propagation: Always}],
+        deletion: {nodeDrainTimeoutSeconds: 60}}";
+
+    #[test]
+    fn taints_and_timeouts_reach_a_control_plane_without_infrastructure_machines() {
+        let cp = planned(CLASS, "{}", false, None);
+        let spec = &cp["spec"]["machineTemplate"]["spec"];
+        assert_eq!(spec["taints"][0]["key"], "example.com/class");
+        assert_eq!(spec["deletion"]["nodeDrainTimeoutSeconds"], 60);
+        assert_eq!(cp["spec"]["machineTemplate"].get("infrastructureRef"), None);
+        let own =
+            "{taints: [{key: example.com/own, value: x, effect: NoExecute, propagation: OnInitialization}]}";
+        let cp = planned(CLASS, own, true, None);
+        let machine = &cp["spec"]["machineTemplate"];
+        assert_eq!(
+            machine["taints"],
+            json!([{"key": "example.com/own", "value": "x", "effect": "NoExecute", "propagation": "OnInitialization"}])
+        );
+        assert_eq!(machine["nodeDrainTimeout"], "1m0s");
+        assert_eq!(machine.get("spec"), None);
+    }
+
+    #[test]
+    fn nothing_to_carry_leaves_machine_template_out() {
+        let bare = "{templateRef: {apiVersion: controlplane.example.com/v1beta2, kind: HostedControlPlaneTemplate, name: hosted}}";
+        for v1beta1_contract in [false, true] {
+            let cp = planned(bare, "{}", v1beta1_contract, None);
+            assert_eq!(cp["spec"].get("machineTemplate"), None, "{cp}");
+            assert_eq!(cp["spec"]["region"], "eu");
+        }
+    }
+
+    #[test]
+    fn the_topologys_rollout_after_wins_over_the_v1beta1_one() {
+        let v1beta1 = Some("2026-01-01T00:00:00Z");
+        let cp = planned(CLASS, "{}", false, v1beta1);
+        assert_eq!(cp["spec"]["rollout"], json!({"after": "2026-01-01T00:00:00Z"}));
+        let cp = planned(CLASS, "{rollout: {after: '2026-02-01T00:00:00Z'}}", true, v1beta1);
+        assert_eq!(cp["spec"]["rollout"], json!({"after": "2026-02-01T00:00:00Z"}));
+        assert_eq!(planned(CLASS, "{}", false, None)["spec"].get("rollout"), None);
     }
 }
