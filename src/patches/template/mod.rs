@@ -22,7 +22,6 @@ mod yaml11;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub(crate) use format::quote as go_quote;
 pub use yaml11::parse_yaml_output;
 
 /// Name Cluster API gives patch templates (it appears in error messages).
