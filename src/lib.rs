@@ -14,6 +14,7 @@ pub mod contract;
 pub mod controller;
 pub mod decode;
 pub mod field;
+pub mod go_format;
 pub mod metrics;
 pub mod offline;
 pub mod patches;

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::pointer_ops::{field, Op, Pointer};
 use super::selector::{matches, Role};
-use super::template::{parse_yaml_output, ExecOptions, SharedData, Template, TemplateError};
+use super::template::{parse_yaml_output_owned, ExecOptions, SharedData, Template, TemplateError};
 use super::variable_path::{lookup, VariablePathError};
 use crate::api::runtime::HolderReference;
 use crate::api::{ClusterClassPatch, ClusterVariable, PatchSelector};
@@ -292,7 +292,7 @@ impl CompiledPatch {
         };
         let rendered = template
             .execute_shared(variables, shared, options)
-            .and_then(|text| parse_yaml_output(&text))
+            .and_then(parse_yaml_output_owned)
             .map_err(|source| PatchError::Template {
                 patch: self.name.clone(),
                 location: ", enabledIf".into(),
@@ -316,7 +316,7 @@ impl CompiledPatch {
                 .map_err(|e: VariablePathError| format!("failed to calculate value: {e}")),
             ValueSource::Template(template) => template
                 .execute_shared(variables, shared, options)
-                .and_then(|text| parse_yaml_output(&text))
+                .and_then(parse_yaml_output_owned)
                 .map(Some)
                 .map_err(|e| format!("failed to calculate value for template: {e}")),
         }

@@ -12,7 +12,7 @@ use crate::api::labels::{
 };
 use crate::api::{Cluster, ClusterClass, Topology, TopologyMetadata};
 use crate::field::{FieldError, FieldErrors, FieldPath};
-use crate::patches::template::go_quote;
+use crate::go_format::quote as go_quote;
 use crate::store::ObjectSource;
 use crate::topology::compatibility::check_classes_compatible;
 

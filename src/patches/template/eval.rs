@@ -13,7 +13,7 @@ impl<'a> State<'a> {
             if pipe.is_assign {
                 self.set_var(name, value.clone());
             } else {
-                self.vars.push((name.clone(), value.clone()));
+                self.vars.push((name.as_str(), value.clone()));
             }
         }
         Ok(value)

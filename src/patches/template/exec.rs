@@ -1,6 +1,6 @@
 //! Executes a parsed template: control flow, variables, printing and limits.
 
-use super::ast::{Arg, Branch, BranchKind, Command, List, Node, Pipeline};
+use super::ast::{Arg, Branch, BranchKind, Command, List, Node, Pipeline, Term};
 use super::format;
 use super::value::{Value, MAX_VALUE_DEPTH};
 use super::{line_col, ExecOptions, Inner, TemplateError};
@@ -60,7 +60,8 @@ pub(crate) struct State<'a> {
     pub tmpl: &'a Inner,
     pub opts: &'a ExecOptions,
     pub out: String,
-    pub vars: Vec<(String, Value)>,
+    /// Variables in scope, innermost last; names borrow the template (no allocation per run).
+    pub vars: Vec<(&'a str, Value)>,
     pub steps: u64,
     pub at: At<'a>,
     /// Dot is a range element (Go's static type `interface {}`), which error messages name.
@@ -94,7 +95,7 @@ pub(crate) fn execute(
         Some(v) => v,
         None => return Err(state.error(format!("data nested deeper than {MAX_VALUE_DEPTH}"))),
     };
-    state.vars.push(("$".to_string(), dot.clone()));
+    state.vars.push(("$", dot.clone()));
     match state.walk_list(&dot, &tmpl.main) {
         Ok(()) | Err(Flow::Break | Flow::Continue) => Ok(state.out),
         Err(Flow::Fail(e)) => Err(*e),
@@ -171,6 +172,9 @@ impl<'a> State<'a> {
         match node {
             Node::Text(text) => self.write(text),
             Node::Action(pipe) => {
+                if let Some(written) = self.write_string_field(dot, pipe) {
+                    return written;
+                }
                 let value = self.eval_pipeline(dot, pipe)?;
                 if pipe.decl.is_empty() {
                     self.at = At::Pipe(pipe);
@@ -189,6 +193,29 @@ impl<'a> State<'a> {
             Node::Break => Err(Flow::Break),
             Node::Continue => Err(Flow::Continue),
         }
+    }
+
+    /// `{{.a.b.c}}` reaching a string through maps: written from where it sits, without the
+    /// copy the general evaluation makes (`None`: anything else, left to it, nothing done yet).
+    /// Counts the step and leaves the position as the general path does.
+    fn write_string_field(&mut self, dot: &Value, pipe: &'a Pipeline) -> Option<Eval<()>> {
+        let [command] = pipe.cmds.as_slice() else {
+            return None;
+        };
+        let (
+            [],
+            [Arg {
+                term: Term::Field(fields),
+                ..
+            }],
+        ) = (pipe.decl.as_slice(), command.args.as_slice())
+        else {
+            return None;
+        };
+        with_string_at(dot, fields, |text| {
+            self.at = At::Pipe(pipe);
+            self.step().and_then(|()| self.write(text))
+        })
     }
 
     fn walk_template(
@@ -210,7 +237,7 @@ impl<'a> State<'a> {
             None => Value::Missing,
         };
         self.enter()?;
-        let vars = std::mem::replace(&mut self.vars, vec![("$".to_string(), new_dot.clone())]);
+        let vars = std::mem::replace(&mut self.vars, vec![("$", new_dot.clone())]);
         let executing = std::mem::replace(&mut self.executing, def_name);
         let outer = std::mem::replace(&mut self.dot_is_element, false);
         self.depth += 1;
@@ -295,7 +322,7 @@ impl<'a> State<'a> {
         }
         if !pipe.is_assign {
             for name in &pipe.decl {
-                self.vars.push((name.clone(), Value::Missing));
+                self.vars.push((name.as_str(), Value::Missing));
             }
         }
         for (index, elem) in items {
@@ -325,7 +352,7 @@ impl<'a> State<'a> {
 
     /// Assigns the innermost variable of that name.
     pub(crate) fn set_var(&mut self, name: &str, value: Value) {
-        if let Some(slot) = self.vars.iter_mut().rev().find(|(n, _)| n == name) {
+        if let Some(slot) = self.vars.iter_mut().rev().find(|(n, _)| *n == name) {
             slot.1 = value;
         }
     }
@@ -335,7 +362,16 @@ impl<'a> State<'a> {
         self.vars
             .iter()
             .rev()
-            .find(|(n, _)| n == name)
+            .find(|(n, _)| *n == name)
             .map(|(_, v)| v.clone())
+    }
+}
+
+/// Calls `f` with the string that `fields` reach from `value` through maps, if they do.
+fn with_string_at<R>(value: &Value, fields: &[String], f: impl FnOnce(&str) -> R) -> Option<R> {
+    match (value, fields.split_first()) {
+        (Value::Str(text), None) => Some(f(text)),
+        (Value::Map(map), Some((first, rest))) => with_string_at(map.borrow().get(first.as_str())?, rest, f),
+        _ => None,
     }
 }

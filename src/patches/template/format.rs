@@ -2,6 +2,7 @@
 
 use super::float::{fixed, format_e, format_g};
 use super::value::{Value, MAX_VALUE_DEPTH};
+pub(super) use crate::go_format::quote;
 
 /// A bounded output buffer.
 pub(super) struct Buf {
@@ -91,37 +92,6 @@ impl Spec {
             ..Spec::default()
         }
     }
-}
-
-/// Go's `strconv.Quote`.
-pub(crate) fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\x07' => out.push_str("\\a"),
-            '\x08' => out.push_str("\\b"),
-            '\x0c' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\x0b' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c if c.is_control() => {
-                let n = c as u32;
-                if n < 0x10000 {
-                    out.push_str(&format!("\\u{n:04x}"));
-                } else {
-                    out.push_str(&format!("\\U{n:08x}"));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Go's `%!verb(type=value)` for a verb that does not fit the value; the value is printed

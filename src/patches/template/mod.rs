@@ -22,8 +22,7 @@ mod yaml11;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub(crate) use format::quote as go_quote;
-pub use yaml11::parse_yaml_output;
+pub use yaml11::{parse_yaml_output, parse_yaml_output_owned};
 
 /// Name Cluster API gives patch templates (it appears in error messages).
 const PATCH_TEMPLATE_NAME: &str = "tpl";

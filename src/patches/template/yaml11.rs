@@ -39,10 +39,19 @@ enum Node {
 /// floats have no JSON form and fail, as they do in Cluster API.
 pub fn parse_yaml_output(rendered: &str) -> Result<serde_json::Value, TemplateError> {
     if is_lone_plain_scalar(rendered) {
-        // Most patch templates render one word or number: resolve it without the parser.
-        return to_json(&resolve(rendered.to_owned(), TScalarStyle::Plain));
+        return parse_yaml_output_owned(rendered.to_owned());
     }
     parse_document(rendered)
+}
+
+/// [`parse_yaml_output`] of text the caller gives up (a template's output): a lone scalar
+/// becomes the JSON string without being copied.
+pub fn parse_yaml_output_owned(rendered: String) -> Result<serde_json::Value, TemplateError> {
+    if is_lone_plain_scalar(&rendered) {
+        // Most patch templates render one word or number: resolve it without the parser.
+        return into_json(resolve(rendered, TScalarStyle::Plain));
+    }
+    parse_document(&rendered)
 }
 
 /// [`parse_yaml_output`] through the YAML parser, whatever the text.
@@ -53,7 +62,7 @@ fn parse_document(rendered: &str) -> Result<serde_json::Value, TemplateError> {
         nodes: 0,
     };
     let node = builder.document()?;
-    to_json(&node)
+    into_json(node)
 }
 
 /// Whether `text` is one single-line plain scalar the parser would return unchanged: printable
@@ -344,11 +353,11 @@ fn key_string(key: &Node) -> Result<String, TemplateError> {
     }
 }
 
-fn to_json(node: &Node) -> Result<serde_json::Value, TemplateError> {
+fn into_json(node: Node) -> Result<serde_json::Value, TemplateError> {
     Ok(match node {
         Node::Null => serde_json::Value::Null,
-        Node::Bool(b) => serde_json::Value::Bool(*b),
-        Node::Int(i) => match (i64::try_from(*i), u64::try_from(*i)) {
+        Node::Bool(b) => serde_json::Value::Bool(b),
+        Node::Int(i) => match (i64::try_from(i), u64::try_from(i)) {
             (Ok(v), _) => serde_json::Value::from(v),
             (_, Ok(v)) => serde_json::Value::from(v),
             _ => serde_json::Value::Null,
@@ -356,17 +365,19 @@ fn to_json(node: &Node) -> Result<serde_json::Value, TemplateError> {
         Node::Float(f) if !f.is_finite() => {
             return Err(TemplateError::Yaml(format!(
                 "json: unsupported value: {}",
-                format_float_v(*f)
+                format_float_v(f)
             )))
         }
-        Node::Float(f) => json_number(*f),
-        Node::Str(s) => serde_json::Value::String(s.clone()),
-        Node::Seq(items) => serde_json::Value::Array(items.iter().map(to_json).collect::<Result<_, _>>()?),
+        Node::Float(f) => json_number(f),
+        Node::Str(s) => serde_json::Value::String(s),
+        Node::Seq(items) => {
+            serde_json::Value::Array(items.into_iter().map(into_json).collect::<Result<_, _>>()?)
+        }
         Node::Map(entries) => {
             // Go's JSON encoder writes map keys sorted.
             let mut sorted = std::collections::BTreeMap::new();
             for (k, v) in entries {
-                sorted.insert(key_string(k)?, to_json(v)?);
+                sorted.insert(key_string(&k)?, into_json(v)?);
             }
             serde_json::Value::Object(sorted.into_iter().collect())
         }

@@ -4,7 +4,7 @@
 
 use crate::api::ValidationRule;
 use crate::field::{truncate, ErrorType, FieldError, FieldPath, MAX_RENDERED_VALUE};
-use crate::patches::template::go_quote;
+use crate::go_format::quote as go_quote;
 
 /// `Invalid value: <the rule as a Go value>: <detail>` at `path`; the rule is cut as any shown
 /// value is (see [`MAX_RENDERED_VALUE`]), so a huge rule leaves room for the detail.
