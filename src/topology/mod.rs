@@ -8,6 +8,7 @@ pub mod current;
 pub mod desired;
 pub mod diff;
 pub mod error;
+pub mod hooks;
 pub mod names;
 pub mod plan;
 mod plan_patches;
