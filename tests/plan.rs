@@ -47,6 +47,33 @@ fn upgrade_rotates_the_control_plane_template_and_holds_workers_back() {
 }
 
 #[test]
+fn a_three_minor_upgrade_is_shown_step_by_step() {
+    let args = [
+        "-f",
+        "examples/quickstart-chained-upgrade/",
+        "examples/quickstart-upgrade/20-current-dev.yaml",
+    ];
+    let (code, out, err) = plan(&[&args[..], &["-o", "diff"]].concat());
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(out, golden("quickstart-chained-upgrade.diff"));
+    assert!(
+        out.contains("spec.version: \"v1.31.2\" -> \"v1.32.0\""),
+        "the first step only: {out}"
+    );
+    let (code, json, _) = plan(&[&args[..], &["-o", "json"]].concat());
+    assert_eq!(code, 0);
+    let list: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let steps = list["upgradePlan"]["steps"].as_array().unwrap();
+    let versions: Vec<&str> = steps
+        .iter()
+        .map(|s| s["controlPlane"].as_str().unwrap())
+        .collect();
+    assert_eq!(versions, ["v1.32.0", "v1.33.1", "v1.34.0"]);
+    assert_eq!(steps[2]["workersVersion"], "v1.34.0");
+    assert_eq!(steps[0]["hooks"][0], "BeforeClusterUpgrade");
+}
+
+#[test]
 fn whole_quickstart_plans_every_cluster() {
     let (code, out, err) = plan(&["-f", "examples/quickstart/", "-o", "json"]);
     assert_eq!((code, err.as_str()), (0, ""));

@@ -123,13 +123,13 @@ fn an_upgrade_moves_the_control_plane_first_then_every_worker_kind() {
         "kindest/node:v1.31.2",
         "the pool's builtin version follows the pool"
     );
-    let waiting = pending(&first.upgrade).expect("workers wait");
+    let waiting = pending(&first.upgrade, &first.hooks).expect("workers wait");
     assert_eq!(waiting.reason, "MachineDeploymentsUpgradePending");
 
     // Still upgrading: nothing moves.
     let second = run(&blueprint, &upgraded, &as_current(&first, "v1.31.2"));
     assert_eq!(worker_version(&second, "MachinePool"), "v1.31.2");
-    let waiting = pending(&second.upgrade).expect("workers wait");
+    let waiting = pending(&second.upgrade, &second.hooks).expect("workers wait");
     assert!(
         waiting
             .message
@@ -151,7 +151,7 @@ fn an_upgrade_moves_the_control_plane_first_then_every_worker_kind() {
         infrastructure["metadata"]["name"],
         one(&created, "DockerMachinePool")["metadata"]["name"]
     );
-    assert_eq!(pending(&third.upgrade), None);
+    assert_eq!(pending(&third.upgrade, &third.hooks), None);
 }
 
 #[test]
@@ -169,7 +169,7 @@ fn machines_still_rolling_out_hold_the_next_control_plane_upgrade() {
     }));
     let planned = run(&blueprint, &with_version(&cluster, "v1.32.0"), &current);
     assert_eq!(one(&planned, "KubeadmControlPlane")["spec"]["version"], "v1.31.2");
-    let waiting = pending(&planned.upgrade).expect("the control plane waits");
+    let waiting = pending(&planned.upgrade, &planned.hooks).expect("the control plane waits");
     assert_eq!(waiting.reason, "ControlPlaneUpgradePending");
     assert!(waiting.message.contains("are rolling out"), "{}", waiting.message);
 }

@@ -14,6 +14,8 @@ pub const TOPOLOGY_HOLD_UPGRADE_SEQUENCE_ANNOTATION: &str = "topology.cluster.x-
 pub const TOPOLOGY_DEFER_UPGRADE_ANNOTATION: &str = "topology.cluster.x-k8s.io/defer-upgrade";
 /// How many MachineDeployments upgrade at once.
 pub const TOPOLOGY_UPGRADE_CONCURRENCY_ANNOTATION: &str = "topology.cluster.x-k8s.io/upgrade-concurrency";
+/// The control plane version of the upgrade step in progress, on the Cluster (only while upgrading).
+pub const TOPOLOGY_UPGRADE_STEP_ANNOTATION: &str = "topology.internal.cluster.x-k8s.io/upgrade-step";
 /// Lets `spec.topology.class` be set on an existing Cluster.
 pub const UNSAFE_UPDATE_CLASS_NAME_ANNOTATION: &str =
     "unsafe.topology.cluster.x-k8s.io/disable-update-class-name-check";

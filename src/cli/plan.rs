@@ -22,6 +22,7 @@ use crate::offline::strict::{apply_validated, repeated_keys, Schemas, Validation
 use crate::runtime::RuntimeExtensions;
 use crate::store::{MemoryStore, ObjectSource};
 use crate::topology::diff::{diff, Change};
+use crate::topology::upgrade_outline::Outline;
 use crate::topology::upgrade_report::pending;
 use crate::topology::{plan, Blueprint, Current};
 
@@ -209,6 +210,8 @@ pub(super) struct Planned {
     pub(super) desired: Vec<Value>,
     /// What of the upgrade still waits, and for what (reason: message).
     pub(super) held: Option<String>,
+    /// The whole upgrade ahead, step by step, when the version changes.
+    pub(super) upgrade: Option<Outline>,
     /// The `-o diff` lines, when made against the current state (else from `current`).
     pub(super) report: Option<String>,
 }
@@ -253,26 +256,39 @@ fn plan_cluster(
     }
     let mut desired = vec![cluster_object];
     desired.extend(planned.objects);
-    let held = pending(&planned.upgrade).map(|p| format!("{}: {}", p.reason, p.message));
+    let held = pending(&planned.upgrade, &planned.hooks).map(|p| format!("{}: {}", p.reason, p.message));
     Ok(Planned {
         current: current.objects,
         desired,
         held,
+        upgrade: planned.upgrade.outline,
         report: None,
     })
 }
 
 /// Appends one Cluster's plan to `out` in `format`.
 fn render(out: &mut String, format: Format, namespace: &str, name: &str, planned: &Planned) -> Result<()> {
-    let list = json!({"apiVersion": "v1", "kind": "List", "items": planned.desired});
+    let mut list = json!({"apiVersion": "v1", "kind": "List", "items": planned.desired});
     match format {
         Format::Yaml => {
-            out.push_str(&format!("# Cluster {namespace}/{name}\n---\n"));
+            out.push_str(&format!("# Cluster {namespace}/{name}\n"));
+            if let Some(upgrade) = &planned.upgrade {
+                out.push_str(&upgrade.text("# "));
+            }
+            out.push_str("---\n");
             out.push_str(&serde_yaml_ng::to_string(&list)?);
         }
-        Format::Json => out.push_str(&(serde_json::to_string_pretty(&list)? + "\n")),
+        Format::Json => {
+            if let Some(upgrade) = &planned.upgrade {
+                list["upgradePlan"] = serde_json::to_value(upgrade)?;
+            }
+            out.push_str(&(serde_json::to_string_pretty(&list)? + "\n"));
+        }
         Format::Diff => {
             out.push_str(&format!("Cluster {namespace}/{name}:\n"));
+            if let Some(upgrade) = &planned.upgrade {
+                out.push_str(&upgrade.text("  "));
+            }
             if let Some(report) = &planned.report {
                 render_report(out, report, planned.held.as_deref());
                 return Ok(());

@@ -14,6 +14,7 @@ use crate::runtime::RuntimeExtensions;
 use crate::store::{MemoryStore, ObjectSource};
 use crate::topology::diff::Change;
 use crate::topology::reconcile::reconcile;
+use crate::topology::upgrade_hooks::ProceedingHooks;
 use crate::topology::upgrade_report::pending;
 use crate::topology::what_changes::{changes, rollouts, Rollout};
 
@@ -29,7 +30,7 @@ pub fn plan_against_current(
         .context("Cluster not stored")?;
     let cluster: Cluster =
         decode_value((*object).clone()).map_err(|err| anyhow::anyhow!("decoding the Cluster: {err}"))?;
-    let work = reconcile(&object, &cluster, store, extensions).map_err(|blocked| {
+    let work = reconcile(&object, &cluster, store, extensions, &ProceedingHooks).map_err(|blocked| {
         anyhow::anyhow!(
             "the topology is blocked ({}): {}",
             blocked.reason,
@@ -44,7 +45,7 @@ pub fn plan_against_current(
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
-    let held = pending(&work.upgrade).map(|p| format!("{}: {}", p.reason, p.message));
+    let held = pending(&work.upgrade, &work.hooks).map(|p| format!("{}: {}", p.reason, p.message));
     let mut report = String::new();
     for change in changes(&work, &object) {
         report.push_str(&line(&change));
@@ -64,6 +65,7 @@ pub fn plan_against_current(
         current: Vec::new(),
         desired,
         held,
+        upgrade: work.upgrade.outline.clone(),
         report: Some(report),
     })
 }

@@ -24,6 +24,7 @@ use crate::decode::decode_value;
 use crate::runtime::RuntimeExtensions;
 use crate::store::WatchCache;
 use crate::store::{object_value, ObjectSource};
+use crate::topology::hooks::NoLifecycleHooks;
 use crate::topology::reconcile::{
     reconcile, topology_condition, Blocked, Reconciliation, EXTERNAL_PATCH_FAILED,
 };
@@ -145,7 +146,13 @@ pub async fn reconcile_cluster(
 async fn decide(ctx: &Arc<Context>, object: &Value, cluster: Cluster) -> Result<Reconciliation, Blocked> {
     let (ctx, object_copy) = (Arc::clone(ctx), object.clone());
     let decided = tokio::task::spawn_blocking(move || {
-        reconcile(&object_copy, &cluster, &ctx.cache, ctx.extensions.as_ref())
+        reconcile(
+            &object_copy,
+            &cluster,
+            &ctx.cache,
+            ctx.extensions.as_ref(),
+            &NoLifecycleHooks,
+        )
     })
     .await;
     decided.unwrap_or_else(|error| {

@@ -76,10 +76,14 @@ pub fn status_patch(cluster: &Value, engine: &Value, now: &str) -> Option<Value>
     let current_v1beta1 = status.and_then(|s| s.pointer(V1BETA1_CONDITIONS));
     let meta = set_condition(current, meta, now);
     let v1beta1 = set_condition(current_v1beta1, v1beta1, now);
-    if meta.is_none() && v1beta1.is_none() {
+    let plans = upgrade_plans(status, engine.get("upgradePlans"));
+    if meta.is_none() && v1beta1.is_none() && plans.is_empty() {
         return None;
     }
     let mut patch = json!({});
+    for (part, plan) in plans {
+        patch[part] = json!({ "upgradePlan": plan });
+    }
     if let Some(list) = meta {
         patch["conditions"] = json!(list);
     }
@@ -87,6 +91,26 @@ pub fn status_patch(cluster: &Value, engine: &Value, now: &str) -> Option<Value>
         patch["deprecated"] = json!({"v1beta1": {"conditions": list}});
     }
     Some(patch)
+}
+
+/// `status.controlPlane.upgradePlan` and `status.workers.upgradePlan` that differ from the
+/// engine's (`null` removes an emptied one).
+fn upgrade_plans(status: Option<&Value>, engine: Option<&Value>) -> Vec<(&'static str, Value)> {
+    let Some(engine) = engine else {
+        return Vec::new();
+    };
+    ["controlPlane", "workers"]
+        .into_iter()
+        .filter_map(|part| {
+            let wanted = engine[part].as_array().filter(|v| !v.is_empty());
+            let current = status
+                .and_then(|s| s.get(part))
+                .and_then(|p| p.get("upgradePlan"))
+                .and_then(Value::as_array)
+                .filter(|v| !v.is_empty());
+            (wanted != current).then(|| (part, wanted.map_or(Value::Null, |v| json!(v))))
+        })
+        .collect()
 }
 
 /// The engine's verdict for a paused Cluster, worded as Cluster API words it.
@@ -159,5 +183,20 @@ mod tests {
             meta["message"],
             "Cluster spec.paused is set to true, Cluster has the cluster.x-k8s.io/paused annotation"
         );
+    }
+
+    #[test]
+    fn the_upgrade_plans_are_written_when_they_change_and_removed_when_done() {
+        let engine = json!({"status": "True", "upgradePlans": {
+            "controlPlane": [{"version": "v1.32.0"}, {"version": "v1.33.0"}],
+            "workers": [{"version": "v1.33.0"}]}});
+        let cluster = json!({"status": {"controlPlane": {"upgradePlan": [{"version": "v1.33.0"}]}}});
+        let patch = status_patch(&cluster, &engine, NOW).unwrap();
+        assert_eq!(patch["controlPlane"]["upgradePlan"][0]["version"], "v1.32.0");
+        assert_eq!(patch["workers"]["upgradePlan"][0]["version"], "v1.33.0");
+        let done = json!({"status": "True", "upgradePlans": {"controlPlane": [], "workers": []}});
+        let patch = status_patch(&cluster, &done, NOW).unwrap();
+        assert_eq!(patch["controlPlane"].get("upgradePlan"), Some(&Value::Null));
+        assert!(patch.get("workers").is_none());
     }
 }

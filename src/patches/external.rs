@@ -30,10 +30,9 @@ pub trait ExternalPatches {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoExternalPatches;
 
-impl NoExternalPatches {
-    fn unavailable(extension: &str) -> String {
-        format!("failed to call extension handler {extension:?}: no Runtime Extension client is set up")
-    }
+/// Why a call to `extension` cannot be made when no Runtime Extension client is set up.
+pub fn unavailable(extension: &str) -> String {
+    format!("failed to call extension handler {extension:?}: no Runtime Extension client is set up")
 }
 
 impl ExternalPatches for NoExternalPatches {
@@ -43,7 +42,7 @@ impl ExternalPatches for NoExternalPatches {
         _namespace: &str,
         _request: &GeneratePatchesRequest,
     ) -> Result<GeneratePatchesResponse, String> {
-        Err(Self::unavailable(extension))
+        Err(unavailable(extension))
     }
 
     fn validate(
@@ -52,6 +51,6 @@ impl ExternalPatches for NoExternalPatches {
         _namespace: &str,
         _request: &ValidateTopologyRequest,
     ) -> Result<ValidateTopologyResponse, String> {
-        Err(Self::unavailable(extension))
+        Err(unavailable(extension))
     }
 }

@@ -54,6 +54,20 @@ pub enum TopologyError {
         /// What the extension said.
         reason: String,
     },
+    /// The upgrade plan could not be computed, or is not valid.
+    #[error("failed to compute the upgrade plan: {reason}")]
+    UpgradePlan {
+        /// Why.
+        reason: String,
+    },
+    /// A lifecycle hook call failed.
+    #[error("error calling the {hook} hook: {reason}")]
+    LifecycleHook {
+        /// The hook's name.
+        hook: String,
+        /// What the call or its handlers said.
+        reason: String,
+    },
     /// A patch failed (the message names the patch, definition and op).
     #[error(transparent)]
     Patch(#[from] PatchError),

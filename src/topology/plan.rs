@@ -12,18 +12,23 @@ use super::desired::{
     clone_template, contract_ref_to, health_checks, metadata_builtin, LAST_APPLIED_ANNOTATION,
 };
 use super::error::TopologyError;
+use super::hooks::{LifecycleHooks, NoLifecycleHooks};
 use super::names;
 use super::plan_patches::apply_patches;
+use super::plan_upgrade::{self, Sequencing};
 use super::plan_workers::{
     deployment_objects, holder, pool_objects, Patched, Planned, Scope, WorkerScope, HOLDER_API_VERSION,
 };
 use super::template_names::{
     clone_name, name_current_clones, settle, NameSlot, NamedScope, CONTROL_PLANE_MACHINE,
 };
-use super::upgrade::{concurrency, Inputs, UpgradePlan};
+use super::upgrade::UpgradePlan;
+use super::upgrade_hooks::HookEffects;
 use super::workers::{self, ResolvedDeployment, ResolvedPool};
 use crate::api::convert::{CONVERSION_DATA, V1BETA1_FIELDS};
-use crate::api::labels::{CLUSTER_NAME_LABEL, MACHINE_CONTROL_PLANE_LABEL, TOPOLOGY_OWNED_LABEL};
+use crate::api::labels::{
+    CLUSTER_NAME_LABEL, MACHINE_CONTROL_PLANE_LABEL, TOPOLOGY_OWNED_LABEL, TOPOLOGY_UPGRADE_STEP_ANNOTATION,
+};
 use crate::api::runtime::HolderReference;
 use crate::api::{Cluster, ClusterVariable, ContractVersionedObjectReference, Topology};
 use crate::patches::external::ExternalPatches;
@@ -44,6 +49,8 @@ pub struct Plan {
     pub objects: Vec<Value>,
     /// How versions and rollouts are sequenced, and what still waits.
     pub upgrade: UpgradePlan,
+    /// What the upgrade's lifecycle hook calls left (hooks to mark pending or done, holds).
+    pub hooks: HookEffects,
 }
 
 /// Computes the desired objects of `cluster` (already defaulted and validated) from `blueprint`,
@@ -57,6 +64,18 @@ pub fn plan(
     cluster: &Cluster,
     current: &Current,
     external: &dyn ExternalPatches,
+) -> Result<Plan, TopologyError> {
+    plan_with_hooks(blueprint, cluster, current, external, &NoLifecycleHooks)
+}
+
+/// [`plan`], calling the upgrade's lifecycle hooks (and a GenerateUpgradePlan extension) through
+/// `hooks`.
+pub fn plan_with_hooks(
+    blueprint: &Blueprint,
+    cluster: &Cluster,
+    current: &Current,
+    external: &dyn ExternalPatches,
+    hooks: &dyn LifecycleHooks,
 ) -> Result<Plan, TopologyError> {
     let facts = Facts::read(blueprint, cluster, current)?;
     let workers_topology = &facts.topology.workers;
@@ -73,7 +92,7 @@ pub fn plan(
         current,
         &facts.cluster_name,
     )?;
-    let upgrade = sequence(&facts, cluster, current, &deployments, &pools);
+    let (upgrade, hook_effects) = sequence(&facts, blueprint, cluster, current, &deployments, &pools, hooks)?;
     let base = cluster_builtin(&facts, cluster);
     let mut collected = collect_items(&facts, blueprint, &base, &upgrade, deployments, pools);
     let settled = patch_items(&facts, blueprint, current, &base, &mut collected, external)?;
@@ -83,6 +102,7 @@ pub fn plan(
         cluster: cluster_object,
         objects,
         upgrade,
+        hooks: hook_effects,
     })
 }
 
@@ -162,26 +182,46 @@ impl<'c> Facts<'c> {
 /// How versions and rollouts are sequenced between the control plane and the workers.
 fn sequence(
     facts: &Facts<'_>,
+    blueprint: &Blueprint,
     cluster: &Cluster,
     current: &Current,
     deployments: &[ResolvedDeployment<'_>],
     pools: &[ResolvedPool<'_>],
-) -> UpgradePlan {
-    UpgradePlan::decide(&Inputs {
+    hooks: &dyn LifecycleHooks,
+) -> Result<(UpgradePlan, HookEffects), TopologyError> {
+    let input = Sequencing {
+        cluster,
         target: facts.topology.version.as_str(),
         rollout_after: facts.rollout_after.as_deref(),
         control_plane: facts.current_cp,
-        control_plane_machines: &current.control_plane_machines(),
-        machine_deployments: &deployments
+        current,
+        machine_deployments: deployments
             .iter()
             .map(|md| workers::deployment_worker(md, current))
-            .collect::<Vec<_>>(),
-        machine_pools: &pools
+            .collect(),
+        machine_pools: pools
             .iter()
             .map(|mp| workers::pool_worker(mp, current, &facts.cluster_name))
-            .collect::<Vec<_>>(),
-        concurrency: concurrency(cluster.metadata.annotations.as_ref()),
-    })
+            .collect(),
+    };
+    plan_upgrade::sequence(&blueprint.class, &input, hooks)
+}
+
+/// Records the upgrade step in progress on the desired Cluster (removes it when none runs).
+fn set_upgrade_step(cluster: &mut Value, step: Option<&str>) {
+    let Some(metadata) = cluster.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let annotations = metadata.entry("annotations").or_insert_with(|| json!({}));
+    if let Some(map) = annotations.as_object_mut() {
+        map.remove(TOPOLOGY_UPGRADE_STEP_ANNOTATION);
+        if let Some(step) = step {
+            map.insert(TOPOLOGY_UPGRADE_STEP_ANNOTATION.to_owned(), json!(step));
+        }
+        if map.is_empty() {
+            metadata.remove("annotations");
+        }
+    }
 }
 
 /// `builtin.cluster`: what every patch sees of the Cluster.
@@ -427,6 +467,7 @@ fn assemble(
     let mut objects = Vec::new();
     let mut cluster_object = serde_json::to_value(cluster).unwrap_or_else(|_| json!({}));
     set_topology_labels(&mut cluster_object, cluster_name);
+    set_upgrade_step(&mut cluster_object, upgrade.upgrade_step.as_deref());
     if let Some((template, _)) = take(collected.infra_item) {
         let infra = clone_template(template, &facts.infra_name, namespace, cluster_name, true);
         cluster_object["spec"]["infrastructureRef"] = contract_ref_to(&infra);

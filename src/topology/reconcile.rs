@@ -11,11 +11,15 @@ use super::blueprint::Blueprint;
 use super::current::Current;
 use super::desired::CAPI_API_VERSION;
 use super::error::TopologyError;
-use super::plan::plan;
+use super::hooks::LifecycleHooks;
+use super::hooks_pending::PENDING_HOOKS_ANNOTATION;
+use super::plan::plan_with_hooks;
 use super::upgrade::UpgradePlan;
+use super::upgrade_hooks::HookEffects;
 use super::upgrade_report::{pending, Pending};
 use crate::api::labels::{
-    CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL, VARIABLES_READY_CONDITION, VARIABLES_RECONCILED_CONDITION,
+    CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL, TOPOLOGY_UPGRADE_STEP_ANNOTATION, VARIABLES_READY_CONDITION,
+    VARIABLES_RECONCILED_CONDITION,
 };
 use crate::api::{Cluster, ClusterClassTemplateReference};
 use crate::patches::external::ExternalPatches;
@@ -26,6 +30,8 @@ pub const TOPOLOGY_RECONCILED_CONDITION: &str = "TopologyReconciled";
 /// The reason of a Cluster blocked by a Runtime Extension (a failed call, a Failure answer, a
 /// patch that does not apply): unlike the class's own patches, it may pass on a retry.
 pub const EXTERNAL_PATCH_FAILED: &str = "ExternalPatchFailed";
+/// The reason of a Cluster whose lifecycle hook call failed (it may pass on a retry).
+pub const LIFECYCLE_HOOK_FAILED: &str = "LifecycleHookFailed";
 const CAPI_GROUP: &str = "cluster.x-k8s.io";
 
 /// The work for one Cluster.
@@ -42,6 +48,13 @@ pub struct Reconciliation {
     pub deletions: Vec<Value>,
     /// How versions and rollouts are sequenced, and what still waits.
     pub upgrade: UpgradePlan,
+    /// What the upgrade's lifecycle hook calls left: hooks called, held, to mark pending or done.
+    pub hooks: HookEffects,
+    /// The merge patch of the Cluster's pending-hooks annotation when it changes: the controller
+    /// applies it BEFORE the objects, so that a restart never loses an owed After* call.
+    pub pending_hooks_patch: Option<Value>,
+    /// The lowest `retryAfterSeconds` of a holding hook: look again then at the latest.
+    pub requeue_after_seconds: Option<u32>,
 }
 
 /// Why a Cluster's topology cannot be reconciled now, as its condition says it.
@@ -55,12 +68,14 @@ pub struct Blocked {
 }
 
 /// Decides the work for the (defaulted) Cluster `object`, reading the class, its templates and the
-/// current objects from `source`, calling the class's external patches through `external`.
+/// current objects from `source`, calling the class's external patches through `external` and the
+/// upgrade's lifecycle hooks through `hooks`.
 pub fn reconcile(
     object: &Value,
     cluster: &Cluster,
     source: &dyn ObjectSource,
     external: &dyn ExternalPatches,
+    hooks: &dyn LifecycleHooks,
 ) -> Result<Reconciliation, Blocked> {
     let name = cluster.metadata.name.clone().unwrap_or_default();
     let namespace = cluster
@@ -135,7 +150,7 @@ pub fn reconcile(
             .flat_map(|(group, kind)| source.list_of_cluster(group, kind, &namespace, &name))
             .map(|object| (*object).clone()),
     );
-    let planned = plan(&blueprint, cluster, &current, external).map_err(engine_blocked)?;
+    let planned = plan_with_hooks(&blueprint, cluster, &current, external, hooks).map_err(engine_blocked)?;
 
     let owner = owner_reference(object);
     let objects: Vec<(Value, Option<Value>)> = planned
@@ -150,10 +165,17 @@ pub fn reconcile(
         })
         .collect();
     let deletions = stale_objects(&current, &objects, source, &namespace);
+    let before = object["metadata"]["annotations"][PENDING_HOOKS_ANNOTATION].as_str();
+    let after = planned.hooks.pending_after(before);
+    let pending_hooks_patch = (before.map(str::to_owned) != after)
+        .then(|| json!({"metadata": {"annotations": {PENDING_HOOKS_ANNOTATION: after}}}));
     Ok(Reconciliation {
         cluster_refs: cluster_refs(object, &planned.cluster),
         objects,
         deletions,
+        requeue_after_seconds: planned.hooks.requeue_after_seconds(),
+        pending_hooks_patch,
+        hooks: planned.hooks,
         upgrade: planned.upgrade,
     })
 }
@@ -167,6 +189,8 @@ fn engine_blocked(error: TopologyError) -> Blocked {
         TopologyError::MissingTemplate { .. } => "TemplateNotFound",
         TopologyError::Patch(_) => "PatchFailed",
         TopologyError::External { .. } => EXTERNAL_PATCH_FAILED,
+        TopologyError::LifecycleHook { .. } => LIFECYCLE_HOOK_FAILED,
+        TopologyError::UpgradePlan { .. } => "UpgradePlanInvalid",
         _ => "TopologyInvalid",
     };
     blocked(reason, error.to_string())
@@ -241,16 +265,23 @@ fn cluster_refs(current: &Value, planned: &Value) -> Option<Value> {
             .cloned()
             .unwrap_or(Value::Null)
     };
+    let step = |object: &Value| {
+        object["metadata"]["annotations"]
+            .get(TOPOLOGY_UPGRADE_STEP_ANNOTATION)
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
     let labels = [CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL];
     let unchanged = ["infrastructureRef", "controlPlaneRef"]
         .iter()
         .all(|key| spec(current, key) == spec(planned, key))
         && labels
             .iter()
-            .all(|key| label(current, key) == label(planned, key));
+            .all(|key| label(current, key) == label(planned, key))
+        && step(current) == step(planned);
     (!unchanged).then(|| {
         let metadata = &current["metadata"];
-        json!({
+        let mut refs = json!({
             "apiVersion": CAPI_API_VERSION,
             "kind": "Cluster",
             "metadata": {"name": metadata["name"], "namespace": metadata["namespace"],
@@ -259,7 +290,12 @@ fn cluster_refs(current: &Value, planned: &Value) -> Option<Value> {
                 "infrastructureRef": spec(planned, "infrastructureRef"),
                 "controlPlaneRef": spec(planned, "controlPlaneRef"),
             },
-        })
+        });
+        // Applied (server-side) without it, the annotation this field manager set is removed.
+        if let Value::String(step) = step(planned) {
+            refs["metadata"]["annotations"] = json!({ TOPOLOGY_UPGRADE_STEP_ANNOTATION: step });
+        }
+        refs
     })
 }
 
@@ -331,18 +367,39 @@ fn collect_reference_names(value: &Value, names: &mut BTreeSet<String>) {
     }
 }
 
-/// The `TopologyReconciled` condition for an outcome, stamped `now` (RFC 3339).
+/// The `TopologyReconciled` condition for an outcome, stamped `now` (RFC 3339). A reconciled
+/// outcome also carries `upgradePlans`: the versions of `status.controlPlane.upgradePlan` and
+/// `status.workers.upgradePlan` (a blocked one leaves them as they are, as v1.14 does).
 pub fn topology_condition(outcome: &Result<&Reconciliation, &Blocked>, now: &str) -> Value {
+    let mut condition = condition_of(outcome, now);
+    if let Ok(work) = outcome {
+        let versions = |steps: &[String]| steps.iter().map(|v| json!({"version": v})).collect::<Vec<_>>();
+        condition["upgradePlans"] = json!({
+            "controlPlane": versions(&work.upgrade.steps.control_plane),
+            "workers": versions(&work.upgrade.steps.workers),
+        });
+    }
+    condition
+}
+
+fn condition_of(outcome: &Result<&Reconciliation, &Blocked>, now: &str) -> Value {
     match outcome {
         Err(blocked) => json!({
             "type": TOPOLOGY_RECONCILED_CONDITION, "status": "False", "severity": "Warning",
             "reason": blocked.reason, "message": blocked.message, "lastTransitionTime": now,
         }),
-        Ok(work) => match pending(&work.upgrade) {
-            Some(Pending { reason, message }) => json!({
+        Ok(work) => match pending(&work.upgrade, &work.hooks) {
+            Some(Pending { reason, mut message }) => {
+                // The whole upgrade ahead, as `capi-topology plan` shows it.
+                if let Some(outline) = &work.upgrade.outline {
+                    message.push('\n');
+                    message.push_str(outline.text("  ").trim_end());
+                }
+                json!({
                 "type": TOPOLOGY_RECONCILED_CONDITION, "status": "False", "severity": "Info",
                 "reason": reason, "message": message, "lastTransitionTime": now,
-            }),
+                })
+            }
             None => {
                 json!({"type": TOPOLOGY_RECONCILED_CONDITION, "status": "True", "lastTransitionTime": now})
             }

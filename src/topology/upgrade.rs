@@ -1,12 +1,17 @@
-//! Version sequencing: the control plane upgrades first, and only when it is settled and no worker
-//! is still rolling out; workers follow once it is stable, a bounded number at a time, in topology
+//! Version sequencing: the control plane takes the upgrade's steps one at a time, each only when it
+//! is settled and no worker is still rolling out; workers take their (fewer) steps when the
+//! control plane waits for them or has reached the target, a bounded number at a time, in topology
 //! order, honouring the defer and hold-sequence annotations. New workers wait for a stable control
-//! plane too. Decided from the current objects alone (pure).
+//! plane too. The lifecycle hooks are called on the way (see `upgrade_hooks`). Pure.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::hooks::LifecycleHook;
+use super::upgrade_hooks::{HookRunner, Versions};
+use super::upgrade_outline::Outline;
+use super::upgrade_steps::UpgradeSteps;
 use crate::api::labels::{TOPOLOGY_DEFER_UPGRADE_ANNOTATION, TOPOLOGY_HOLD_UPGRADE_SEQUENCE_ANNOTATION};
 
 /// What the current control plane is doing, as its spec and status tell.
@@ -171,6 +176,10 @@ pub struct Inputs<'a> {
     pub machine_pools: &'a [Worker<'a>],
     /// How many workers of each kind may roll out at once (at least one).
     pub concurrency: usize,
+    /// The upgrade's steps still ahead (empty when nothing is to upgrade).
+    pub steps: &'a UpgradeSteps,
+    /// The lowest version the workers run, when any worker has one.
+    pub min_workers_version: Option<&'a str>,
 }
 
 /// What gates a worker's change: whether the control plane is stable, and whether it has finished
@@ -178,8 +187,13 @@ pub struct Inputs<'a> {
 #[derive(Debug, Clone, Copy)]
 struct Gate<'a> {
     target: &'a str,
+    /// The workers' next step (the target when they take it in one).
+    next: &'a str,
     rollout_after: Option<&'a str>,
+    /// Whether new workers may be created.
     control_plane_stable: bool,
+    /// Whether existing workers may take their next step.
+    workers_may_move: bool,
     control_plane_rolled_out: bool,
     concurrency: usize,
 }
@@ -227,59 +241,96 @@ pub struct UpgradePlan {
     pub machine_pools: Vec<WorkerDecision>,
     /// MachinePools not yet where the topology wants them.
     pub machine_pools_pending: WorkersPending,
+    /// The steps still ahead when this reconcile began.
+    pub steps: UpgradeSteps,
+    /// The Cluster's `topology.internal.cluster.x-k8s.io/upgrade-step` annotation: the control
+    /// plane's version while an upgrade runs, `None` otherwise.
+    pub upgrade_step: Option<String>,
+    /// The whole upgrade ahead, step by step (`None` when nothing is to upgrade).
+    pub outline: Option<Outline>,
 }
 
 impl UpgradePlan {
-    /// Decides the versions (and rollouts) of the control plane and of every worker.
-    pub fn decide(inputs: &Inputs<'_>) -> Self {
+    /// Decides the versions (and rollouts) of the control plane and of every worker, calling the
+    /// upgrade's lifecycle hooks through `runner` where Cluster API v1.14 calls them.
+    pub fn decide(inputs: &Inputs<'_>, runner: &mut HookRunner<'_>) -> Self {
         let Inputs {
             target,
             control_plane,
             machine_deployments,
             machine_pools,
+            steps,
             ..
         } = *inputs;
+        runner.steps = (steps.control_plane.clone(), steps.workers.clone());
         let phase = ControlPlanePhase::of(control_plane);
         let current_version = control_plane.and_then(|cp| cp["spec"]["version"].as_str());
         let workers_rolling_out = machine_deployments
             .iter()
             .chain(machine_pools)
             .any(|w| w.rolling_out);
-        let (control_plane_version, control_plane_pending, starting) = match current_version {
-            None => (target.to_owned(), false, false),
-            Some(current) if current == target => (current.to_owned(), false, false),
-            Some(current) => {
-                let settled = phase == ControlPlanePhase::Stable && !workers_rolling_out;
-                if settled {
-                    (target.to_owned(), false, true)
-                } else {
-                    (current.to_owned(), true, false)
-                }
-            }
+        let mut control = ControlPlaneDecision {
+            version: target.to_owned(),
+            pending: false,
+            starting: false,
+            waiting_for_workers: false,
         };
+        if let Some(current) = current_version {
+            control = decide_control_plane(inputs, runner, current, &phase, workers_rolling_out);
+        }
+        let hook_holds_workers = runner.effects.held.iter().any(|h| {
+            matches!(
+                h.hook,
+                LifecycleHook::AfterControlPlaneUpgrade | LifecycleHook::BeforeWorkersUpgrade
+            )
+        }) || runner.failed();
         let stable = matches!(phase, ControlPlanePhase::Stable | ControlPlanePhase::New)
-            && !control_plane_pending
-            && !starting;
+            && !control.pending
+            && !control.starting;
+        let may_move = (stable || (control.waiting_for_workers && phase == ControlPlanePhase::Stable))
+            && !hook_holds_workers;
         let gate = Gate {
             target,
+            next: steps.workers.first().map_or(target, String::as_str),
             rollout_after: inputs.rollout_after,
-            control_plane_stable: stable,
+            control_plane_stable: stable && !hook_holds_workers,
+            workers_may_move: may_move,
             control_plane_rolled_out: rolled_out(inputs),
             concurrency: inputs.concurrency.max(1),
         };
         let (machine_deployments, machine_deployments_pending) = decide_workers(&gate, machine_deployments);
         let (machine_pools, machine_pools_pending) = decide_workers(&gate, machine_pools);
-        UpgradePlan {
+        let mut plan = UpgradePlan {
             target: target.to_owned(),
-            control_plane_version,
+            control_plane_version: control.version,
             control_plane: phase,
-            control_plane_pending,
-            control_plane_starting: starting,
+            control_plane_pending: control.pending,
+            control_plane_starting: control.starting,
             machine_deployments,
             machine_deployments_pending,
             machine_pools,
             machine_pools_pending,
+            steps: steps.clone(),
+            upgrade_step: None,
+            outline: None,
+        };
+        let settled = stable
+            && plan.is_done()
+            && !workers_rolling_out
+            && plan.machine_deployments_pending.rolling_out.is_empty()
+            && plan.machine_pools_pending.rolling_out.is_empty();
+        if settled
+            && !runner.is_pending(LifecycleHook::AfterControlPlaneUpgrade)
+            && !runner.is_pending(LifecycleHook::AfterWorkersUpgrade)
+        {
+            runner.call_pending(LifecycleHook::AfterClusterUpgrade, Versions::Reached(target));
         }
+        // The step is recorded while the upgrade runs (AfterClusterUpgrade owed), or, as v1.14
+        // does without the Runtime SDK, while a plan has steps ahead.
+        let upgrading = runner.is_pending(LifecycleHook::AfterClusterUpgrade) || !steps.is_empty();
+        plan.upgrade_step =
+            (upgrading && control_plane.is_some()).then(|| plan.control_plane_version.clone());
+        plan
     }
 
     /// True when something waits for the cluster's machines to progress (not only for a change
@@ -296,6 +347,71 @@ impl UpgradePlan {
         !self.control_plane_pending
             && self.machine_deployments_pending.is_empty()
             && self.machine_pools_pending.is_empty()
+    }
+}
+
+/// The control plane's version and state in one reconcile.
+struct ControlPlaneDecision {
+    version: String,
+    pending: bool,
+    starting: bool,
+    waiting_for_workers: bool,
+}
+
+/// The control plane's next version (Cluster API v1.14's order): nothing new while it provisions
+/// or upgrades; then the last step's AfterControlPlaneUpgrade and BeforeWorkersUpgrade; wait while
+/// the workers take this step or roll out; then AfterWorkersUpgrade; then, when the target is not
+/// reached, BeforeClusterUpgrade (once per upgrade) and BeforeControlPlaneUpgrade, and the next step.
+fn decide_control_plane(
+    inputs: &Inputs<'_>,
+    runner: &mut HookRunner<'_>,
+    current: &str,
+    phase: &ControlPlanePhase,
+    workers_rolling_out: bool,
+) -> ControlPlaneDecision {
+    let target = inputs.target;
+    let at_target = current == target;
+    let hold = |waiting_for_workers: bool| ControlPlaneDecision {
+        version: current.to_owned(),
+        pending: !at_target,
+        starting: false,
+        waiting_for_workers,
+    };
+    if !matches!(phase, ControlPlanePhase::Stable | ControlPlanePhase::Scaling) {
+        return hold(false);
+    }
+    let steps = inputs.steps;
+    let min_workers = inputs.min_workers_version.unwrap_or(current);
+    if !runner.call_pending(
+        LifecycleHook::AfterControlPlaneUpgrade,
+        Versions::Reached(current),
+    ) || !runner.call_pending(
+        LifecycleHook::BeforeWorkersUpgrade,
+        Versions::FromTo(min_workers, current),
+    ) {
+        return hold(false);
+    }
+    if steps.workers.first().is_some_and(|v| v == current) {
+        return hold(true);
+    }
+    if workers_rolling_out
+        || !runner.call_pending(LifecycleHook::AfterWorkersUpgrade, Versions::Reached(current))
+        || at_target
+        || *phase != ControlPlanePhase::Stable
+        || !runner.before_cluster_upgrade(current, target)
+    {
+        return hold(false);
+    }
+    let next = steps.control_plane.first().map_or(target, String::as_str);
+    let workers_move = steps.workers.first().is_some_and(|v| v == next);
+    if !runner.before_control_plane_upgrade(current, next, workers_move) {
+        return hold(false);
+    }
+    ControlPlaneDecision {
+        version: next.to_owned(),
+        pending: next != target,
+        starting: true,
+        waiting_for_workers: false,
     }
 }
 
@@ -335,7 +451,7 @@ fn decide_workers(gate: &Gate<'_>, workers: &[Worker<'_>]) -> (Vec<WorkerDecisio
         ..WorkersPending::default()
     };
     let desired = || WorkerDecision {
-        version: gate.target.to_owned(),
+        version: gate.next.to_owned(),
         rollout_after: gate.rollout_after.map(str::to_owned),
         create: true,
     };
@@ -350,6 +466,7 @@ fn decide_workers(gate: &Gate<'_>, workers: &[Worker<'_>]) -> (Vec<WorkerDecisio
                 pending.create.push(worker.topology_name.to_owned());
             }
             decisions.push(WorkerDecision {
+                version: gate.target.to_owned(),
                 create: gate.control_plane_stable,
                 ..desired()
             });
@@ -368,7 +485,8 @@ fn decide_workers(gate: &Gate<'_>, workers: &[Worker<'_>]) -> (Vec<WorkerDecisio
             pending.deferred.push(current.name.to_owned());
             kept
         } else if pending.rolling_out.len() >= gate.concurrency
-            || !gate.control_plane_stable
+            || !gate.workers_may_move
+            || (needs_upgrade && gate.next == current.version)
             || (needs_rollout && !gate.control_plane_rolled_out)
         {
             pending.upgrade.push(current.name.to_owned());

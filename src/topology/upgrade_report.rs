@@ -2,6 +2,10 @@
 //! `TopologyReconciled` condition while versions or rollouts still wait.
 
 use super::upgrade::{UpgradePlan, WorkersPending};
+use super::upgrade_hooks::HookEffects;
+
+/// The reason while a lifecycle hook holds the upgrade (v1.14's `ClusterUpgrading`).
+pub const CLUSTER_UPGRADING: &str = "ClusterUpgrading";
 
 /// Why the topology is not fully reconciled yet, when something waits.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,11 +18,18 @@ pub struct Pending {
 
 /// The first thing that waits, in the order an upgrade proceeds (control plane, then
 /// MachineDeployments, then MachinePools), with what it waits for; `None` when nothing waits.
-pub fn pending(plan: &UpgradePlan) -> Option<Pending> {
+pub fn pending(plan: &UpgradePlan, hooks: &HookEffects) -> Option<Pending> {
+    let target = &plan.target;
+    if let Some(held) = hooks.message("upgrade") {
+        // Deterministic: the hooks in catalog order with their handlers' messages.
+        return Some(Pending {
+            reason: CLUSTER_UPGRADING,
+            message: format!("Cluster is upgrading to {target}\n  * {held}"),
+        });
+    }
     if plan.is_done() {
         return None;
     }
-    let target = &plan.target;
     let (reason, what) = if plan.control_plane_pending {
         (
             "ControlPlaneUpgradePending",
@@ -29,9 +40,12 @@ pub fn pending(plan: &UpgradePlan) -> Option<Pending> {
     } else {
         workers("MachinePool", &plan.machine_pools_pending, target)?
     };
-    let starting = plan
-        .control_plane_starting
-        .then(|| format!("the control plane upgrades to {target} first"));
+    let starting = plan.control_plane_starting.then(|| {
+        format!(
+            "the control plane upgrades to {} first",
+            plan.control_plane_version
+        )
+    });
     let because = starting
         .or_else(|| plan.control_plane.describe())
         .or_else(|| rolling_out("MachineDeployment", &plan.machine_deployments_pending))
@@ -98,10 +112,25 @@ mod tests {
 
     use super::*;
     use crate::api::labels::TOPOLOGY_DEFER_UPGRADE_ANNOTATION;
+    use crate::topology::hooks::NoLifecycleHooks;
     use crate::topology::upgrade::{CurrentWorker, Inputs, Worker};
+    use crate::topology::upgrade_hooks::HookRunner;
+    use crate::topology::upgrade_steps::UpgradeSteps;
+    use serde_json::Value;
+
+    static NO_STEPS: UpgradeSteps = UpgradeSteps {
+        control_plane: Vec::new(),
+        workers: Vec::new(),
+    };
+
+    /// Decides without Runtime Extensions.
+    fn decide(inputs: &Inputs<'_>) -> UpgradePlan {
+        let mut runner = HookRunner::new(&NoLifecycleHooks, "default", Value::Null);
+        UpgradePlan::decide(inputs, &mut runner)
+    }
 
     fn plan(cp: serde_json::Value, workers: &[Worker<'_>]) -> UpgradePlan {
-        UpgradePlan::decide(&Inputs {
+        decide(&Inputs {
             target: "v1.31.0",
             rollout_after: None,
             control_plane: Some(&cp),
@@ -109,6 +138,8 @@ mod tests {
             machine_deployments: workers,
             machine_pools: &[],
             concurrency: 1,
+            steps: &NO_STEPS,
+            min_workers_version: None,
         })
     }
 
@@ -125,11 +156,15 @@ mod tests {
         }
     }
 
+    fn pending_of(plan: &UpgradePlan) -> Option<Pending> {
+        pending(plan, &HookEffects::default())
+    }
+
     #[test]
     fn the_message_names_what_waits_and_for_what() {
         let none = BTreeMap::new();
         let upgrading = json!({"spec": {"version": "v1.31.0"}, "status": {"version": "v1.30.0"}});
-        let waiting = pending(&plan(upgrading, &[md("c1-md-0", "v1.30.0", &none)])).unwrap();
+        let waiting = pending_of(&plan(upgrading, &[md("c1-md-0", "v1.30.0", &none)])).unwrap();
         assert_eq!(waiting.reason, "MachineDeploymentsUpgradePending");
         assert_eq!(
             waiting.message,
@@ -137,7 +172,7 @@ mod tests {
         );
 
         let provisioning = json!({"spec": {"version": "v1.30.0"}});
-        let waiting = pending(&plan(provisioning, &[])).unwrap();
+        let waiting = pending_of(&plan(provisioning, &[])).unwrap();
         assert_eq!(waiting.reason, "ControlPlaneUpgradePending");
         assert_eq!(
             waiting.message,
@@ -149,7 +184,7 @@ mod tests {
             rolling_out: true,
             ..md("c1-md-0", "v1.30.0", &none)
         };
-        let waiting = pending(&plan(stable_old, &[rolling])).unwrap();
+        let waiting = pending_of(&plan(stable_old, &[rolling])).unwrap();
         assert_eq!(
             waiting.message,
             "Control plane upgrade to v1.31.0 on hold: MachineDeployment(s) c1-md-0 are rolling out"
@@ -157,9 +192,9 @@ mod tests {
 
         let defer = BTreeMap::from([(TOPOLOGY_DEFER_UPGRADE_ANNOTATION.to_owned(), String::new())]);
         let done = json!({"spec": {"version": "v1.31.0"}, "status": {"version": "v1.31.0"}});
-        let waiting = pending(&plan(done.clone(), &[md("c1-md-0", "v1.30.0", &defer)])).unwrap();
+        let waiting = pending_of(&plan(done.clone(), &[md("c1-md-0", "v1.30.0", &defer)])).unwrap();
         assert_eq!(waiting.reason, "MachineDeploymentsUpgradeDeferred");
 
-        assert_eq!(pending(&plan(done, &[md("c1-md-0", "v1.31.0", &none)])), None);
+        assert_eq!(pending_of(&plan(done, &[md("c1-md-0", "v1.31.0", &none)])), None);
     }
 }

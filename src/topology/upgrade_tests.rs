@@ -3,6 +3,19 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::*;
+use crate::topology::hooks::NoLifecycleHooks;
+use crate::topology::upgrade_steps::UpgradeSteps;
+
+static NO_STEPS: UpgradeSteps = UpgradeSteps {
+    control_plane: Vec::new(),
+    workers: Vec::new(),
+};
+
+/// Decides without Runtime Extensions.
+fn decide(inputs: &Inputs<'_>) -> UpgradePlan {
+    let mut runner = HookRunner::new(&NoLifecycleHooks, "default", Value::Null);
+    UpgradePlan::decide(inputs, &mut runner)
+}
 
 const OLD: &str = "v1.30.0";
 const NEW: &str = "v1.31.0";
@@ -41,6 +54,8 @@ fn inputs<'a>(cp: Option<&'a Value>, workers: &'a [Worker<'a>]) -> Inputs<'a> {
         machine_deployments: workers,
         machine_pools: &[],
         concurrency: 1,
+        steps: &NO_STEPS,
+        min_workers_version: None,
     }
 }
 
@@ -80,7 +95,7 @@ fn the_control_plane_phase_follows_its_spec_and_status() {
 fn a_new_cluster_takes_the_target_everywhere() {
     let none = BTreeMap::new();
     let workers = [worker("md-0", None, &none)];
-    let plan = UpgradePlan::decide(&inputs(None, &workers));
+    let plan = decide(&inputs(None, &workers));
     assert_eq!(plan.control_plane_version, NEW);
     assert_eq!(versions(&plan), [NEW]);
     assert!(plan.machine_deployments[0].create);
@@ -92,14 +107,14 @@ fn the_control_plane_starts_first_and_workers_wait() {
     let none = BTreeMap::new();
     let cp = control_plane(OLD, Some(OLD));
     let workers = [worker("md-0", Some(OLD), &none), worker("md-1", Some(OLD), &none)];
-    let plan = UpgradePlan::decide(&inputs(Some(&cp), &workers));
+    let plan = decide(&inputs(Some(&cp), &workers));
     assert_eq!(plan.control_plane_version, NEW);
     assert!(!plan.control_plane_pending);
     assert_eq!(versions(&plan), [OLD, OLD]);
     assert_eq!(plan.machine_deployments_pending.upgrade, ["md-0", "md-1"]);
 
     let upgrading = control_plane(NEW, Some(OLD));
-    let plan = UpgradePlan::decide(&inputs(Some(&upgrading), &workers));
+    let plan = decide(&inputs(Some(&upgrading), &workers));
     assert_eq!(
         plan.control_plane,
         ControlPlanePhase::Upgrading { to: NEW.into() }
@@ -116,11 +131,11 @@ fn workers_upgrade_one_at_a_time_unless_the_cluster_allows_more() {
         worker("md-1", Some(OLD), &none),
         worker("md-2", Some(OLD), &none),
     ];
-    let plan = UpgradePlan::decide(&inputs(Some(&cp), &workers));
+    let plan = decide(&inputs(Some(&cp), &workers));
     assert_eq!(versions(&plan), [NEW, OLD, OLD]);
     assert_eq!(plan.machine_deployments_pending.upgrade, ["md-1", "md-2"]);
 
-    let plan = UpgradePlan::decide(&Inputs {
+    let plan = decide(&Inputs {
         concurrency: 2,
         ..inputs(Some(&cp), &workers)
     });
@@ -133,7 +148,7 @@ fn workers_upgrade_one_at_a_time_unless_the_cluster_allows_more() {
         rolling_out: true,
         ..worker("md-1", Some(NEW), &none)
     };
-    let plan = UpgradePlan::decide(&inputs(Some(&cp), &rolling));
+    let plan = decide(&inputs(Some(&cp), &rolling));
     assert_eq!(versions(&plan), [NEW, NEW, OLD]);
     assert_eq!(plan.machine_deployments_pending.rolling_out, ["md-1"]);
 }
@@ -146,7 +161,7 @@ fn the_control_plane_waits_for_workers_still_rolling_out() {
         rolling_out: true,
         ..worker("md-0", Some(OLD), &none)
     }];
-    let plan = UpgradePlan::decide(&inputs(Some(&cp), &workers));
+    let plan = decide(&inputs(Some(&cp), &workers));
     assert_eq!(plan.control_plane_version, OLD);
     assert!(plan.control_plane_pending);
     assert!(!plan.is_done());
@@ -157,7 +172,7 @@ fn provisioning_or_scaling_control_planes_hold_upgrades_and_new_workers() {
     let none = BTreeMap::new();
     let provisioning = control_plane(OLD, None);
     let workers = [worker("md-0", Some(OLD), &none), worker("md-new", None, &none)];
-    let plan = UpgradePlan::decide(&inputs(Some(&provisioning), &workers));
+    let plan = decide(&inputs(Some(&provisioning), &workers));
     assert_eq!(plan.control_plane_version, OLD);
     assert!(plan.control_plane_pending);
     assert_eq!(plan.machine_deployments_pending.create, ["md-new"]);
@@ -165,7 +180,7 @@ fn provisioning_or_scaling_control_planes_hold_upgrades_and_new_workers() {
 
     let mut scaling = control_plane(NEW, Some(NEW));
     scaling["status"]["readyReplicas"] = json!(1);
-    let plan = UpgradePlan::decide(&inputs(Some(&scaling), &workers));
+    let plan = decide(&inputs(Some(&scaling), &workers));
     assert_eq!(versions(&plan), [OLD, NEW]);
     assert!(!plan.machine_deployments[1].create);
 }
@@ -185,7 +200,7 @@ fn defer_and_hold_sequence_keep_workers_back() {
         worker("md-2", Some(OLD), &hold),
         worker("md-3", Some(OLD), &none),
     ];
-    let plan = UpgradePlan::decide(&Inputs {
+    let plan = decide(&Inputs {
         concurrency: 10,
         ..inputs(Some(&cp), &workers)
     });
@@ -199,7 +214,7 @@ fn defer_and_hold_sequence_keep_workers_back() {
         "only a change of the topology lifts a deferral: nothing to poll for"
     );
     let queued = [worker("md-1", Some(OLD), &none), worker("md-3", Some(OLD), &none)];
-    let plan = UpgradePlan::decide(&inputs(Some(&cp), &queued));
+    let plan = decide(&inputs(Some(&cp), &queued));
     assert_eq!(plan.machine_deployments_pending.upgrade, ["md-3"]);
     assert!(plan.waits_on_rollout(), "md-3 goes once md-1 has rolled out");
 }
@@ -211,7 +226,7 @@ fn rollout_after_reaches_workers_once_the_control_plane_has_carried_it_out() {
     let workers = [worker("md-0", Some(NEW), &none)];
     let mut cp = control_plane(NEW, Some(NEW));
     let decide = |cp: &Value, machines: &[&Value]| {
-        UpgradePlan::decide(&Inputs {
+        decide(&Inputs {
             rollout_after: Some(AFTER),
             control_plane: Some(cp),
             control_plane_machines: machines,
@@ -281,4 +296,77 @@ fn v1beta2_control_planes_are_read_from_their_versions_and_counters() {
         ControlPlanePhase::of(Some(&cp(json!([]), json!({})))),
         ControlPlanePhase::Provisioning
     );
+}
+
+/// The steps from `cp` (workers at `min`) to `target`, one minor at a time, defaulted.
+fn chained(target: &str, cp: &str, min: &str) -> UpgradeSteps {
+    let listed: Vec<String> = ["v1.30.0", "v1.31.0", "v1.32.0", "v1.33.0"]
+        .map(String::from)
+        .to_vec();
+    let steps = crate::topology::upgrade_steps::from_class_versions(&listed, target, cp).unwrap();
+    crate::topology::upgrade_steps::default_and_validate(target, cp, Some(min), steps, Vec::new()).unwrap()
+}
+
+#[test]
+fn a_three_minor_upgrade_steps_the_control_plane_and_moves_workers_once() {
+    let none = BTreeMap::new();
+    let workers = [worker("md-0", Some("v1.30.0"), &none)];
+    let mut seen = Vec::new();
+    let mut cp_version = "v1.30.0".to_owned();
+    for _ in 0..3 {
+        let cp = control_plane(&cp_version, Some(&cp_version));
+        let steps = chained("v1.33.0", &cp_version, "v1.30.0");
+        let plan = decide(&Inputs {
+            target: "v1.33.0",
+            steps: &steps,
+            min_workers_version: Some("v1.30.0"),
+            ..inputs(Some(&cp), &workers)
+        });
+        assert!(plan.control_plane_starting);
+        assert_eq!(
+            versions(&plan),
+            ["v1.30.0"],
+            "workers wait while the control plane steps"
+        );
+        assert_eq!(
+            plan.upgrade_step.as_deref(),
+            Some(plan.control_plane_version.as_str())
+        );
+        cp_version = plan.control_plane_version.clone();
+        seen.push(cp_version.clone());
+    }
+    assert_eq!(seen, ["v1.31.0", "v1.32.0", "v1.33.0"]);
+    // At the target, the control plane waits for the workers, which take one step.
+    let cp = control_plane("v1.33.0", Some("v1.33.0"));
+    let steps = chained("v1.33.0", "v1.33.0", "v1.30.0");
+    assert_eq!(steps.workers, ["v1.33.0"]);
+    let plan = decide(&Inputs {
+        target: "v1.33.0",
+        steps: &steps,
+        min_workers_version: Some("v1.30.0"),
+        ..inputs(Some(&cp), &workers)
+    });
+    assert!(!plan.control_plane_starting);
+    assert_eq!(versions(&plan), ["v1.33.0"]);
+}
+
+#[test]
+fn workers_take_an_intermediate_step_when_the_skew_policy_requires_it() {
+    let none = BTreeMap::new();
+    let workers = [worker("md-0", Some("v1.30.0"), &none)];
+    let steps = UpgradeSteps {
+        control_plane: vec!["v1.34.0".into(), "v1.35.0".into()],
+        workers: vec!["v1.33.0".into(), "v1.35.0".into()],
+    };
+    // The control plane reached v1.33: it waits while the workers catch up to it.
+    let cp = control_plane("v1.33.0", Some("v1.33.0"));
+    let plan = decide(&Inputs {
+        target: "v1.35.0",
+        steps: &steps,
+        min_workers_version: Some("v1.30.0"),
+        ..inputs(Some(&cp), &workers)
+    });
+    assert_eq!(plan.control_plane_version, "v1.33.0");
+    assert!(plan.control_plane_pending);
+    assert_eq!(versions(&plan), ["v1.33.0"]);
 }

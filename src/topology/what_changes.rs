@@ -254,6 +254,8 @@ mod tests {
 
     use super::*;
     use crate::topology::upgrade::{ControlPlanePhase, WorkersPending};
+    use crate::topology::upgrade_hooks::HookEffects;
+    use crate::topology::upgrade_steps::UpgradeSteps;
 
     fn plan() -> UpgradePlan {
         UpgradePlan {
@@ -269,6 +271,9 @@ mod tests {
             },
             machine_pools: Vec::new(),
             machine_pools_pending: WorkersPending::default(),
+            steps: UpgradeSteps::default(),
+            upgrade_step: None,
+            outline: None,
         }
     }
 
@@ -291,6 +296,9 @@ mod tests {
             cluster_refs: None,
             deletions: Vec::new(),
             upgrade: plan(),
+            hooks: HookEffects::default(),
+            pending_hooks_patch: None,
+            requeue_after_seconds: None,
         };
         let rollouts = rollouts(&work, "KubeadmControlPlane");
         assert_eq!(
@@ -333,6 +341,9 @@ mod tests {
             cluster_refs: None,
             deletions: Vec::new(),
             upgrade: plan(),
+            hooks: HookEffects::default(),
+            pending_hooks_patch: None,
+            requeue_after_seconds: None,
         };
         assert!(changes(&work, &Value::Null).is_empty());
     }
@@ -351,6 +362,9 @@ mod tests {
             cluster_refs: Some(refs),
             deletions: Vec::new(),
             upgrade: plan(),
+            hooks: HookEffects::default(),
+            pending_hooks_patch: None,
+            requeue_after_seconds: None,
         };
         let changes = changes(&work, &cluster);
         let [Change::Changed(what, fields)] = changes.as_slice() else {

@@ -1,11 +1,12 @@
-//! Kubernetes version changes of a managed Cluster: no downgrade, at most one minor ahead, and
-//! not while the control plane, MachineDeployments or MachinePools are still upgrading.
+//! Kubernetes version changes of a managed Cluster: no downgrade (except taking back a version
+//! that reached no object yet), at most one minor ahead without a plan source, and not while the
+//! control plane, MachineDeployments or MachinePools are still upgrading.
 
 use semver::Version;
 use serde_json::Value;
 use std::cmp::Ordering;
 
-use crate::api::labels::{CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL};
+use crate::api::labels::{CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL, TOPOLOGY_UPGRADE_STEP_ANNOTATION};
 use crate::api::Cluster;
 use crate::field::{FieldError, FieldErrors, FieldPath};
 use crate::store::ObjectSource;
@@ -115,7 +116,16 @@ pub fn check_change(
     let core = |v: &Version| (v.major, v.minor, v.patch);
     if *new_version != zero && *old_version != zero && core(new_version) < core(old_version) {
         let detail = format!("version cannot be decreased from \"{old_version}\" to \"{new_version}\"");
-        return Some(FieldError::invalid(path, new, detail));
+        // Beyond Cluster API: a version that reached nothing may be taken back.
+        return match carrier_above(change.old_cluster, new_version, source) {
+            Reached::Nothing if !hook_pending(change.cluster, "AfterClusterUpgrade") => None,
+            Reached::Nothing | Reached::Unknown => Some(FieldError::invalid(path, new, detail)),
+            Reached::Object(carrier) => Some(FieldError::invalid(
+                path,
+                new,
+                format!("{detail}: {carrier} already has a version above it"),
+            )),
+        };
     }
     let ceiling = (old_version.major, old_version.minor.saturating_add(2), 0);
     if change.ceiling && core(new_version) >= ceiling {
@@ -148,6 +158,59 @@ pub fn check_change(
         new,
         format!("version cannot be changed: {detail}"),
     ))
+}
+
+/// Whether a version above the one asked for reached an object of the Cluster.
+enum Reached {
+    /// No object carries a higher version.
+    Nothing,
+    /// The control plane is not known (no reference yet, or not found): nothing can be said.
+    Unknown,
+    /// This object (named "Kind name (version)") carries one.
+    Object(String),
+}
+
+/// The first object of the Cluster (its upgrade step, control plane, MachineDeployments,
+/// MachinePools) that carries a version above `version`. Unreadable versions count as above.
+fn carrier_above(cluster: &Cluster, version: &Version, source: &dyn ObjectSource) -> Reached {
+    let above = |text: &str| parse_tolerant(text).is_none_or(|v| v.cmp_precedence(version).is_gt());
+    let annotations = cluster.metadata.annotations.as_ref();
+    if let Some(step) = annotations.and_then(|a| a.get(TOPOLOGY_UPGRADE_STEP_ANNOTATION)) {
+        if above(step) {
+            return Reached::Object(format!("the upgrade step in progress ({step})"));
+        }
+    }
+    let namespace = cluster.metadata.namespace.as_deref().unwrap_or_default();
+    let reference = &cluster.spec.control_plane_ref;
+    let control_plane = (!reference.is_unset())
+        .then(|| source.get(&reference.api_group, &reference.kind, namespace, &reference.name))
+        .flatten();
+    let Some(control_plane) = control_plane else {
+        return Reached::Unknown;
+    };
+    for pointer in ["/spec/version", "/status/version"] {
+        let carried = control_plane.pointer(pointer).and_then(Value::as_str);
+        if let Some(carried) = carried.filter(|v| above(v)) {
+            return Reached::Object(format!("{} {} ({carried})", reference.kind, reference.name));
+        }
+    }
+    let cluster_name = cluster.metadata.name.as_deref().unwrap_or_default();
+    for kind in ["MachineDeployment", "MachinePool"] {
+        for object in source.list_of_cluster(CAPI_GROUP, kind, namespace, cluster_name) {
+            let carried = object
+                .pointer("/spec/template/spec/version")
+                .and_then(Value::as_str)
+                .filter(|v| above(v));
+            if let Some(carried) = carried {
+                let name = object
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                return Reached::Object(format!("{kind} {name} ({carried})"));
+            }
+        }
+    }
+    Reached::Nothing
 }
 
 /// Whether `hook` is listed in the Cluster's pending-hooks annotation.

@@ -5,11 +5,13 @@
 
 mod extension_config;
 mod hooks;
+mod lifecycle;
 mod topology_mutation;
 pub mod v1alpha1;
 
 pub use extension_config::*;
 pub use hooks::*;
+pub use lifecycle::*;
 pub use topology_mutation::*;
 
 #[cfg(test)]

@@ -248,3 +248,35 @@ fn unparsable_versions_are_reported_on_update() {
         ]
     );
 }
+
+#[test]
+fn a_version_that_reached_nothing_can_be_taken_back() {
+    // v1.31.0 was asked for but the control plane and the workers still run v1.30.0.
+    let objects = control_plane("v1.30.0", Some("v1.30.0"))
+        + &DEPLOYMENT
+            .replace("OWNED", "''")
+            .replace("MACHINE", "{version: v1.30.0}");
+    assert_eq!(change("v1.31.0", "v1.30.0", &objects), None);
+    // Not while the upgrade's AfterClusterUpgrade is owed.
+    let pending = "{runtime.cluster.x-k8s.io/pending-hooks: AfterClusterUpgrade}";
+    assert!(change_with("v1.31.0", "v1.30.0", &objects, pending, true).is_some());
+}
+
+#[test]
+fn taking_back_a_version_that_reached_an_object_names_it() {
+    let objects = control_plane("v1.31.0", Some("v1.30.0"));
+    assert_eq!(
+        change("v1.31.0", "v1.30.0", &objects).as_deref(),
+        Some(
+            r#"spec.topology.version: Invalid value: "v1.30.0": version cannot be decreased from "1.31.0" to "1.30.0": KubeadmControlPlane prod-cp (v1.31.0) already has a version above it"#
+        )
+    );
+    let objects = control_plane("v1.30.0", Some("v1.30.0"))
+        + &DEPLOYMENT
+            .replace("OWNED", "''")
+            .replace("v1.30.0}}", "v1.31.0}}")
+            .replace("MACHINE", "{version: v1.31.0}");
+    assert!(change("v1.31.0", "v1.30.0", &objects)
+        .unwrap()
+        .ends_with("MachineDeployment prod-md-0 (v1.31.0) already has a version above it"));
+}
