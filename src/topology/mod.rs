@@ -9,6 +9,7 @@ pub mod desired;
 pub mod diff;
 pub mod error;
 pub mod hooks;
+pub mod hooks_pending;
 pub mod names;
 pub mod plan;
 mod plan_patches;
