@@ -83,23 +83,22 @@ pub async fn before_reconcile(ctx: &Arc<Context>, object: &Value, cluster: &Clus
     Ok(marks)
 }
 
-/// Writes the marks on the Cluster's pending-hooks annotation: one guarded merge patch, and only
-/// when its value changes (a settled Cluster is not written).
-pub async fn persist(ctx: &Context, object: &Value, marks: &Marks) -> Result<(), ReconcileError> {
+/// Marks the hooks `pending` and then `done` on the Cluster's pending-hooks annotation: one
+/// guarded merge patch, and only when its value changes (a settled Cluster is not written).
+pub async fn persist(
+    ctx: &Context,
+    object: &Value,
+    pending: &[LifecycleHook],
+    done: &[LifecycleHook],
+) -> Result<(), ReconcileError> {
     let latest = super::topology::cluster_in_cache(ctx, object).unwrap_or_else(|| object.clone());
     let current = annotations_of(&latest).remove(PENDING_HOOKS_ANNOTATION);
-    let next = updated(current.as_deref(), &marks.pending, &marks.done);
+    let next = updated(current.as_deref(), pending, done);
     if next == current {
         return Ok(());
     }
     let patch = json!({"metadata": {"annotations": {PENDING_HOOKS_ANNOTATION: next}}});
-    let written = ctx
-        .syncer
-        .patch_guarded(&latest, &patch)
-        .await
-        .map_err(|source| super::topology::failed("mark the lifecycle hooks of", &latest, source))?;
-    ctx.cache.observe(written);
-    Ok(())
+    patch_cluster(ctx, &latest, &patch, "mark the lifecycle hooks of").await
 }
 
 /// Writes what a hook holding or failing means for the Cluster, and when to look again.
@@ -177,11 +176,21 @@ pub async fn reconcile_delete(
 async fn ok_to_delete(ctx: &Context, object: &Value) -> Result<(), ReconcileError> {
     let latest = super::topology::cluster_in_cache(ctx, object).unwrap_or_else(|| object.clone());
     let patch = json!({"metadata": {"annotations": {OK_TO_DELETE_ANNOTATION: ""}}});
+    patch_cluster(ctx, &latest, &patch, "mark as ok to delete").await
+}
+
+/// Merge-patches the Cluster `latest` (guarded by its resourceVersion) and keeps what was written.
+async fn patch_cluster(
+    ctx: &Context,
+    latest: &Value,
+    patch: &Value,
+    what: &str,
+) -> Result<(), ReconcileError> {
     let written = ctx
         .syncer
-        .patch_guarded(&latest, &patch)
+        .patch_guarded(latest, patch)
         .await
-        .map_err(|source| super::topology::failed("mark as ok to delete", &latest, source))?;
+        .map_err(|source| super::topology::failed(what, latest, source))?;
     ctx.cache.observe(written);
     Ok(())
 }

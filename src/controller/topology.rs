@@ -111,9 +111,9 @@ pub async fn reconcile_cluster(
         Err(hold) => return lifecycle::held(&ctx, &cluster, &object, &key, &hold).await,
     };
     let decided = decide(&ctx, &object, typed).await;
-    // seam: the marks the engine's upgrade hooks ask for join these, in the same one patch,
-    // before any object is applied.
-    lifecycle::persist(&ctx, &object, &marks).await?;
+    // seam: the marks the engine's upgrade hooks ask for (`work.hooks.mark_pending` /
+    // `mark_done`) join these, in the same one patch, before any object is applied.
+    lifecycle::persist(&ctx, &object, &marks.pending, &marks.done).await?;
     let next = match &decided {
         Ok(work) => {
             if let Err(error) = carry_out(&ctx, &cluster, work).await {
