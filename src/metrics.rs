@@ -85,6 +85,57 @@ pub struct HandlerLabels {
     pub handler: String,
 }
 
+/// A lifecycle hook's name as a label value: only the catalog's `'static` names are accepted, so
+/// the label stays bounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct HookLabel(pub &'static str);
+
+impl EncodeLabelValue for HookLabel {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        encoder.write_str(self.0)
+    }
+}
+
+/// What a lifecycle hook call came to, for every handler of the hook together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HookCallOutcome {
+    /// The handlers let the Cluster proceed (or none serves it).
+    Proceed,
+    /// A handler asked to hold (a non-zero `retryAfterSeconds` of a blocking hook).
+    Retry,
+    /// A kept blocking answer stood: no handler was called.
+    Cached,
+    /// A call failed, or a handler answered `Failure`.
+    Failed,
+}
+
+impl EncodeLabelValue for HookCallOutcome {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        encoder.write_str(match self {
+            Self::Proceed => "proceed",
+            Self::Retry => "retry",
+            Self::Cached => "cached",
+            Self::Failed => "failed",
+        })
+    }
+}
+
+/// Labels of the lifecycle hook call counter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct HookCallLabels {
+    /// The hook called.
+    pub hook: HookLabel,
+    /// What the call came to.
+    pub outcome: HookCallOutcome,
+}
+
+/// Labels of the lifecycle hook latency histogram.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct HookLabels {
+    /// The hook called.
+    pub hook: HookLabel,
+}
+
 /// Outcome of a certificate reload attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ReloadResult {
@@ -169,6 +220,8 @@ pub struct Metrics {
     extension_errors: Family<HandlerLabels, Counter>,
     extension_latency: Family<HandlerLabels, Histogram>,
     extension_cache_hits: Family<HandlerLabels, Counter>,
+    hook_calls: Family<HookCallLabels, Counter>,
+    hook_latency: Family<HookLabels, Histogram>,
 }
 
 impl Metrics {
@@ -193,6 +246,11 @@ impl Metrics {
                 Histogram::new(exponential_buckets(0.00025, 2.0, 18))
             }),
             extension_cache_hits: Family::default(),
+            hook_calls: Family::default(),
+            // As the handler calls': a hook call is one call per handler of the hook.
+            hook_latency: Family::new_with_constructor(|| {
+                Histogram::new(exponential_buckets(0.00025, 2.0, 18))
+            }),
         };
         let registry = registry.sub_registry_with_prefix(PREFIX);
         registry.register(
@@ -255,7 +313,36 @@ impl Metrics {
             "Runtime Extension handler calls answered from the response cache, by handler",
             metrics.extension_cache_hits.clone(),
         );
+        registry.register(
+            "lifecycle_hook_calls",
+            "Lifecycle hook calls for a Cluster, every handler of the hook together, by hook and outcome",
+            metrics.hook_calls.clone(),
+        );
+        registry.register(
+            "lifecycle_hook_call_duration_seconds",
+            "Time of a lifecycle hook call that reached its handlers, first request sent to last answer read",
+            metrics.hook_latency.clone(),
+        );
         metrics
+    }
+
+    /// Records one call of the lifecycle hook `hook` for a Cluster and what it came to; `elapsed`
+    /// when its handlers were called (not for a kept answer).
+    pub fn record_lifecycle_hook(
+        &self,
+        hook: &'static str,
+        outcome: HookCallOutcome,
+        elapsed: Option<std::time::Duration>,
+    ) {
+        let hook = HookLabel(hook);
+        self.hook_calls
+            .get_or_create(&HookCallLabels { hook, outcome })
+            .inc();
+        if let Some(elapsed) = elapsed {
+            self.hook_latency
+                .get_or_create(&HookLabels { hook })
+                .observe(elapsed.as_secs_f64());
+        }
     }
 
     /// Records one call to the Runtime Extension handler `handler` that took `elapsed`, and
@@ -401,6 +488,9 @@ mod tests {
         metrics.record_extension_call("generate.ext", std::time::Duration::from_millis(1), true);
         metrics.record_extension_call("generate.ext", std::time::Duration::from_millis(1), false);
         metrics.record_extension_cache_hit("generate.ext");
+        let elapsed = Some(std::time::Duration::from_millis(1));
+        metrics.record_lifecycle_hook("BeforeClusterUpgrade", HookCallOutcome::Retry, elapsed);
+        metrics.record_lifecycle_hook("BeforeClusterUpgrade", HookCallOutcome::Cached, None);
         let text = encode(&registry).unwrap();
         for line in [
             r#"capi_topology_webhook_requests_total{webhook="/mutate-cluster-x-k8s-io-v1beta1-cluster",verdict="denied"} 1"#,
@@ -415,6 +505,9 @@ mod tests {
             r#"capi_topology_extension_errors_total{handler="generate.ext"} 1"#,
             r#"capi_topology_extension_call_duration_seconds_count{handler="generate.ext"} 2"#,
             r#"capi_topology_extension_cache_hits_total{handler="generate.ext"} 1"#,
+            r#"capi_topology_lifecycle_hook_calls_total{hook="BeforeClusterUpgrade",outcome="retry"} 1"#,
+            r#"capi_topology_lifecycle_hook_calls_total{hook="BeforeClusterUpgrade",outcome="cached"} 1"#,
+            r#"capi_topology_lifecycle_hook_call_duration_seconds_count{hook="BeforeClusterUpgrade"} 1"#,
         ] {
             assert!(text.contains(line), "missing {line} in\n{text}");
         }

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::external::Referenced;
+use crate::api::runtime::OK_TO_DELETE_ANNOTATION;
 
 /// The finalizer that holds a Cluster until its objects are gone.
 pub const CLUSTER_FINALIZER: &str = "cluster.cluster.x-k8s.io";
@@ -20,6 +21,28 @@ pub struct DeletionStep {
     /// What the Cluster waits for (reason, message naming the objects); `None` when nothing is
     /// left and the finalizer can go.
     pub waiting: Option<(&'static str, String)>,
+}
+
+/// The Deleting reason of a Cluster with a managed topology whose BeforeClusterDelete hook has not
+/// let it go yet (Cluster API v1.14's).
+pub const WAITING_FOR_BEFORE_DELETE_HOOK: &str = "WaitingForBeforeDeleteHook";
+
+/// The step of a Cluster with a managed topology that is not yet ok to delete (its
+/// BeforeClusterDelete hook holds it, as v1.14's Cluster controller waits): nothing is deleted.
+/// `None` when deletion may go on.
+pub fn held_by_delete_hook(cluster: &Value) -> Option<DeletionStep> {
+    let managed = cluster.pointer("/spec/topology").is_some_and(|t| !t.is_null());
+    let ok = cluster
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(OK_TO_DELETE_ANNOTATION))
+        .is_some();
+    (managed && !ok).then(|| DeletionStep {
+        delete: Vec::new(),
+        waiting: Some((
+            WAITING_FOR_BEFORE_DELETE_HOOK,
+            "Waiting for BeforeClusterDelete hook".to_owned(),
+        )),
+    })
 }
 
 /// The next step of deleting `cluster`, given the worker objects labelled with its name
@@ -142,6 +165,18 @@ mod tests {
 
     fn object(kind: &str, name: &str, owner: &str) -> Value {
         json!({"kind": kind, "metadata": {"name": name, "ownerReferences": [{"kind": "Cluster", "uid": owner}]}})
+    }
+
+    #[test]
+    fn a_managed_topology_waits_for_its_delete_hook() {
+        let mut managed = cluster();
+        managed["spec"]["topology"] = json!({"version": "v1.33.0"});
+        let step = held_by_delete_hook(&managed).unwrap();
+        assert!(step.delete.is_empty());
+        assert_eq!(step.waiting.unwrap().0, WAITING_FOR_BEFORE_DELETE_HOOK);
+        managed["metadata"]["annotations"] = json!({OK_TO_DELETE_ANNOTATION: ""});
+        assert_eq!(held_by_delete_hook(&managed), None);
+        assert_eq!(held_by_delete_hook(&cluster()), None, "no topology: no hook");
     }
 
     #[test]

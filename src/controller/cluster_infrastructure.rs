@@ -27,7 +27,7 @@ use crate::api::describe;
 use crate::api::labels::PAUSED_ANNOTATION;
 use crate::clock::now_rfc3339;
 use crate::contract::cluster_status::{reconcile_cluster_status, ClusterUpdate, Observed};
-use crate::contract::deletion::{next_deletion_step, DeletionStep, CLUSTER_FINALIZER};
+use crate::contract::deletion::{held_by_delete_hook, next_deletion_step, DeletionStep, CLUSTER_FINALIZER};
 use crate::contract::external::Referenced;
 use crate::contract::versions::CONTRACT;
 use crate::store::{group_of, Changed, ObjectSource, WatchCache};
@@ -64,6 +64,10 @@ pub struct Context {
     pub failures: Backoff,
     /// The contract and version of the referenced provider kinds.
     pub contracts: Contracts,
+    /// Whether a Cluster with a managed topology waits for its BeforeClusterDelete hook (the
+    /// ok-to-delete annotation the topology controller sets) before its objects are deleted:
+    /// only when the topology controller runs.
+    pub waits_for_delete_hook: bool,
 }
 
 /// Why a reconcile failed (an API call); the Cluster is retried with backoff.
@@ -355,12 +359,18 @@ async fn delete_in_order(
         .flat_map(|kind| ctx.cache.list_of_cluster(CAPI_GROUP, kind, &namespace, &name))
         .collect();
     let worker_refs: Vec<&Value> = workers.iter().map(|o| o.as_ref()).collect();
-    let DeletionStep { delete, waiting } = next_deletion_step(
-        &object,
-        &worker_refs,
-        control_plane.as_ref().map(Resolved::as_referenced),
-        infrastructure.as_ref().map(Resolved::as_referenced),
-    );
+    let held = ctx
+        .waits_for_delete_hook
+        .then(|| held_by_delete_hook(&object))
+        .flatten();
+    let DeletionStep { delete, waiting } = held.unwrap_or_else(|| {
+        next_deletion_step(
+            &object,
+            &worker_refs,
+            control_plane.as_ref().map(Resolved::as_referenced),
+            infrastructure.as_ref().map(Resolved::as_referenced),
+        )
+    });
     tracing::info!(
         cluster = %format!("{namespace}/{name}"),
         deleting = ?delete.iter().map(describe).collect::<Vec<_>>(),

@@ -15,6 +15,7 @@ mod contracts;
 mod events;
 mod extension_config;
 mod leader;
+mod lifecycle;
 mod namespaces;
 mod sync;
 mod topology;
@@ -175,6 +176,7 @@ pub async fn run(
             cluster_infrastructure::MAX_RETRY,
         ),
         contracts: contracts::Contracts::new(client.clone(), cache.clone()),
+        waits_for_delete_hook: options.controllers.contains(&ControllerKind::Topology),
     });
     let config = || watcher::Config::default().any_semantic();
 

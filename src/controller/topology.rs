@@ -14,6 +14,7 @@ use kube::Resource;
 use serde_json::Value;
 
 use super::backoff::Backoff;
+use super::lifecycle;
 use super::sync::{Outcome, Syncer};
 use super::topology_status::{paused, status_patch};
 use crate::api::describe;
@@ -72,10 +73,6 @@ pub async fn reconcile_cluster(
     cluster: Arc<DynamicObject>,
     ctx: Arc<Context>,
 ) -> Result<Action, ReconcileError> {
-    if cluster.metadata.deletion_timestamp.is_some() {
-        // Owner references hand the topology's objects to the garbage collector.
-        return Ok(Action::await_change());
-    }
     // The newest copy known, of the controller's watch and of the shared cache.
     ctx.cache.observe(object_value(&cluster, &ctx.resource));
     let (namespace, name) = (
@@ -104,8 +101,20 @@ pub async fn reconcile_cluster(
         write_condition(&ctx, &object, &verdict).await?;
         return Ok(Action::await_change());
     }
-    let decided = decide(&ctx, &object, typed).await;
     let key = cluster_key(&cluster);
+    if cluster.metadata.deletion_timestamp.is_some() {
+        // Owner references hand the topology's objects to the garbage collector, once the
+        // BeforeClusterDelete hook lets the Cluster go.
+        return lifecycle::reconcile_delete(&ctx, &cluster, &object, &key).await;
+    }
+    let marks = match lifecycle::before_reconcile(&ctx, &object, &typed).await {
+        Ok(marks) => marks,
+        Err(hold) => return lifecycle::held(&ctx, &cluster, &object, &key, &hold).await,
+    };
+    let decided = decide(&ctx, &object, typed).await;
+    // seam: the marks the engine's upgrade hooks ask for (`work.hooks.mark_pending` /
+    // `mark_done`) join these, in the same one patch, before any object is applied.
+    lifecycle::persist(&ctx, &object, &marks.pending, &marks.done).await?;
     let next = match &decided {
         Ok(work) => {
             if let Err(error) = carry_out(&ctx, &cluster, work).await {
@@ -237,7 +246,7 @@ async fn carry_out(
 }
 
 /// Writes the `TopologyReconciled` condition when its meaning changed.
-async fn report(
+pub(super) async fn report(
     ctx: &Context,
     cluster: &DynamicObject,
     object: &Value,
@@ -271,7 +280,7 @@ async fn write_condition(ctx: &Context, object: &Value, verdict: &Value) -> Resu
     Ok(true)
 }
 
-fn cluster_in_cache(ctx: &Context, object: &Value) -> Option<Value> {
+pub(super) fn cluster_in_cache(ctx: &Context, object: &Value) -> Option<Value> {
     let text = |pointer: &str| {
         object
             .pointer(pointer)
@@ -322,7 +331,7 @@ fn name_of(object: &Value) -> String {
     )
 }
 
-fn failed(what: &str, object: &Value, source: kube::Error) -> ReconcileError {
+pub(super) fn failed(what: &str, object: &Value, source: kube::Error) -> ReconcileError {
     ReconcileError {
         what: format!("cannot {what} {}", describe(object)),
         source,

@@ -22,6 +22,7 @@ use tokio::runtime::{Handle, Runtime};
 
 use super::backoff::ServerBackoff;
 use super::cache::{CacheKey, ResponseCache};
+use super::hook_cache::HookCache;
 use super::registry::{Registration, Registry, SharedRegistry};
 use super::response::{echoed, IgnorableResponse};
 use crate::api::runtime::{
@@ -41,7 +42,7 @@ pub type NamespaceLookup = Arc<dyn Fn(&str) -> Option<BTreeMap<String, String>> 
 /// The Runtime Extensions of a registry, and what their calls share: connections, backoff,
 /// cached answers, metrics.
 pub struct RuntimeExtensions {
-    core: Arc<Core>,
+    pub(super) core: Arc<Core>,
     executor: Executor,
 }
 
@@ -57,25 +58,28 @@ enum Executor {
 }
 
 /// What every call reads and updates.
-struct Core {
-    registry: SharedRegistry,
+pub(super) struct Core {
+    pub(super) registry: SharedRegistry,
     namespaces: NamespaceLookup,
     backoff: ServerBackoff,
     cache: ResponseCache,
-    metrics: Option<Metrics>,
+    /// Blocking lifecycle hook answers, per Cluster and hook.
+    pub(super) hooks: HookCache,
+    pub(super) metrics: Option<Metrics>,
 }
 
 /// A call ready to go: the handler and the request as it is sent.
-struct Prepared {
-    name: String,
-    registration: Registration,
-    request: Value,
+pub(super) struct Prepared {
+    pub(super) name: String,
+    pub(super) registration: Registration,
+    pub(super) request: Value,
 }
 
 impl fmt::Debug for RuntimeExtensions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RuntimeExtensions")
             .field("cached_answers", &self.core.cache.len())
+            .field("held_hook_answers", &self.core.hooks.len())
             .finish_non_exhaustive()
     }
 }
@@ -127,7 +131,7 @@ impl RuntimeExtensions {
     }
 
     /// The runtime calls run on: the offline one is started, and its configs discovered, once.
-    fn ready(&self) -> Result<Handle, String> {
+    pub(super) fn ready(&self) -> Result<Handle, String> {
         match &self.executor {
             Executor::Shared(handle) => Ok(handle.clone()),
             Executor::Own { configs, started } => started
@@ -154,7 +158,7 @@ impl RuntimeExtensions {
 
     /// Calls the handler `name` of `hook` for an object in `namespace` and waits for the answer,
     /// kept by request for the next identical call (which then does not leave this thread).
-    fn call<Q: Serialize, R: IgnorableResponse + DeserializeOwned + Send + 'static>(
+    pub(super) fn call_one<Q: Serialize, R: IgnorableResponse + DeserializeOwned + Send + 'static>(
         &self,
         hook: &str,
         name: &str,
@@ -179,6 +183,7 @@ impl Core {
             namespaces,
             backoff: ServerBackoff::default(),
             cache: ResponseCache::default(),
+            hooks: HookCache::default(),
             metrics,
         }
     }
@@ -210,18 +215,24 @@ impl Core {
 
     /// Whether the handler is called for objects of `namespace`.
     fn check_namespace(&self, registration: &Registration, namespace: &str) -> Result<(), String> {
-        let selector = &registration.namespace_selector;
-        if selector.is_empty() {
-            return Ok(());
-        }
-        let labels = (self.namespaces)(namespace).ok_or_else(|| {
-            format!("failed to match namespace: failed to get namespace {namespace}: not found")
-        })?;
-        if selector.matches(&labels) {
+        if self.selects(registration, namespace)? {
             Ok(())
         } else {
             Err(format!("namespaceSelector did not match namespace {namespace}"))
         }
+    }
+
+    /// Whether the handler's namespace selector selects `namespace`; why it cannot tell (a
+    /// namespace that is not known) when it has a selector.
+    pub(super) fn selects(&self, registration: &Registration, namespace: &str) -> Result<bool, String> {
+        let selector = &registration.namespace_selector;
+        if selector.is_empty() {
+            return Ok(true);
+        }
+        let labels = (self.namespaces)(namespace).ok_or_else(|| {
+            format!("failed to match namespace: failed to get namespace {namespace}: not found")
+        })?;
+        Ok(selector.matches(&labels))
     }
 
     /// The answer kept for the request `key` to the handler `name`, if any.
@@ -235,7 +246,7 @@ impl Core {
 
     /// Sends a prepared call, unless its server is backing off; an answer with `status: Failure`
     /// is an error whatever the policy. A successful answer is kept under `key`, if given.
-    async fn send<R: IgnorableResponse + DeserializeOwned>(
+    pub(super) async fn send<R: IgnorableResponse + DeserializeOwned>(
         &self,
         prepared: Prepared,
         key: Option<CacheKey>,
@@ -319,7 +330,7 @@ impl ExternalPatches for RuntimeExtensions {
         namespace: &str,
         request: &GeneratePatchesRequest,
     ) -> Result<GeneratePatchesResponse, String> {
-        self.call("GeneratePatches", extension, namespace, request)
+        self.call_one("GeneratePatches", extension, namespace, request)
     }
 
     fn validate(
@@ -328,7 +339,7 @@ impl ExternalPatches for RuntimeExtensions {
         namespace: &str,
         request: &ValidateTopologyRequest,
     ) -> Result<ValidateTopologyResponse, String> {
-        self.call("ValidateTopology", extension, namespace, request)
+        self.call_one("ValidateTopology", extension, namespace, request)
     }
 }
 
@@ -345,7 +356,7 @@ impl Drop for RuntimeExtensions {
 
 /// Runs `future` on `runtime` from synchronous code (a blocking thread, or another runtime's),
 /// waiting for it.
-fn run<T: Send + 'static>(
+pub(super) fn run<T: Send + 'static>(
     runtime: &Handle,
     future: impl Future<Output = T> + Send + 'static,
 ) -> Result<T, String> {
@@ -359,7 +370,10 @@ fn run<T: Send + 'static>(
 }
 
 /// `request` as JSON with `settings` under its own: the request's settings win.
-fn with_settings<Q: Serialize>(request: &Q, settings: &BTreeMap<String, String>) -> Result<Value, String> {
+pub(super) fn with_settings<Q: Serialize>(
+    request: &Q,
+    settings: &BTreeMap<String, String>,
+) -> Result<Value, String> {
     let mut value = serde_json::to_value(request).map_err(|e| e.to_string())?;
     if settings.is_empty() {
         return Ok(value);

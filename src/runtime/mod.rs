@@ -1,11 +1,14 @@
 //! Runtime Extensions: the HTTPS client of an Extension server, the registry of the handlers
 //! discovery finds, and the engine's external-patch seam implemented over both, with a backoff
-//! per failing server and a cache of the deterministic hooks' answers.
+//! per failing server and a cache of the deterministic hooks' answers; the lifecycle hooks'
+//! seam implemented over them, keeping a blocking answer until its time passes.
 
 mod backoff;
 mod cache;
 mod client;
 mod extensions;
+mod hook_cache;
+mod lifecycle;
 mod registry;
 mod response;
 

@@ -21,18 +21,23 @@ const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_TIMEOUT_SECONDS: i32 = 10;
 /// The longest timeout a handler may ask for.
 const MAX_TIMEOUT_SECONDS: i32 = 30;
-/// The hooks of hooks.runtime.cluster.x-k8s.io/v1alpha1 in Cluster API's Runtime SDK catalog.
-const CATALOG: [&str; 10] = [
+/// The hooks of hooks.runtime.cluster.x-k8s.io/v1alpha1 in Cluster API v1.14's Runtime SDK
+/// catalog.
+const CATALOG: [&str; 14] = [
     "Discovery",
     "BeforeClusterCreate",
     "AfterControlPlaneInitialized",
     "BeforeClusterUpgrade",
+    "BeforeControlPlaneUpgrade",
     "AfterControlPlaneUpgrade",
+    "BeforeWorkersUpgrade",
+    "AfterWorkersUpgrade",
     "AfterClusterUpgrade",
     "BeforeClusterDelete",
     "GeneratePatches",
     "ValidateTopology",
     "DiscoverVariables",
+    "GenerateUpgradePlan",
 ];
 
 /// One discovered handler and how to call it.
@@ -115,6 +120,15 @@ impl Registry {
             .collect())
     }
 
+    /// Every handler of `hook`, by name.
+    pub fn serving(&self, hook: &str) -> Vec<Registration> {
+        self.handlers
+            .values()
+            .filter(|r| r.hook == hook)
+            .cloned()
+            .collect()
+    }
+
     /// The handler registered as `name`, or why there is none.
     pub fn get(&self, name: &str) -> Result<&Registration, String> {
         if let Some(registration) = self.handlers.get(name) {
@@ -159,6 +173,11 @@ impl SharedRegistry {
     /// The handler registered as `name`, or why there is none.
     pub fn get(&self, name: &str) -> Result<Registration, String> {
         self.read().get(name).cloned()
+    }
+
+    /// Every handler of `hook`, by name.
+    pub fn serving(&self, hook: &str) -> Vec<Registration> {
+        self.read().serving(hook)
     }
 
     /// The handlers the ExtensionConfig `config_name` registered (for its `status.handlers`), or

@@ -5,8 +5,8 @@ use serde_json::Value;
 
 use crate::api::convert::variable_to_hub;
 use crate::api::runtime::{
-    DiscoverVariablesResponse, DiscoveryResponse, GeneratePatchesResponse, ResponseStatus,
-    ValidateTopologyResponse, HOOKS_API_VERSION,
+    DiscoverVariablesResponse, DiscoveryResponse, GeneratePatchesResponse, GenerateUpgradePlanResponse,
+    LifecycleResponse, ResponseStatus, ValidateTopologyResponse, HOOKS_API_VERSION,
 };
 use crate::field::{truncated, MAX_RENDERED_DETAIL};
 
@@ -72,6 +72,45 @@ impl HookResponse for DiscoverVariablesResponse {
             if variable.get("metadata").is_some() {
                 variable_to_hub(variable);
             }
+        }
+    }
+}
+
+impl HookResponse for LifecycleResponse {
+    fn success(&self) -> Result<(), &str> {
+        outcome(self.status, &self.message)
+    }
+}
+
+impl HookResponse for GenerateUpgradePlanResponse {
+    fn success(&self) -> Result<(), &str> {
+        outcome(self.status, &self.message)
+    }
+}
+
+impl IgnorableResponse for LifecycleResponse {
+    /// Success without `retryAfterSeconds`: an ignored handler holds nothing.
+    fn ignored() -> Self {
+        Self {
+            api_version: HOOKS_API_VERSION.to_owned(),
+            kind: String::new(),
+            status: ResponseStatus::Success,
+            message: String::new(),
+            retry_after_seconds: 0,
+        }
+    }
+}
+
+impl IgnorableResponse for GenerateUpgradePlanResponse {
+    /// Success without steps: the engine then finds no plan in the answer.
+    fn ignored() -> Self {
+        Self {
+            api_version: HOOKS_API_VERSION.to_owned(),
+            kind: "GenerateUpgradePlanResponse".to_owned(),
+            status: ResponseStatus::Success,
+            message: String::new(),
+            control_plane_upgrades: Vec::new(),
+            workers_upgrades: Vec::new(),
         }
     }
 }

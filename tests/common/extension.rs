@@ -1,6 +1,8 @@
 //! The test Runtime Extension (tests/e2e/extension, made with Cluster API's Runtime SDK) as a
 //! process on a loopback port with its own dev CA: built once per machine by
-//! `tests/e2e/build-extension.sh`, started by `tests/runtime_extension.rs` and the e2e suite.
+//! `tests/e2e/build-extension.sh`, started by `tests/runtime_extension.rs`,
+//! `tests/lifecycle_hooks.rs` and the e2e suite, each of which uses part of it.
+#![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -23,12 +25,48 @@ pub struct Extension {
     pub ca_pem: String,
     /// Its certificate directory, removed when it is dropped.
     _dir: Option<tempdir::Dir>,
+    /// Where its lifecycle hooks read their answers and record their calls, when served.
+    control: Option<PathBuf>,
+}
+
+/// One lifecycle hook call the extension recorded (a line of its `calls.jsonl`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct HookCall {
+    /// The hook, e.g. `BeforeClusterCreate`.
+    pub hook: String,
+    /// The ExtensionConfig's setting `id`, if any.
+    #[serde(default)]
+    pub id: String,
+    /// `<namespace>/<name>` of the Cluster.
+    pub cluster: String,
+    /// The request's from version, if any.
+    #[serde(default)]
+    pub from: String,
+    /// The request's to version, if any.
+    #[serde(default)]
+    pub to: String,
+    /// The request's kubernetesVersion, if any.
+    #[serde(default)]
+    pub version: String,
 }
 
 impl Extension {
     /// Builds (once per machine) and starts the extension with a certificate for 127.0.0.1,
     /// made as the e2e suite makes it; retries on another port if the one picked was taken.
     pub fn start() -> Extension {
+        Self::launch(None)
+    }
+
+    /// [`Extension::start`] serving the lifecycle hooks and GenerateUpgradePlan too, answering
+    /// as [`Extension::answer`] says (Success by default) and recording every call
+    /// ([`Extension::calls`]) in `control` (a directory that outlives the process, so a
+    /// restarted extension keeps the record).
+    pub fn with_lifecycle_hooks(control: &Path) -> Extension {
+        std::fs::create_dir_all(control).expect("the control directory");
+        Self::launch(Some(control.to_owned()))
+    }
+
+    fn launch(control: Option<PathBuf>) -> Extension {
         let binary = build();
         let dir = tempdir::Dir::new("runtime-extension");
         let certs = Command::new(env!("CARGO_BIN_EXE_capi-topology"))
@@ -44,10 +82,17 @@ impl Extension {
         let ca_pem = std::fs::read_to_string(dir.join("ca.crt")).unwrap();
         for _ in 0..3 {
             let addr = free_port();
-            let child = Command::new(&binary)
-                .arg("--cert-dir")
-                .arg(dir.path())
-                .args(["--host", "127.0.0.1", "--port", &addr.port().to_string()])
+            let mut command = Command::new(&binary);
+            command.arg("--cert-dir").arg(dir.path()).args([
+                "--host",
+                "127.0.0.1",
+                "--port",
+                &addr.port().to_string(),
+            ]);
+            if let Some(control) = &control {
+                command.arg("--control-dir").arg(control);
+            }
+            let child = command
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
@@ -57,6 +102,7 @@ impl Extension {
                 addr,
                 ca_pem: ca_pem.clone(),
                 _dir: None,
+                control: control.clone(),
             };
             if extension.wait_until_listening() {
                 extension._dir = Some(dir);
@@ -64,6 +110,24 @@ impl Extension {
             }
         }
         panic!("the extension did not start listening on three ports");
+    }
+
+    /// Sets what the lifecycle hooks answer (all of `answers.json`: `{"<Hook>[/<id>]": {"status",
+    /// "message", "retryAfterSeconds"}, "GenerateUpgradePlan": {...}}`), read by every call.
+    pub fn answer(&self, answers: &serde_json::Value) {
+        let control = self.control.as_ref().expect("an extension with lifecycle hooks");
+        let staged = control.join("answers.json.new");
+        std::fs::write(&staged, answers.to_string()).expect("write the answers");
+        std::fs::rename(&staged, control.join("answers.json")).expect("replace the answers");
+    }
+
+    /// The lifecycle hook calls recorded so far, in the order they came.
+    pub fn calls(&self) -> Vec<HookCall> {
+        let control = self.control.as_ref().expect("an extension with lifecycle hooks");
+        let text = std::fs::read_to_string(control.join("calls.jsonl")).unwrap_or_default();
+        text.lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect()
     }
 
     /// True once a TLS handshake with this extension's own CA succeeds (so it is this process

@@ -7,7 +7,7 @@ set -euo pipefail
 
 SRC="$(cd "$(dirname "$0")/extension" && pwd)"
 CACHE="${CAPI_TOPOLOGY_E2E_CACHE:-$HOME/.cache/capi-topology-e2e}"
-key=$(cat "$SRC/main.go" "$SRC/go.mod" "$SRC/go.sum" | sha256sum | cut -c1-16)
+key=$(cat "$SRC"/*.go "$SRC/go.mod" "$SRC/go.sum" | sha256sum | cut -c1-16)
 BIN="$CACHE/extension-$key/extension"
 
 if [[ -x "$BIN" ]]; then

@@ -25,6 +25,7 @@ mod env;
 mod hostile_extensions;
 mod kubectl;
 mod kubectl_watch;
+mod lifecycle_hooks;
 #[path = "../local_extension/mod.rs"]
 mod local_extension;
 mod manifests;

@@ -31,6 +31,11 @@ pub struct WebhookServer {
     cert_dir: PathBuf,
     port: u16,
     revision: u32,
+    /// How it was started, to start it again the same way.
+    command: Vec<std::ffi::OsString>,
+    kubeconfig: PathBuf,
+    run: PathBuf,
+    metrics: u16,
 }
 
 impl WebhookServer {
@@ -45,31 +50,41 @@ impl WebhookServer {
         let cert_dir = run.join("webhook-certs");
         generate_certs(&cert_dir)?;
         let (port, metrics) = (free_port(), free_port());
-        let mut command = Command::new(capi_topology());
-        command
-            .arg("serve")
-            .arg("--cert-dir")
-            .arg(&cert_dir)
-            .arg(format!("--bind-address=127.0.0.1:{port}"))
-            .arg(format!("--metrics-addr=127.0.0.1:{metrics}"))
-            .args(extra)
-            .env("KUBECONFIG", kubeconfig)
-            .env("RUST_LOG", "info");
-        let mut process = Supervised::spawn(run, "capi-topology", command);
-        poll("capi-topology /readyz", SERVER_READY, || {
-            process.ensure_running()?;
-            match http_get(metrics, "/readyz")? {
-                (200, _) => Ok(()),
-                (code, body) => Err(format!("{code}: {body}")),
-            }
-        })
-        .map_err(|e| format!("{e}\n--- capi-topology log ---\n{}", process.log_tail(40)))?;
+        let mut command: Vec<std::ffi::OsString> =
+            vec!["serve".into(), "--cert-dir".into(), cert_dir.clone().into()];
+        command.push(format!("--bind-address=127.0.0.1:{port}").into());
+        command.push(format!("--metrics-addr=127.0.0.1:{metrics}").into());
+        command.extend(extra.iter().map(Into::into));
+        let process = spawn_ready(run.path(), kubeconfig, &command, metrics, "capi-topology")?;
         Ok(WebhookServer {
             process,
             cert_dir,
             port,
             revision: 0,
+            command,
+            kubeconfig: kubeconfig.to_owned(),
+            run: run.path().to_owned(),
+            metrics,
         })
+    }
+
+    /// Stops the server (SIGTERM: it gives up its leadership) and starts it again the same way,
+    /// with the same certificates and ports; its log goes on in `capi-topology-restarted.log`.
+    pub fn restart(&mut self) -> Result<(), String> {
+        self.process.stop();
+        self.process = spawn_ready(
+            &self.run,
+            &self.kubeconfig,
+            &self.command,
+            self.metrics,
+            "capi-topology-restarted",
+        )?;
+        Ok(())
+    }
+
+    /// The port of the Prometheus metrics endpoint (also `/readyz`).
+    pub fn metrics_port(&self) -> u16 {
+        self.metrics
     }
 
     /// The port of the HTTPS admission endpoints.
@@ -112,6 +127,32 @@ impl WebhookServer {
         let pem = first_pem(&out.stdout).ok_or_else(|| format!("no certificate served: {}", out.stderr))?;
         fingerprint(&pem)
     }
+}
+
+/// Starts `capi-topology <args>` against the API server of `kubeconfig`, logging to
+/// `<run>/<name>.log`, and waits for its `/readyz` on `metrics`.
+fn spawn_ready(
+    run: &Path,
+    kubeconfig: &Path,
+    args: &[std::ffi::OsString],
+    metrics: u16,
+    name: &str,
+) -> Result<Supervised, String> {
+    let mut command = Command::new(capi_topology());
+    command
+        .args(args)
+        .env("KUBECONFIG", kubeconfig)
+        .env("RUST_LOG", "info");
+    let mut process = Supervised::spawn(&RunDir::adopt(run), name, command);
+    poll("capi-topology /readyz", SERVER_READY, || {
+        process.ensure_running()?;
+        match http_get(metrics, "/readyz")? {
+            (200, _) => Ok(()),
+            (code, body) => Err(format!("{code}: {body}")),
+        }
+    })
+    .map_err(|e| format!("{e}\n--- capi-topology log ---\n{}", process.log_tail(40)))?;
+    Ok(process)
 }
 
 /// Points the conversion of our CRDs at the server on `port` trusting `ca_pem`, then applies the

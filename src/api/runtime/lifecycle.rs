@@ -10,6 +10,19 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::ResponseStatus;
+use crate::api::convert::{CONVERSION_DATA, V1BETA1_FIELDS};
+
+/// The annotation a Cluster gets once its BeforeClusterDelete hook let it go (its objects may
+/// then be deleted), as Cluster API v1.14 names it.
+pub const OK_TO_DELETE_ANNOTATION: &str = "runtime.cluster.x-k8s.io/ok-to-delete";
+
+/// Annotations a hook request leaves out of the Cluster: kubectl's copy of what it applied and
+/// the conversion's kept fields (size only, as Cluster API's `cleanupCluster`).
+const LEFT_OUT_ANNOTATIONS: [&str; 3] = [
+    "kubectl.kubernetes.io/last-applied-configuration",
+    CONVERSION_DATA,
+    V1BETA1_FIELDS,
+];
 
 /// One version of an upgrade plan (`UpgradeStepInfo` in requests, `UpgradeStep` in answers).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,6 +64,30 @@ pub struct LifecycleRequest {
     /// The worker steps still ahead.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workers_upgrades: Vec<UpgradeStep>,
+}
+
+impl LifecycleRequest {
+    /// The request of a hook for the (v1beta2) Cluster `cluster`, sent without its status, its
+    /// managedFields and the annotations only size is lost with (as Cluster API's
+    /// `cleanupCluster`); the client fills in `apiVersion` and `kind`.
+    pub fn for_cluster(cluster: &Value) -> Self {
+        let mut cluster = cluster.clone();
+        if let Some(fields) = cluster.as_object_mut() {
+            fields.remove("status");
+        }
+        if let Some(metadata) = cluster.get_mut("metadata").and_then(Value::as_object_mut) {
+            metadata.remove("managedFields");
+            if let Some(annotations) = metadata.get_mut("annotations").and_then(Value::as_object_mut) {
+                for key in LEFT_OUT_ANNOTATIONS {
+                    annotations.remove(key);
+                }
+            }
+        }
+        Self {
+            cluster,
+            ..Self::default()
+        }
+    }
 }
 
 /// The answer of a lifecycle hook. A non-zero `retryAfterSeconds` blocks what the hook guards
@@ -122,4 +159,37 @@ pub struct GenerateUpgradePlanResponse {
     /// The workers' steps (optional: when empty the skew policy decides).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workers_upgrades: Vec<UpgradeStep>,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_hook_request_carries_the_cluster_without_status_managed_fields_or_bulky_annotations() {
+        let cluster = json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+            "metadata": {"name": "dev", "namespace": "default", "managedFields": [{"manager": "kubectl"}],
+                "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}",
+                    CONVERSION_DATA: "{}", "team": "blue"}},
+            "spec": {"topology": {"version": "v1.33.0"}},
+            "status": {"phase": "Provisioned"},
+        });
+        let request = LifecycleRequest::for_cluster(&cluster);
+        assert_eq!(
+            request.cluster,
+            json!({
+                "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+                "metadata": {"name": "dev", "namespace": "default", "annotations": {"team": "blue"}},
+                "spec": {"topology": {"version": "v1.33.0"}},
+            })
+        );
+        assert_eq!(
+            serde_json::to_value(&request).unwrap(),
+            json!({"cluster": request.cluster}),
+            "the client fills in apiVersion and kind"
+        );
+    }
 }

@@ -13,6 +13,8 @@
 //   - DiscoverVariables "discover-variables": declares lbImageRepository (a string) and http-proxy
 //     as an object {host, port}, so that it conflicts with an inline string definition of the
 //     same name (the definitionFrom example of the Runtime SDK book).
+//   - with --control-dir only: the nine lifecycle hooks and GenerateUpgradePlan, answering as the
+//     test says and recording every call (lifecycle.go).
 package main
 
 import (
@@ -51,15 +53,16 @@ func main() {
 	certDir := flag.String("cert-dir", "", "directory holding tls.crt and tls.key")
 	host := flag.String("host", "127.0.0.1", "address to listen on")
 	port := flag.Int("port", server.DefaultPort, "port to listen on")
+	controlDir := flag.String("control-dir", "", "serve the lifecycle hooks, answering from answers.json there and recording calls in calls.jsonl")
 	flag.Parse()
 	ctrl.SetLogger(textlogger.NewLogger(textlogger.NewConfig()))
-	if err := run(*certDir, *host, *port); err != nil {
+	if err := run(*certDir, *host, *port, *controlDir); err != nil {
 		fmt.Fprintf(os.Stderr, "extension: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(certDir, host string, port int) error {
+func run(certDir, host string, port int, controlDir string) error {
 	if certDir == "" {
 		return fmt.Errorf("--cert-dir is required")
 	}
@@ -75,6 +78,9 @@ func run(certDir, host string, port int) error {
 		{Hook: runtimehooksv1.GeneratePatches, Name: "generate-patches", HandlerFunc: generatePatches},
 		{Hook: runtimehooksv1.ValidateTopology, Name: "validate-topology", HandlerFunc: validateTopology},
 		{Hook: runtimehooksv1.DiscoverVariables, Name: "discover-variables", HandlerFunc: discoverVariables},
+	}
+	if controlDir != "" {
+		handlers = append(handlers, lifecycleHandlers(&control{dir: controlDir})...)
 	}
 	for _, handler := range handlers {
 		if err := srv.AddExtensionHandler(handler); err != nil {
