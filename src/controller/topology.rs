@@ -25,7 +25,6 @@ use crate::decode::decode_value;
 use crate::runtime::RuntimeExtensions;
 use crate::store::WatchCache;
 use crate::store::{object_value, ObjectSource};
-use crate::topology::hooks::NoLifecycleHooks;
 use crate::topology::reconcile::{
     reconcile, topology_condition, Blocked, Reconciliation, EXTERNAL_PATCH_FAILED,
 };
@@ -112,9 +111,14 @@ pub async fn reconcile_cluster(
         Err(hold) => return lifecycle::held(&ctx, &cluster, &object, &key, &hold).await,
     };
     let decided = decide(&ctx, &object, typed).await;
-    // seam: the marks the engine's upgrade hooks ask for (`work.hooks.mark_pending` /
-    // `mark_done`) join these, in the same one patch, before any object is applied.
-    lifecycle::persist(&ctx, &object, &marks.pending, &marks.done).await?;
+    // The marks the engine's upgrade hooks ask for join the controller's own, in one patch,
+    // before any object is applied: a restart never loses an owed After* call.
+    let (mut pending, mut done) = (marks.pending, marks.done);
+    if let Ok(work) = &decided {
+        pending.extend_from_slice(&work.hooks.mark_pending);
+        done.extend_from_slice(&work.hooks.mark_done);
+    }
+    lifecycle::persist(&ctx, &object, &pending, &done).await?;
     let next = match &decided {
         Ok(work) => {
             if let Err(error) = carry_out(&ctx, &cluster, work).await {
@@ -126,11 +130,16 @@ pub async fn reconcile_cluster(
                 report(&ctx, &cluster, &object, Err(&blocked)).await?;
                 return Err(error);
             }
-            if work.upgrade.waits_on_rollout() {
-                Action::requeue(UPGRADE_POLL)
+            let poll = if work.upgrade.waits_on_rollout() {
+                UPGRADE_POLL
             } else {
-                Action::requeue(RESYNC)
-            }
+                RESYNC
+            };
+            // A holding lifecycle hook is asked again once its retryAfterSeconds pass.
+            let retry = work
+                .requeue_after_seconds
+                .map(|seconds| Duration::from_secs(u64::from(seconds)));
+            Action::requeue(retry.map_or(poll, |retry| retry.min(poll)))
         }
         Err(blocked) if blocked.reason == EXTERNAL_PATCH_FAILED => {
             // An extension may answer again soon: retried sooner than a blocked class, backing
@@ -160,7 +169,7 @@ async fn decide(ctx: &Arc<Context>, object: &Value, cluster: Cluster) -> Result<
             &cluster,
             &ctx.cache,
             ctx.extensions.as_ref(),
-            &NoLifecycleHooks,
+            ctx.extensions.as_ref(),
         )
     })
     .await;

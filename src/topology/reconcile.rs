@@ -12,7 +12,6 @@ use super::current::Current;
 use super::desired::CAPI_API_VERSION;
 use super::error::TopologyError;
 use super::hooks::LifecycleHooks;
-use super::hooks_pending::PENDING_HOOKS_ANNOTATION;
 use super::plan::plan_with_hooks;
 use super::upgrade::UpgradePlan;
 use super::upgrade_hooks::HookEffects;
@@ -50,9 +49,6 @@ pub struct Reconciliation {
     pub upgrade: UpgradePlan,
     /// What the upgrade's lifecycle hook calls left: hooks called, held, to mark pending or done.
     pub hooks: HookEffects,
-    /// The merge patch of the Cluster's pending-hooks annotation when it changes: the controller
-    /// applies it BEFORE the objects, so that a restart never loses an owed After* call.
-    pub pending_hooks_patch: Option<Value>,
     /// The lowest `retryAfterSeconds` of a holding hook: look again then at the latest.
     pub requeue_after_seconds: Option<u32>,
 }
@@ -165,16 +161,11 @@ pub fn reconcile(
         })
         .collect();
     let deletions = stale_objects(&current, &objects, source, &namespace);
-    let before = object["metadata"]["annotations"][PENDING_HOOKS_ANNOTATION].as_str();
-    let after = planned.hooks.pending_after(before);
-    let pending_hooks_patch = (before.map(str::to_owned) != after)
-        .then(|| json!({"metadata": {"annotations": {PENDING_HOOKS_ANNOTATION: after}}}));
     Ok(Reconciliation {
         cluster_refs: cluster_refs(object, &planned.cluster),
         objects,
         deletions,
         requeue_after_seconds: planned.hooks.requeue_after_seconds(),
-        pending_hooks_patch,
         hooks: planned.hooks,
         upgrade: planned.upgrade,
     })

@@ -57,12 +57,6 @@ impl HookEffects {
             .min()
     }
 
-    /// The pending-hooks annotation's value after this reconcile (`None`: absent), from its
-    /// value before.
-    pub fn pending_after(&self, before: Option<&str>) -> Option<String> {
-        hooks_pending::updated(before, &self.mark_pending, &self.mark_done)
-    }
-
     /// What holds `action`, as Cluster API words it ("Following hooks are blocking upgrade: ..."),
     /// hooks in catalog order so the text does not change between reconciles.
     pub fn message(&self, action: &str) -> Option<String> {

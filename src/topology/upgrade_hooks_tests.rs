@@ -101,12 +101,12 @@ fn a_held_after_hook_stays_pending_and_a_passing_one_is_marked_done() {
     ));
     assert_eq!(runner.effects.mark_done, [LifecycleHook::AfterWorkersUpgrade]);
     assert_eq!(
-        runner
-            .effects
-            .pending_after(Some(
-                "AfterClusterUpgrade,AfterControlPlaneUpgrade,AfterWorkersUpgrade"
-            ))
-            .as_deref(),
+        crate::topology::hooks_pending::updated(
+            Some("AfterClusterUpgrade,AfterControlPlaneUpgrade,AfterWorkersUpgrade"),
+            &runner.effects.mark_pending,
+            &runner.effects.mark_done,
+        )
+        .as_deref(),
         Some("AfterClusterUpgrade,AfterControlPlaneUpgrade")
     );
     assert_eq!(runner.effects.requeue_after_seconds(), Some(30));

@@ -297,7 +297,6 @@ mod tests {
             deletions: Vec::new(),
             upgrade: plan(),
             hooks: HookEffects::default(),
-            pending_hooks_patch: None,
             requeue_after_seconds: None,
         };
         let rollouts = rollouts(&work, "KubeadmControlPlane");
@@ -342,7 +341,6 @@ mod tests {
             deletions: Vec::new(),
             upgrade: plan(),
             hooks: HookEffects::default(),
-            pending_hooks_patch: None,
             requeue_after_seconds: None,
         };
         assert!(changes(&work, &Value::Null).is_empty());
@@ -363,7 +361,6 @@ mod tests {
             deletions: Vec::new(),
             upgrade: plan(),
             hooks: HookEffects::default(),
-            pending_hooks_patch: None,
             requeue_after_seconds: None,
         };
         let changes = changes(&work, &cluster);

@@ -362,7 +362,6 @@ fn lines_of(text: &str, fragment: &str) -> String {
 /// restart between AfterControlPlaneUpgrade and AfterClusterUpgrade does not lose the call. The
 /// test plays the control plane and MachineDeployment providers.
 #[test]
-#[ignore = "needs the chained-upgrade engine of branch upgrade (#25 item 1); runs once merged"]
 fn chained_upgrade_calls_the_upgrade_hooks_in_order() {
     let mut env = Env::with_webhooks("lifecycle-upgrade");
     let control = env.run.join("extension-control");
