@@ -17,6 +17,7 @@ mod extension_config;
 mod leader;
 mod lifecycle;
 mod namespaces;
+mod shared_clusters;
 mod sync;
 mod topology;
 mod topology_status;
@@ -179,6 +180,17 @@ pub async fn run(
         waits_for_delete_hook: options.controllers.contains(&ControllerKind::Topology),
     });
     let config = || watcher::Config::default().any_semantic();
+    let on = |kind| options.controllers.contains(&kind);
+    // One Cluster watch and store for every controller of Clusters; only the controllers that
+    // run subscribe (a subscriber not polled would hold the watch back).
+    let mut shared = shared_clusters::SharedClusters::new(client.clone(), &clusters);
+    let topology_clusters = on(ControllerKind::Topology).then(|| shared.subscribe());
+    let infrastructure_clusters = on(ControllerKind::ClusterInfrastructure).then(|| shared.subscribe());
+    let resource_set_clusters =
+        on(ControllerKind::ClusterResourceSet).then(|| cluster_resource_set::Subscriptions {
+            reconciled: shared.subscribe(),
+            bindings: shared.subscribe(),
+        });
 
     let (users, md_cache) = (cache.clone(), cache.clone());
     let (cluster_ref, owner_ref, class_resource, md_resource) = (
@@ -187,56 +199,58 @@ pub async fn run(
         classes.clone(),
         machine_deployments.clone(),
     );
-    let topology_controller = Controller::new_with(
-        Api::all_with(client.clone(), &clusters),
-        config(),
-        clusters.clone(),
-    )
-    .watches_with(
-        Api::all_with(client.clone(), &classes),
-        classes.clone(),
-        config(),
-        move |class: DynamicObject| {
-            users.observe(object_value(&class, &class_resource));
-            let namespace = class.metadata.namespace.clone().unwrap_or_default();
-            let name = class.metadata.name.clone().unwrap_or_default();
-            users
-                .clusters_using_class(&namespace, &name)
-                .iter()
-                .filter_map(|cluster| {
-                    let name = cluster.metadata.name.clone()?;
-                    let namespace = cluster.metadata.namespace.clone()?;
-                    Some(ObjectRef::new_with(&name, cluster_ref.clone()).within(&namespace))
-                })
-                .collect::<Vec<_>>()
-        },
-    )
-    .watches_with(
-        Api::all_with(client.clone(), &machine_deployments),
-        machine_deployments,
-        config(),
-        move |md: DynamicObject| {
-            // The reconcile this triggers must see this version, not an older cached one.
-            md_cache.observe(object_value(&md, &md_resource));
-            let cluster = md
-                .metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get(CLUSTER_NAME_LABEL))
-                .cloned();
-            let namespace = md.metadata.namespace.clone();
-            cluster
-                .zip(namespace)
-                .map(|(name, namespace)| ObjectRef::new_with(&name, owner_ref.clone()).within(&namespace))
-        },
-    )
-    .with_config(ControllerConfig::default().concurrency(TOPOLOGY_CONCURRENCY))
-    .graceful_shutdown_on(stop.clone().cancelled_owned())
-    .run(topology::reconcile_cluster, topology::on_error, topology_ctx)
-    .for_each(|result| async move {
-        if let Err(err) = result {
-            tracing::debug!(error = %err, "topology controller");
-        }
+    let topology_controller = topology_clusters.map(|subscription| {
+        Controller::for_stream_with(
+            shared_clusters::Subscription::triggers(subscription.changes),
+            subscription.store,
+            clusters.clone(),
+        )
+        .watches_with(
+            Api::all_with(client.clone(), &classes),
+            classes.clone(),
+            config(),
+            move |class: DynamicObject| {
+                users.observe(object_value(&class, &class_resource));
+                let namespace = class.metadata.namespace.clone().unwrap_or_default();
+                let name = class.metadata.name.clone().unwrap_or_default();
+                users
+                    .clusters_using_class(&namespace, &name)
+                    .iter()
+                    .filter_map(|cluster| {
+                        let name = cluster.metadata.name.clone()?;
+                        let namespace = cluster.metadata.namespace.clone()?;
+                        Some(ObjectRef::new_with(&name, cluster_ref.clone()).within(&namespace))
+                    })
+                    .collect::<Vec<_>>()
+            },
+        )
+        .watches_with(
+            Api::all_with(client.clone(), &machine_deployments),
+            machine_deployments,
+            config(),
+            move |md: DynamicObject| {
+                // The reconcile this triggers must see this version, not an older cached one.
+                md_cache.observe(object_value(&md, &md_resource));
+                let cluster = md
+                    .metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(CLUSTER_NAME_LABEL))
+                    .cloned();
+                let namespace = md.metadata.namespace.clone();
+                cluster
+                    .zip(namespace)
+                    .map(|(name, namespace)| ObjectRef::new_with(&name, owner_ref.clone()).within(&namespace))
+            },
+        )
+        .with_config(ControllerConfig::default().concurrency(TOPOLOGY_CONCURRENCY))
+        .graceful_shutdown_on(stop.clone().cancelled_owned())
+        .run(topology::reconcile_cluster, topology::on_error, topology_ctx)
+        .for_each(|result| async move {
+            if let Err(err) = result {
+                tracing::debug!(error = %err, "topology controller");
+            }
+        })
     });
     let class_controller =
         Controller::new_with(Api::all_with(client.clone(), &classes), config(), classes.clone());
@@ -251,39 +265,46 @@ pub async fn run(
                 tracing::debug!(error = %err, "ClusterClass controller");
             }
         });
-    let infrastructure_controller = Controller::new_with(
-        Api::all_with(client.clone(), &clusters),
-        config(),
-        clusters.clone(),
-    )
-    .reconcile_on(cluster_infrastructure::triggers(cache.clone(), clusters.clone()))
-    .graceful_shutdown_on(stop.clone().cancelled_owned())
-    .run(
-        cluster_infrastructure::reconcile,
-        cluster_infrastructure::on_error,
-        infrastructure_ctx,
-    )
-    .for_each(|result| async move {
-        if let Err(err) = result {
-            tracing::debug!(error = %err, "Cluster infrastructure controller");
-        }
+    let infrastructure_controller = infrastructure_clusters.map(|subscription| {
+        Controller::for_stream_with(
+            shared_clusters::Subscription::triggers(subscription.changes),
+            subscription.store,
+            clusters.clone(),
+        )
+        .reconcile_on(cluster_infrastructure::triggers(cache.clone(), clusters.clone()))
+        .graceful_shutdown_on(stop.clone().cancelled_owned())
+        .run(
+            cluster_infrastructure::reconcile,
+            cluster_infrastructure::on_error,
+            infrastructure_ctx,
+        )
+        .for_each(|result| async move {
+            if let Err(err) = result {
+                tracing::debug!(error = %err, "Cluster infrastructure controller");
+            }
+        })
     });
-    let resource_sets =
-        cluster_resource_set::run(client.clone(), cache.clone(), clusters.clone(), stop.clone());
+    let resource_sets = resource_set_clusters.map(|subscriptions| {
+        cluster_resource_set::run(
+            client.clone(),
+            cache.clone(),
+            clusters.clone(),
+            subscriptions,
+            stop.clone(),
+        )
+    });
+    let cluster_watch = shared.run(stop.clone());
     let extension_configs = extension_config::run(client.clone(), extension_ctx, stop.clone());
     let webhooks = cluster_api_webhooks::run(client.clone(), stop.clone());
-    let on = |kind| options.controllers.contains(&kind);
     tracing::info!(controllers = ?options.controllers, "controllers running");
     tokio::join!(
-        when(on(ControllerKind::Topology), topology_controller),
+        maybe(topology_controller),
         when(on(ControllerKind::ClusterClass), class_controller),
-        when(
-            on(ControllerKind::ClusterInfrastructure),
-            infrastructure_controller
-        ),
-        when(on(ControllerKind::ClusterResourceSet), resource_sets),
+        maybe(infrastructure_controller),
+        maybe(resource_sets),
         when(on(ControllerKind::ExtensionConfig), extension_configs),
         when(on(ControllerKind::ClusterApiWebhooks), webhooks),
+        cluster_watch,
     );
     stopper.abort();
     let _ = holder.await;
@@ -296,6 +317,13 @@ pub async fn run(
 /// Runs `controller` when `enabled`; a future never polled starts no watch.
 async fn when(enabled: bool, controller: impl std::future::Future<Output = ()>) {
     if enabled {
+        controller.await;
+    }
+}
+
+/// Runs `controller` when there is one.
+async fn maybe(controller: Option<impl std::future::Future<Output = ()>>) {
+    if let Some(controller) = controller {
         controller.await;
     }
 }

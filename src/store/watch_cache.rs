@@ -445,11 +445,17 @@ async fn watch(shared: Arc<Shared>, resource: ApiResource, synced: Arc<AtomicBoo
 }
 
 /// An object from the API server as the store keeps it: with `apiVersion` and `kind` (list items
-/// may lack them) and without `managedFields`, which nothing here reads.
+/// may lack them) and without `managedFields` and `kubectl apply`'s copy of the object in the
+/// `kubectl.kubernetes.io/last-applied-configuration` annotation, which nothing here reads.
 pub fn object_value(object: &DynamicObject, resource: &ApiResource) -> Value {
     let mut value = serde_json::to_value(object).unwrap_or(Value::Null);
     if let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut) {
         metadata.remove("managedFields");
+        let annotations = metadata.get_mut("annotations").and_then(Value::as_object_mut);
+        if let Some(annotations) = annotations {
+            // An empty map stays: Cluster API's builtin metadata tells it from none.
+            annotations.remove(LAST_APPLIED);
+        }
     }
     if let Some(map) = value.as_object_mut() {
         map.insert("apiVersion".to_owned(), Value::from(resource.api_version.clone()));
@@ -457,6 +463,9 @@ pub fn object_value(object: &DynamicObject, resource: &ApiResource) -> Value {
     }
     value
 }
+
+/// The annotation in which `kubectl apply` keeps a whole copy of the object it applied.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 fn as_values(event: Event<DynamicObject>, resource: &ApiResource) -> Event<Value> {
     match event {
@@ -662,7 +671,8 @@ mod tests {
             plural: "clusters".to_owned(),
         };
         let object: DynamicObject = serde_json::from_value(json!({
-            "metadata": {"name": "a", "managedFields": [{"manager": "kubectl"}]},
+            "metadata": {"name": "a", "managedFields": [{"manager": "kubectl"}],
+                "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}},
             "spec": {"paused": true}
         }))
         .unwrap();
@@ -671,5 +681,6 @@ mod tests {
         assert_eq!(value["apiVersion"], "cluster.x-k8s.io/v1beta2");
         assert_eq!(value["spec"]["paused"], true);
         assert!(value["metadata"].get("managedFields").is_none());
+        assert_eq!(value["metadata"]["annotations"], json!({}));
     }
 }

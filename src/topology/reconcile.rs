@@ -153,6 +153,14 @@ pub fn reconcile(
         .objects
         .into_iter()
         .map(|mut desired| {
+            let kind = desired["kind"].as_str().unwrap_or_default();
+            let name = desired["metadata"]["name"].as_str().unwrap_or_default();
+            let mut owner = owner.clone();
+            if is_referenced(&planned.cluster, kind, name) {
+                // The Cluster controls the objects it references (the contract's adoption):
+                // set with the topology's own apply instead of a second apply per object.
+                owner["controller"] = Value::Bool(true);
+            }
             desired["metadata"]["ownerReferences"] = json!([owner]);
             let kind = desired["kind"].as_str().unwrap_or_default();
             let name = desired["metadata"]["name"].as_str().unwrap_or_default();
@@ -243,6 +251,15 @@ fn owner_reference(cluster: &Value) -> Value {
         "name": cluster["metadata"]["name"],
         "uid": cluster["metadata"]["uid"],
         "blockOwnerDeletion": true,
+    })
+}
+
+/// Whether the `kind` object `name` is what the Cluster's `spec.infrastructureRef` or
+/// `spec.controlPlaneRef` names.
+fn is_referenced(cluster: &Value, kind: &str, name: &str) -> bool {
+    ["infrastructureRef", "controlPlaneRef"].iter().any(|key| {
+        let reference = &cluster["spec"][key];
+        reference["kind"] == kind && reference["name"] == name
     })
 }
 

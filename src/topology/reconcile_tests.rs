@@ -69,6 +69,17 @@ fn a_new_cluster_gets_every_object_owned_by_it_and_its_references() {
         .as_ref()
         .expect("the Cluster's references are set");
     assert_eq!(refs["spec"]["controlPlaneRef"]["kind"], "KubeadmControlPlane");
+    let controlled: Vec<&str> = work
+        .objects
+        .iter()
+        .filter(|(desired, _)| desired["metadata"]["ownerReferences"][0]["controller"] == true)
+        .map(|(desired, _)| desired["kind"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        controlled,
+        ["DockerCluster", "KubeadmControlPlane"],
+        "the Cluster controls what it references, from the first apply"
+    );
     assert_eq!(
         refs["metadata"]["labels"],
         json!({"cluster.x-k8s.io/cluster-name": "dev", "topology.cluster.x-k8s.io/owned": ""}),

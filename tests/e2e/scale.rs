@@ -61,6 +61,18 @@ fn writes(kubectl: &Kubectl) -> BTreeMap<String, u64> {
 /// Requests of `verbs` (every verb when empty) the API server has answered, by
 /// `verb resource[/subresource]`, from its `apiserver_request_total` metric.
 pub fn requests(kubectl: &Kubectl, verbs: &[&str]) -> BTreeMap<String, u64> {
+    requests_answered(kubectl, verbs, None)
+}
+
+/// Mutating requests refused with 409 Conflict (a write based on an older copy), by
+/// `verb resource[/subresource]`: they are in [`writes`] too, and cost the API server nearly
+/// as much.
+fn conflicts(kubectl: &Kubectl) -> BTreeMap<String, u64> {
+    requests_answered(kubectl, &["POST", "PUT", "PATCH", "DELETE", "APPLY"], Some("409"))
+}
+
+/// [`requests`], only those answered with the status `code` when one is given.
+fn requests_answered(kubectl: &Kubectl, verbs: &[&str], code: Option<&str>) -> BTreeMap<String, u64> {
     let text = kubectl
         .ok(&["get", "--raw", "/metrics"])
         .unwrap_or_else(|e| panic!("{e}"));
@@ -75,6 +87,9 @@ pub fn requests(kubectl: &Kubectl, verbs: &[&str]) -> BTreeMap<String, u64> {
         };
         let verb = label("verb");
         if !verbs.is_empty() && !verbs.contains(&verb.as_str()) {
+            continue;
+        }
+        if code.is_some_and(|code| label("code") != code) {
             continue;
         }
         let mut resource = label("resource");
@@ -271,6 +286,7 @@ fn measure(n: usize) -> Row {
     let mut watch = Watch::start(kubectl, "clusters", "default", reconciled).unwrap();
 
     let before = writes(kubectl);
+    let conflicts_before = conflicts(kubectl);
     let cpu_before = cpu_now();
     let start = Instant::now();
     create_all(kubectl, &objects).unwrap_or_else(|e| panic!("{e}\n{}", env.logs()));
@@ -301,6 +317,11 @@ fn measure(n: usize) -> Row {
     let events = after_create.get("POST events").copied().unwrap_or(0)
         - before.get("POST events").copied().unwrap_or(0);
     println!("scale {n}: topology writes while converging: {create_writes:?}; events created: {events}");
+    // Not in the figure (the resync's annotations are such patches too): the finalizer patches.
+    let cluster_patches = after_create.get("PATCH clusters").copied().unwrap_or(0)
+        - before.get("PATCH clusters").copied().unwrap_or(0);
+    let refused = topology_writes(&conflicts_before, &conflicts(kubectl));
+    println!("scale {n}: besides, PATCH clusters (finalizers): {cluster_patches}; refused with 409 Conflict (counted above): {refused:?}");
 
     if row.converge.is_some() {
         // A full resync: every Cluster is reconciled again (an annotation change triggers it)

@@ -29,6 +29,8 @@ use crate::api::{Cluster, ClusterResourceSet, ADDONS_GROUP, RESOURCE_KIND_CONFIG
 use crate::decode::decode_value;
 use crate::store::{object_value, ObjectSource, WatchCache};
 
+use super::shared_clusters::{all_of, Subscription};
+
 use ledger::Ledger;
 use resources::Resources;
 use workload::Workloads;
@@ -121,8 +123,27 @@ fn addons_resource(kind: &str, plural: &str) -> ApiResource {
     }
 }
 
+/// The shared Cluster watch, as the Cluster and binding controllers read it.
+pub struct Subscriptions {
+    /// The Clusters the Cluster controller reconciles.
+    pub reconciled: Subscription,
+    /// The Clusters whose deletion the binding controller follows.
+    pub bindings: Subscription,
+}
+
 /// Runs the three controllers until `stop`.
-pub async fn run(client: Client, cache: WatchCache, clusters: ApiResource, stop: CancellationToken) {
+pub async fn run(
+    client: Client,
+    cache: WatchCache,
+    clusters: ApiResource,
+    subscriptions: Subscriptions,
+    stop: CancellationToken,
+) {
+    let Subscriptions {
+        reconciled,
+        bindings: mut binding_clusters,
+    } = subscriptions;
+    let mut reconciled = reconciled;
     let ctx = Arc::new(Context {
         client: client.clone(),
         cache: cache.clone(),
@@ -146,18 +167,28 @@ pub async fn run(client: Client, cache: WatchCache, clusters: ApiResource, stop:
                 cache.list(ADDONS_GROUP, kind, "default");
             }
         }
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = tokio::time::sleep(CACHE_POLL) => {}
+        // The shared Cluster watch must not wait for us meanwhile: its changes are dropped,
+        // and every Cluster is reconciled once the controller starts.
+        let wait = tokio::time::sleep(CACHE_POLL);
+        tokio::pin!(wait);
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = &mut wait => break,
+                _ = reconciled.changes.next() => {}
+                _ = binding_clusters.changes.next() => {}
+            }
         }
     }
     let config = || watcher::Config::default().any_semantic();
 
-    let cluster_controller = Controller::new_with(
-        Api::all_with(client.clone(), &clusters),
-        config(),
+    let every_cluster = all_of(&reconciled.store, &clusters);
+    let cluster_controller = Controller::for_stream_with(
+        Subscription::triggers(reconciled.changes),
+        reconciled.store,
         clusters.clone(),
     )
+    .reconcile_on(every_cluster)
     .watches_with(
         Api::all_with(client.clone(), &ctx.sets),
         ctx.sets.clone(),
@@ -227,10 +258,8 @@ pub async fn run(client: Client, cache: WatchCache, clusters: ApiResource, stop:
         config(),
         ctx.bindings.clone(),
     )
-    .watches_with(
-        Api::all_with(client.clone(), &clusters),
-        clusters.clone(),
-        config(),
+    .watches_stream_with(
+        Subscription::triggers(binding_clusters.changes),
         {
             let bindings = ctx.bindings.clone();
             move |cluster: DynamicObject| {
@@ -239,6 +268,7 @@ pub async fn run(client: Client, cache: WatchCache, clusters: ApiResource, stop:
                 Some(ObjectRef::new_with(&name, bindings.clone()).within(&namespace))
             }
         },
+        clusters.clone(),
     )
     .graceful_shutdown_on(stop.clone().cancelled_owned())
     .run(bindings::reconcile_binding, bindings::on_error, ctx)

@@ -1,0 +1,149 @@
+//! One watch and one store of the Clusters for every controller that reconciles them (topology,
+//! Cluster infrastructure, ClusterResourceSet): one kube `reflector` whose changes are handed to
+//! each controller (kube's shared streams need a static kind), so each Cluster is held
+//! once instead of once per controller, and held without what no controller reads
+//! (`managedFields`, the `last-applied-configuration` annotation).
+
+use futures::channel::mpsc;
+use futures::{SinkExt, Stream, StreamExt};
+use kube::api::{Api, DynamicObject};
+use kube::core::ApiResource;
+use kube::runtime::reflector::{self, store::Writer, Store};
+use kube::runtime::{watcher, WatchStreamExt};
+use kube::Client;
+use tokio_util::sync::CancellationToken;
+
+/// Cluster changes a subscriber may lag behind before the watch waits for it.
+const BUFFER: usize = 4096;
+/// The annotation `kubectl apply` keeps a whole copy of the object in.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// The shared Cluster watch, before it runs: controllers subscribe, then [`SharedClusters::run`]
+/// feeds them all.
+pub struct SharedClusters {
+    writer: Writer<DynamicObject>,
+    api: Api<DynamicObject>,
+    subscribers: Vec<mpsc::Sender<DynamicObject>>,
+}
+
+/// What a controller reconciling Clusters is given: the changed Clusters and the store.
+pub struct Subscription {
+    /// Each Cluster as it changes.
+    pub changes: mpsc::Receiver<DynamicObject>,
+    /// Every Cluster.
+    pub store: Store<DynamicObject>,
+}
+
+impl Subscription {
+    /// The changes as a controller's trigger stream.
+    pub fn triggers(
+        changes: mpsc::Receiver<DynamicObject>,
+    ) -> impl Stream<Item = Result<DynamicObject, watcher::Error>> + Send + 'static {
+        changes.map(Ok)
+    }
+}
+
+impl SharedClusters {
+    /// The Clusters (`resource`) of every namespace, not watched until [`SharedClusters::run`].
+    pub fn new(client: Client, resource: &ApiResource) -> Self {
+        Self {
+            writer: Writer::new(resource.clone()),
+            api: Api::all_with(client, resource),
+            subscribers: Vec::new(),
+        }
+    }
+
+    /// A subscription; the subscriber must keep reading its changes (a full buffer holds the
+    /// watch, and every other subscriber, back).
+    pub fn subscribe(&mut self) -> Subscription {
+        let (sender, changes) = mpsc::channel(BUFFER);
+        self.subscribers.push(sender);
+        Subscription {
+            changes,
+            store: self.writer.as_reader(),
+        }
+    }
+
+    /// Watches the Clusters into the store and to every subscriber until `stop`; nothing when
+    /// nobody subscribed.
+    pub async fn run(self, stop: CancellationToken) {
+        let Self {
+            writer,
+            api,
+            mut subscribers,
+        } = self;
+        if subscribers.is_empty() {
+            return;
+        }
+        let stream = reflector::reflector(
+            writer,
+            watcher(api, watcher::Config::default().any_semantic())
+                .default_backoff()
+                .modify(strip),
+        )
+        .applied_objects();
+        let mut stream = std::pin::pin!(stream);
+        loop {
+            let next = tokio::select! {
+                () = stop.cancelled() => return,
+                next = stream.next() => next,
+            };
+            match next {
+                None => return,
+                Some(Err(err)) => tracing::warn!(error = %err, "Cluster watch failed; retrying"),
+                Some(Ok(cluster)) => {
+                    for subscriber in &mut subscribers {
+                        // A subscriber gone (its controller stopped) is not waited for.
+                        let _ = subscriber.send(cluster.clone()).await;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Drops the parts of a Cluster no controller reads.
+fn strip(cluster: &mut DynamicObject) {
+    cluster.metadata.managed_fields = None;
+    if let Some(annotations) = cluster.metadata.annotations.as_mut() {
+        annotations.remove(LAST_APPLIED);
+    }
+}
+
+/// Every Cluster in `store` as it is now, as a stream of reconcile requests.
+pub fn all_of(
+    store: &Store<DynamicObject>,
+    resource: &ApiResource,
+) -> impl Stream<Item = reflector::ObjectRef<DynamicObject>> + Send + 'static {
+    let refs: Vec<_> = store
+        .state()
+        .iter()
+        .map(|cluster| reflector::ObjectRef::from_obj_with(cluster.as_ref(), resource.clone()))
+        .collect();
+    futures::stream::iter(refs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn managed_fields_and_the_last_applied_copy_are_dropped() {
+        let mut cluster: DynamicObject = serde_json::from_value(serde_json::json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta2",
+            "kind": "Cluster",
+            "metadata": {
+                "name": "dev",
+                "annotations": {LAST_APPLIED: "{}", "keep": "yes"},
+                "managedFields": [{"manager": "kubectl", "operation": "Apply"}],
+            },
+            "spec": {"topology": {"version": "v1.34.0"}},
+        }))
+        .unwrap();
+        strip(&mut cluster);
+        assert!(cluster.metadata.managed_fields.is_none());
+        let annotations = cluster.metadata.annotations.as_ref().unwrap();
+        assert_eq!(annotations.keys().collect::<Vec<_>>(), ["keep"]);
+        assert_eq!(cluster.data["spec"]["topology"]["version"], "v1.34.0");
+    }
+}
