@@ -99,13 +99,16 @@ pub trait LifecycleHooks {
         request: &LifecycleRequest,
     ) -> Result<HookOutcome, String>;
 
-    /// Calls the GenerateUpgradePlan handler `extension` for a Cluster in `namespace`.
+    /// Calls the GenerateUpgradePlan handler `extension` for a Cluster in `namespace`; without a
+    /// Runtime Extension client (the default) no plan can be asked for.
     fn generate_upgrade_plan(
         &self,
         extension: &str,
-        namespace: &str,
-        request: &GenerateUpgradePlanRequest,
-    ) -> Result<GenerateUpgradePlanResponse, String>;
+        _namespace: &str,
+        _request: &GenerateUpgradePlanRequest,
+    ) -> Result<GenerateUpgradePlanResponse, String> {
+        Err(unavailable(extension))
+    }
 }
 
 /// No Runtime Extensions: no hook is registered, so nothing is held; a class naming a
@@ -125,15 +128,6 @@ impl LifecycleHooks for NoLifecycleHooks {
         _request: &LifecycleRequest,
     ) -> Result<HookOutcome, String> {
         Ok(HookOutcome::Proceed)
-    }
-
-    fn generate_upgrade_plan(
-        &self,
-        extension: &str,
-        _namespace: &str,
-        _request: &GenerateUpgradePlanRequest,
-    ) -> Result<GenerateUpgradePlanResponse, String> {
-        Err(unavailable(extension))
     }
 }
 

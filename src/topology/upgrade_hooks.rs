@@ -8,12 +8,10 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::hooks::{HookOutcome, LifecycleHook, LifecycleHooks, NoLifecycleHooks};
+use super::hooks::{HookOutcome, LifecycleHook, LifecycleHooks};
 use super::hooks_pending;
 use crate::api::labels::BEFORE_CLUSTER_UPGRADE_HOOK_ANNOTATION_PREFIX;
-use crate::api::runtime::{
-    GenerateUpgradePlanRequest, GenerateUpgradePlanResponse, LifecycleRequest, UpgradeStep,
-};
+use crate::api::runtime::{LifecycleRequest, UpgradeStep};
 
 /// How long a BeforeClusterUpgrade held by annotation waits before looking again (as v1.14).
 const ANNOTATION_HOLD_SECONDS: u32 = 20 * 60;
@@ -288,15 +286,6 @@ impl LifecycleHooks for ProceedingHooks {
         _request: &LifecycleRequest,
     ) -> Result<HookOutcome, String> {
         Ok(HookOutcome::Proceed)
-    }
-
-    fn generate_upgrade_plan(
-        &self,
-        extension: &str,
-        namespace: &str,
-        request: &GenerateUpgradePlanRequest,
-    ) -> Result<GenerateUpgradePlanResponse, String> {
-        NoLifecycleHooks.generate_upgrade_plan(extension, namespace, request)
     }
 }
 

@@ -33,15 +33,6 @@ impl LifecycleHooks for Scripted {
             HookOutcome::Proceed
         })
     }
-
-    fn generate_upgrade_plan(
-        &self,
-        extension: &str,
-        namespace: &str,
-        request: &GenerateUpgradePlanRequest,
-    ) -> Result<GenerateUpgradePlanResponse, String> {
-        NoLifecycleHooks.generate_upgrade_plan(extension, namespace, request)
-    }
 }
 
 fn cluster(annotations: serde_json::Value) -> Value {
@@ -125,14 +116,6 @@ fn a_failed_call_stops_further_calls() {
         }
         fn call(&self, _: LifecycleHook, _: &str, _: &LifecycleRequest) -> Result<HookOutcome, String> {
             Err("connection refused".to_owned())
-        }
-        fn generate_upgrade_plan(
-            &self,
-            e: &str,
-            n: &str,
-            r: &GenerateUpgradePlanRequest,
-        ) -> Result<GenerateUpgradePlanResponse, String> {
-            NoLifecycleHooks.generate_upgrade_plan(e, n, r)
         }
     }
     let mut runner = HookRunner::new(&Failing, "ns", cluster(json!({})));

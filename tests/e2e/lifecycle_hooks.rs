@@ -491,6 +491,7 @@ fn upgrade_scenario(env: &mut Env, extension: &Extension) -> Result<(), String> 
         .collect();
     order.dedup();
     let expected: Vec<(String, String)> = [
+        ("BeforeClusterCreate", ""),
         ("AfterControlPlaneInitialized", ""),
         ("BeforeClusterUpgrade", "v1.35.0"),
         ("BeforeControlPlaneUpgrade", "v1.34.2"),

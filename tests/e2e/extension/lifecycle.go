@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/util/version"
 	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
 	"sigs.k8s.io/cluster-api/exp/runtime/server"
 )
@@ -168,11 +169,40 @@ func generateUpgradePlan(c *control) func(context.Context, *runtimehooksv1.Gener
 		if err == nil && !found {
 			err = fmt.Errorf("no plan in answers.json")
 		}
+		if err == nil {
+			// As a real extension plans: only the steps ahead of where the Cluster is now.
+			resp.ControlPlaneUpgrades, err = ahead(resp.ControlPlaneUpgrades, req.FromControlPlaneKubernetesVersion)
+		}
+		if err == nil {
+			resp.WorkersUpgrades, err = ahead(resp.WorkersUpgrades, req.FromWorkersKubernetesVersion)
+		}
 		if err != nil {
 			resp.Status = runtimehooksv1.ResponseStatusFailure
 			resp.Message = fmt.Sprintf("test extension: %v", err)
 		}
 	}
+}
+
+// ahead keeps the steps of a configured plan above version from (all of them when from is empty).
+func ahead(steps []runtimehooksv1.UpgradeStep, from string) ([]runtimehooksv1.UpgradeStep, error) {
+	if from == "" {
+		return steps, nil
+	}
+	current, err := version.ParseSemantic(from)
+	if err != nil {
+		return nil, fmt.Errorf("from version %q: %w", from, err)
+	}
+	var kept []runtimehooksv1.UpgradeStep
+	for _, step := range steps {
+		target, err := version.ParseSemantic(step.Version)
+		if err != nil {
+			return nil, fmt.Errorf("configured step %q: %w", step.Version, err)
+		}
+		if target.GreaterThan(current) {
+			kept = append(kept, step)
+		}
+	}
+	return kept, nil
 }
 
 // lifecycleHandlers are the handlers served with --control-dir.
