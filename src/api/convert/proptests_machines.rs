@@ -278,7 +278,9 @@ fn hub_extras(mut hub: Value, extras: [bool; 5]) -> Value {
             legacy.remove("availableReplicas");
         }
     }
-    if no_status {
+    // A status left empty by the dropped counters says nothing: the hub has none.
+    let empty = hub["status"].as_object().is_some_and(|s| s.is_empty());
+    if no_status || empty {
         hub.as_object_mut().map(|h| h.remove("status"));
     }
     hub
