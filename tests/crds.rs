@@ -68,3 +68,154 @@ fn webhook_manifests_match_the_served_endpoints() {
     served.sort();
     assert_eq!(registered, served);
 }
+
+/// Every list Cluster API v1.14.0's CRDs merge by key under server-side apply is a list map with
+/// the same keys in ours (in every version we serve), and ours declare no list map it does not:
+/// two controllers applying their own conditions, or a user applying one MachineDeployment
+/// topology, merge instead of replacing each other's entries.
+#[test]
+fn list_maps_match_cluster_api() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference/v1.14/crd-list-maps.yaml");
+    let fixture: serde_json::Value =
+        serde_yaml_ng::from_str(&std::fs::read_to_string(fixture).expect("fixture reads"))
+            .expect("fixture parses");
+    let crds = custom_resource_definitions().expect("CRDs generate");
+    let mut ours = std::collections::BTreeSet::new();
+    let mut served = std::collections::BTreeSet::new();
+    for crd in &crds {
+        for version in &crd.spec.versions {
+            served.insert((crd.spec.names.kind.clone(), version.name.clone()));
+            let schema = serde_json::to_value(&version.schema).expect("schema encodes");
+            let mut found = Vec::new();
+            list_maps(&schema["openAPIV3Schema"], String::new(), &mut found);
+            for (path, keys) in found {
+                ours.insert((crd.spec.names.kind.clone(), version.name.clone(), path, keys));
+            }
+        }
+    }
+    let reference: std::collections::BTreeSet<_> = fixture["listMaps"]
+        .as_array()
+        .expect("listMaps")
+        .iter()
+        .map(|entry| {
+            let text = |key: &str| entry[key].as_str().expect("string").to_owned();
+            let keys = entry["keys"].as_array().expect("keys");
+            let keys = keys.iter().map(|k| k.as_str().expect("key").to_owned()).collect();
+            (text("kind"), text("version"), text("path"), keys)
+        })
+        .filter(|(kind, version, ..)| served.contains(&(kind.clone(), version.clone())))
+        .collect();
+    let line = |(kind, version, path, keys): &(String, String, String, Vec<String>)| {
+        format!("{kind} {version} {path} {keys:?}")
+    };
+    let missing: Vec<_> = reference.difference(&ours).map(line).collect();
+    let extra: Vec<_> = ours.difference(&reference).map(line).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "list maps missing from our CRDs:\n{}\nlist maps Cluster API does not declare:\n{}",
+        missing.join("\n"),
+        extra.join("\n")
+    );
+}
+
+/// The paths (`[]` for list items) of the list maps under `node`, with their keys.
+fn list_maps(node: &serde_json::Value, path: String, out: &mut Vec<(String, Vec<String>)>) {
+    if node.get("x-kubernetes-list-type").and_then(|t| t.as_str()) == Some("map") {
+        let keys = node["x-kubernetes-list-map-keys"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let keys: Vec<String> = keys
+            .iter()
+            .filter_map(|k| k.as_str().map(str::to_owned))
+            .collect();
+        // The API server refuses a CRD whose list-map key an item may lack.
+        let item = &node["items"];
+        for key in &keys {
+            let required = item["required"]
+                .as_array()
+                .is_some_and(|r| r.iter().any(|k| k == key));
+            let defaulted = item["properties"][key].get("default").is_some();
+            assert!(
+                required || defaulted,
+                "{path}: list-map key {key} is neither required nor defaulted"
+            );
+        }
+        out.push((path.clone(), keys));
+    }
+    if let Some(properties) = node.get("properties").and_then(|p| p.as_object()) {
+        for (name, child) in properties {
+            list_maps(child, format!("{path}.{name}"), out);
+        }
+    }
+    if let Some(items) = node.get("items") {
+        list_maps(items, format!("{path}[]"), out);
+    }
+    if let Some(values) = node.get("additionalProperties").filter(|v| v.is_object()) {
+        list_maps(values, format!("{path}{{}}"), out);
+    }
+}
+
+/// Every field of Cluster API v1.14.0's CRDs exists in ours, in every version we serve (or lies
+/// below a node that keeps unknown fields): the API server prunes nothing of Cluster API's from
+/// what a client writes, in either version.
+#[test]
+fn every_cluster_api_field_is_in_our_crds() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference/v1.14/crd-fields.yaml");
+    let fixture: serde_json::Value =
+        serde_yaml_ng::from_str(&std::fs::read_to_string(fixture).expect("fixture reads"))
+            .expect("fixture parses");
+    let crds = custom_resource_definitions().expect("CRDs generate");
+    let mut missing = Vec::new();
+    for (kind_version, paths) in fixture["fields"].as_object().expect("fields") {
+        let (kind, version) = kind_version.split_once('/').expect("Kind/version");
+        let schema = crds
+            .iter()
+            .filter(|crd| crd.spec.names.kind == kind)
+            .flat_map(|crd| &crd.spec.versions)
+            .find(|served| served.name == version)
+            .map(|served| serde_json::to_value(&served.schema).expect("schema encodes"))
+            .unwrap_or_else(|| panic!("{kind} {version} is not served"));
+        for path in paths.as_array().expect("paths").iter().filter_map(|p| p.as_str()) {
+            if !has_field(&schema["openAPIV3Schema"], path) {
+                missing.push(format!("{kind} {version} {path}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "fields our CRDs would prune:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// Whether `path` (`.a.b[].c{}`) leads through `schema`, or reaches a node keeping unknown fields.
+fn has_field(schema: &serde_json::Value, path: &str) -> bool {
+    let mut node = schema;
+    let mut rest = path;
+    while !rest.is_empty() {
+        if node.get("x-kubernetes-preserve-unknown-fields") == Some(&serde_json::Value::Bool(true)) {
+            return true;
+        }
+        let (next, tail) = if let Some(tail) = rest.strip_prefix("[]") {
+            (node.get("items"), tail)
+        } else if let Some(tail) = rest.strip_prefix("{}") {
+            (node.get("additionalProperties"), tail)
+        } else {
+            let name = rest.trim_start_matches('.');
+            let end = name.find(['.', '[', '{']).unwrap_or(name.len());
+            (
+                node.get("properties").and_then(|p| p.get(&name[..end])),
+                &name[end..],
+            )
+        };
+        let Some(next) = next else {
+            return false;
+        };
+        node = next;
+        rest = tail;
+    }
+    true
+}

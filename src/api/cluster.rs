@@ -58,6 +58,7 @@ pub struct ClusterSpec {
     pub topology: Topology,
     /// Conditions that gate the Cluster's availability.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_condition_type)]
     pub availability_gates: Vec<ClusterAvailabilityGate>,
 }
 
@@ -149,6 +150,7 @@ pub struct Topology {
     pub v1beta1_rollout_after: Option<String>,
     /// Values of the class's variables.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_name)]
     pub variables: Vec<ClusterVariable>,
 }
 
@@ -223,9 +225,11 @@ pub struct ControlPlaneTopology {
     /// Taints put on the Nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 64))]
+    #[schemars(transform = crate::api::list_map::by_key_and_effect)]
     pub taints: Vec<MachineTaint>,
     /// Conditions that gate Machine readiness.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_condition_type)]
     pub readiness_gates: Vec<MachineReadinessGate>,
     /// Variable overrides for the control plane.
     #[serde(default, skip_serializing_if = "VariableOverrides::is_empty")]
@@ -245,9 +249,11 @@ impl ControlPlaneTopology {
 pub struct WorkersTopology {
     /// MachineDeployments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_name)]
     pub machine_deployments: Vec<MachineDeploymentTopology>,
     /// MachinePools.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_name)]
     pub machine_pools: Vec<MachinePoolTopology>,
 }
 
@@ -295,12 +301,14 @@ pub struct MachineDeploymentTopology {
     /// Taints put on the Nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 64))]
+    #[schemars(transform = crate::api::list_map::by_key_and_effect)]
     pub taints: Vec<MachineTaint>,
     /// Seconds a Machine must be ready to count as available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,
     /// Conditions that gate Machine readiness.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_condition_type)]
     pub readiness_gates: Vec<MachineReadinessGate>,
     /// When and how Machines are rolled out.
     #[serde(default, skip_serializing_if = "is_default")]
@@ -336,6 +344,7 @@ pub struct MachinePoolTopology {
     /// Taints put on the Nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 64))]
+    #[schemars(transform = crate::api::list_map::by_key_and_effect)]
     pub taints: Vec<MachineTaint>,
     /// Seconds a Machine must be ready to count as available.
     #[serde(default, skip_serializing_if = "Option::is_none")]

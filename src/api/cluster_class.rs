@@ -41,6 +41,7 @@ pub struct ClusterClassSpec {
     /// Conditions that gate the availability of Clusters of this class.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 32))]
+    #[schemars(transform = crate::api::list_map::by_condition_type)]
     pub availability_gates: Vec<ClusterAvailabilityGate>,
     /// The infrastructure cluster template and how infrastructure clusters are named.
     #[serde(default, skip_serializing_if = "is_default")]
@@ -129,10 +130,12 @@ pub struct ControlPlaneClass {
     /// Taints put on the Nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 64))]
+    #[schemars(transform = crate::api::list_map::by_key_and_effect)]
     pub taints: Vec<MachineTaint>,
     /// Conditions that gate Machine readiness.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 32))]
+    #[schemars(transform = crate::api::list_map::by_condition_type)]
     pub readiness_gates: Vec<MachineReadinessGate>,
 }
 
@@ -151,10 +154,12 @@ pub struct WorkersClass {
     /// MachineDeployment classes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 100))]
+    #[schemars(transform = crate::api::list_map::by_class)]
     pub machine_deployments: Vec<MachineDeploymentClass>,
     /// MachinePool classes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 100))]
+    #[schemars(transform = crate::api::list_map::by_class)]
     pub machine_pools: Vec<MachinePoolClass>,
 }
 
@@ -219,6 +224,7 @@ pub struct MachineDeploymentClass {
     /// Taints put on the Nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 64))]
+    #[schemars(transform = crate::api::list_map::by_key_and_effect)]
     pub taints: Vec<MachineTaint>,
     /// Seconds a Machine must be ready to count as available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -226,6 +232,7 @@ pub struct MachineDeploymentClass {
     /// Conditions that gate Machine readiness.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 32))]
+    #[schemars(transform = crate::api::list_map::by_condition_type)]
     pub readiness_gates: Vec<MachineReadinessGate>,
     /// How Machines are rolled out.
     #[serde(default, skip_serializing_if = "is_default")]
@@ -266,6 +273,7 @@ pub struct MachinePoolClass {
     /// Taints put on the Nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 64))]
+    #[schemars(transform = crate::api::list_map::by_key_and_effect)]
     pub taints: Vec<MachineTaint>,
     /// Seconds a Machine must be ready to count as available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -278,6 +286,7 @@ pub struct MachinePoolClass {
 pub struct ClusterClassStatus {
     /// Conditions: `VariablesReady`, `RefVersionsUpToDate`, `Paused`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_type)]
     pub conditions: Vec<MetaCondition>,
     /// Every variable with its definitions (inline and external).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -89,6 +89,7 @@ pub struct ResourceRef {
 pub struct ClusterResourceSetStatus {
     /// Conditions (`ResourcesApplied`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_type)]
     pub conditions: Vec<MetaCondition>,
     /// The generation the status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]

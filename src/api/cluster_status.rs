@@ -16,6 +16,7 @@ use super::common::{is_default, Condition};
 pub struct ClusterStatus {
     /// Conditions, e.g. `Available`, `TopologyReconciled`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_type)]
     pub conditions: Vec<MetaCondition>,
     /// Provisioning milestones.
     #[serde(default, skip_serializing_if = "is_default")]
@@ -29,6 +30,7 @@ pub struct ClusterStatus {
     pub workers: Option<WorkersStatus>,
     /// Failure domains the infrastructure provider offers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_name)]
     pub failure_domains: Vec<FailureDomain>,
     /// `Pending`, `Provisioning`, `Provisioned`, `Deleting`, `Failed` or `Unknown`.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -77,7 +79,10 @@ pub struct ClusterDeprecatedStatus {
     pub v1beta1: Option<ClusterV1Beta1DeprecatedStatus>,
 }
 
-/// The v1beta1 conditions and failure fields of a Cluster, kept until v1beta1 goes.
+/// The `status.deprecated` of a Machine: the same shape as a Cluster's.
+pub type MachineDeprecatedStatus = ClusterDeprecatedStatus;
+
+/// The v1beta1 conditions and failure fields of a Cluster or a Machine, kept until v1beta1 goes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterV1Beta1DeprecatedStatus {

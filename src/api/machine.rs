@@ -6,8 +6,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::common::{
-    is_default, ContractVersionedObjectReference, DeprecatedConditions, MachineDeletionSpec,
-    MachineReadinessGate, MachineTaint, MetaCondition, ObjectMeta, Time,
+    is_default, ContractVersionedObjectReference, MachineDeletionSpec, MachineReadinessGate, MachineTaint,
+    MetaCondition, ObjectMeta, Time,
 };
 
 /// A Machine.
@@ -59,12 +59,14 @@ pub struct MachineSpec {
     pub min_ready_seconds: Option<i32>,
     /// Conditions that gate the Machine's readiness.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_condition_type)]
     pub readiness_gates: Vec<MachineReadinessGate>,
     /// How the Machine is deleted (`order` does not apply).
     #[serde(default, skip_serializing_if = "is_default")]
     pub deletion: MachineDeletionSpec,
     /// Taints put on the Node.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_key_and_effect)]
     pub taints: Vec<MachineTaint>,
 }
 
@@ -86,6 +88,7 @@ pub struct Bootstrap {
 pub struct MachineStatus {
     /// Conditions, e.g. `Ready`, `UpToDate`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_type)]
     pub conditions: Vec<MetaCondition>,
     /// Provisioning milestones.
     #[serde(default, skip_serializing_if = "is_default")]
@@ -118,9 +121,9 @@ pub struct MachineStatus {
     /// Progress of the Machine's deletion.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletion: Option<MachineDeletionStatus>,
-    /// What v1beta1 reported (its conditions; the failure fields are dropped).
+    /// What v1beta1 reported: its conditions and failure fields.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deprecated: Option<DeprecatedConditions>,
+    pub deprecated: Option<super::MachineDeprecatedStatus>,
 }
 
 /// Provisioning milestones of a Machine or MachinePool (`status.initialization`).

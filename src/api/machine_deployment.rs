@@ -93,6 +93,7 @@ pub struct MachineDeploymentRemediationSpec {
 pub struct MachineDeploymentStatus {
     /// Conditions, e.g. `Available`, `RollingOut`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_type)]
     pub conditions: Vec<MetaCondition>,
     /// The generation the status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -114,6 +115,7 @@ pub struct MachineDeploymentStatus {
     pub up_to_date_replicas: Option<i32>,
     /// The Kubernetes versions running, with their Machine counts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_version)]
     pub versions: Vec<StatusVersion>,
     /// `ScalingUp`, `ScalingDown`, `Running`, `Failed` or `Unknown`.
     #[serde(default, skip_serializing_if = "String::is_empty")]

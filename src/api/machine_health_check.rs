@@ -56,6 +56,7 @@ pub struct MachineHealthCheckSpec {
 pub struct MachineHealthCheckStatus {
     /// Conditions, e.g. `RemediationAllowed`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_type)]
     pub conditions: Vec<MetaCondition>,
     /// Machines the selector matches.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -57,6 +57,7 @@ pub struct MachinePoolSpec {
 pub struct MachinePoolStatus {
     /// Conditions, e.g. `Available`, `ScalingUp`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_type)]
     pub conditions: Vec<MetaCondition>,
     /// Provisioning milestones.
     #[serde(default, skip_serializing_if = "is_default")]
@@ -78,6 +79,7 @@ pub struct MachinePoolStatus {
     pub up_to_date_replicas: Option<i32>,
     /// The Kubernetes versions running, with their counts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_version)]
     pub versions: Vec<StatusVersion>,
     /// `Pending`, `Provisioning`, `Provisioned`, `Running`, `ScalingUp`, `ScalingDown`,
     /// `Scaling`, `Deleting`, `Failed` or `Unknown`.

@@ -96,6 +96,7 @@ pub struct MachineNamingSpec {
 pub struct MachineSetStatus {
     /// Conditions, e.g. `MachinesReady`, `ScalingUp`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_type)]
     pub conditions: Vec<MetaCondition>,
     /// The label selector in string form, for the scale subresource.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -114,6 +115,7 @@ pub struct MachineSetStatus {
     pub up_to_date_replicas: Option<i32>,
     /// The Kubernetes versions running, with their Machine counts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_version)]
     pub versions: Vec<StatusVersion>,
     /// The generation the status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -17,6 +17,7 @@ pub mod convert;
 pub mod crd;
 mod json_schema;
 pub mod labels;
+mod list_map;
 mod machine;
 mod machine_deployment;
 mod machine_health_check;

@@ -111,6 +111,7 @@ pub struct VariableOverrides {
     /// Values that replace the Cluster-level ones for this part.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 1000))]
+    #[schemars(transform = crate::api::list_map::by_name)]
     pub overrides: Vec<ClusterVariable>,
 }
 

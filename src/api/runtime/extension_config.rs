@@ -104,10 +104,12 @@ pub struct ServiceReference {
 pub struct ExtensionConfigStatus {
     /// Conditions (`Discovered`, `Paused`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_type)]
     pub conditions: Vec<MetaCondition>,
     /// The handlers the Extension server serves.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 512))]
+    #[schemars(transform = crate::api::list_map::by_name)]
     pub handlers: Vec<ExtensionHandler>,
     /// What v1beta1 reported (its conditions).
     #[serde(default, skip_serializing_if = "Option::is_none")]

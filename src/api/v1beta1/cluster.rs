@@ -57,6 +57,7 @@ pub struct ClusterSpec {
     pub topology: Option<Topology>,
     /// Conditions that gate the Cluster's availability.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_condition_type)]
     pub availability_gates: Vec<ClusterAvailabilityGate>,
 }
 
@@ -123,6 +124,7 @@ pub struct Topology {
     pub workers: Option<WorkersTopology>,
     /// Values of the class's variables.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_name)]
     pub variables: Vec<ClusterVariable>,
 }
 
@@ -186,9 +188,11 @@ pub struct ControlPlaneTopology {
     /// Taints put on the Nodes (backported from v1beta2 in Cluster API v1.13).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 64))]
+    #[schemars(transform = crate::api::list_map::by_key_and_effect)]
     pub taints: Vec<MachineTaint>,
     /// Conditions that gate Machine readiness.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_condition_type)]
     pub readiness_gates: Vec<MachineReadinessGate>,
     /// Variable overrides for the control plane.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -208,9 +212,11 @@ impl ControlPlaneTopology {
 pub struct WorkersTopology {
     /// MachineDeployments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_name)]
     pub machine_deployments: Vec<MachineDeploymentTopology>,
     /// MachinePools.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_name)]
     pub machine_pools: Vec<MachinePoolTopology>,
 }
 
@@ -252,12 +258,14 @@ pub struct MachineDeploymentTopology {
     /// Taints put on the Nodes (backported from v1beta2 in Cluster API v1.13).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 64))]
+    #[schemars(transform = crate::api::list_map::by_key_and_effect)]
     pub taints: Vec<MachineTaint>,
     /// Seconds a Machine must be ready to count as available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,
     /// Conditions that gate Machine readiness.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_condition_type)]
     pub readiness_gates: Vec<MachineReadinessGate>,
     /// When Machines are rolled out (backported from v1beta2 in Cluster API v1.13).
     #[serde(default, skip_serializing_if = "TopologyRolloutSpec::is_unset")]
@@ -302,6 +310,7 @@ pub struct MachinePoolTopology {
     /// Taints put on the Nodes (backported from v1beta2 in Cluster API v1.13).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 64))]
+    #[schemars(transform = crate::api::list_map::by_key_and_effect)]
     pub taints: Vec<MachineTaint>,
     /// Seconds a Machine must be ready to count as available.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -39,6 +39,7 @@ pub struct ClusterClass {
 pub struct ClusterClassSpec {
     /// Conditions that gate the availability of Clusters of this class.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_condition_type)]
     pub availability_gates: Vec<ClusterAvailabilityGate>,
     /// The infrastructure cluster template.
     #[serde(default)]
@@ -58,6 +59,15 @@ pub struct ClusterClassSpec {
     /// Patches applied to the templates.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub patches: Vec<ClusterClassPatch>,
+    /// How Clusters of this class are upgraded (backported from v1beta2 in Cluster API v1.14,
+    /// same shape).
+    #[serde(default, skip_serializing_if = "crate::api::is_default")]
+    pub upgrade: crate::api::ClusterClassUpgrade,
+    /// The Kubernetes versions Clusters of this class may use, in upgrade order (backported from
+    /// v1beta2 in Cluster API v1.14).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1, max = 100))]
+    pub kubernetes_versions: Vec<String>,
 }
 
 /// A Go template for generated names (`{{ .cluster.name }}-{{ .random }}`).
@@ -104,9 +114,11 @@ pub struct ControlPlaneClass {
     /// Taints put on the Nodes (backported from v1beta2 in Cluster API v1.13).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 64))]
+    #[schemars(transform = crate::api::list_map::by_key_and_effect)]
     pub taints: Vec<MachineTaint>,
     /// Conditions that gate Machine readiness.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_condition_type)]
     pub readiness_gates: Vec<MachineReadinessGate>,
 }
 
@@ -116,9 +128,11 @@ pub struct ControlPlaneClass {
 pub struct WorkersClass {
     /// MachineDeployment classes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_class)]
     pub machine_deployments: Vec<MachineDeploymentClass>,
     /// MachinePool classes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_class)]
     pub machine_pools: Vec<MachinePoolClass>,
 }
 
@@ -171,12 +185,14 @@ pub struct MachineDeploymentClass {
     /// Taints put on the Nodes (backported from v1beta2 in Cluster API v1.13).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 64))]
+    #[schemars(transform = crate::api::list_map::by_key_and_effect)]
     pub taints: Vec<MachineTaint>,
     /// Seconds a Machine must be ready to count as available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_ready_seconds: Option<i32>,
     /// Conditions that gate Machine readiness.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_condition_type)]
     pub readiness_gates: Vec<MachineReadinessGate>,
     /// The rollout strategy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -210,6 +226,7 @@ pub struct MachinePoolClass {
     /// Taints put on the Nodes (backported from v1beta2 in Cluster API v1.13).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 64))]
+    #[schemars(transform = crate::api::list_map::by_key_and_effect)]
     pub taints: Vec<MachineTaint>,
     /// Seconds a Machine must be ready to count as available.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -61,40 +61,16 @@ pub struct FailureDomainSpec {
 pub struct ClusterV1Beta2Status {
     /// v1beta2 conditions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_type)]
     pub conditions: Vec<MetaCondition>,
-    /// Replica counters of the control plane.
+    /// Replica counters, versions and upgrade plan of the control plane (v1beta2's
+    /// `status.controlPlane`, same shape since Cluster API v1.14).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub control_plane: Option<ReplicaCounters>,
-    /// Replica counters summed over MachineDeployments, MachinePools and MachineSets.
+    pub control_plane: Option<crate::api::ClusterControlPlaneStatus>,
+    /// Replica counters, versions and upgrade plan of the workers (v1beta2's `status.workers`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workers: Option<ReplicaCounters>,
+    pub workers: Option<crate::api::WorkersStatus>,
 }
-
-/// Replica counters a Cluster reports for its control plane or its workers.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ReplicaCounters {
-    /// Machines wanted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub desired_replicas: Option<i32>,
-    /// Machines that exist.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replicas: Option<i32>,
-    /// Machines whose UpToDate condition is true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub up_to_date_replicas: Option<i32>,
-    /// Machines whose Ready condition is true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ready_replicas: Option<i32>,
-    /// Machines whose Available condition is true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub available_replicas: Option<i32>,
-}
-
-/// The control plane counters of a Cluster (Cluster API's name for [`ReplicaCounters`]).
-pub type ClusterControlPlaneStatus = ReplicaCounters;
-/// The worker counters of a Cluster (Cluster API's name for [`ReplicaCounters`]).
-pub type WorkersStatus = ReplicaCounters;
 
 impl Cluster {
     /// The status decoded into [`ClusterStatus`]; `Ok(None)` when the Cluster has none.

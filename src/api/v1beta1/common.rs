@@ -75,6 +75,7 @@ pub struct Condition {
 pub struct V1Beta2Conditions {
     /// The conditions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_type)]
     pub conditions: Vec<MetaCondition>,
 }
 

@@ -104,6 +104,7 @@ pub struct JSONSchemaProps {
         default,
         skip_serializing_if = "Vec::is_empty"
     )]
+    #[schemars(transform = crate::api::list_map::by_rule)]
     pub x_validations: Vec<ValidationRule>,
     /// Labels and annotations for this node, read by runtime extensions.
     #[serde(rename = "x-metadata", default, skip_serializing_if = "Option::is_none")]

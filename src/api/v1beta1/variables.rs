@@ -79,5 +79,6 @@ pub struct ClusterVariable {
 pub struct VariableOverrides {
     /// Values that replace the Cluster-level ones for this part.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(transform = crate::api::list_map::by_name)]
     pub overrides: Vec<ClusterVariable>,
 }

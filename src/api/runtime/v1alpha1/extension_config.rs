@@ -97,6 +97,7 @@ pub struct ExtensionConfigStatus {
     /// The handlers the Extension server serves.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 512))]
+    #[schemars(transform = crate::api::list_map::by_name)]
     pub handlers: Vec<ExtensionHandler>,
     /// v1beta1 conditions (`Discovered`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
