@@ -218,9 +218,11 @@ pub struct ControlPlaneTopology {
     pub rollout: ControlPlaneTopologyRolloutSpec,
     /// The control plane's MachineHealthCheck.
     #[serde(default, skip_serializing_if = "MachineHealthCheckTopology::is_unset")]
+    #[schemars(transform = crate::api::narrowed::health_check_without_max_in_flight)]
     pub health_check: MachineHealthCheckTopology,
     /// How Machines are deleted (`order` is not allowed here).
     #[serde(default, skip_serializing_if = "is_default")]
+    #[schemars(transform = crate::api::narrowed::deletion_without_order)]
     pub deletion: MachineDeletionSpec,
     /// Taints put on the Nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -340,6 +342,7 @@ pub struct MachinePoolTopology {
     pub failure_domains: Vec<String>,
     /// How Machines are deleted (`order` is not allowed here).
     #[serde(default, skip_serializing_if = "is_default")]
+    #[schemars(transform = crate::api::narrowed::deletion_without_order)]
     pub deletion: MachineDeletionSpec,
     /// Taints put on the Nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

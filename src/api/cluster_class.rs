@@ -120,12 +120,14 @@ pub struct ControlPlaneClass {
     pub machine_infrastructure: ClassTemplate,
     /// The control plane's MachineHealthCheck (`remediation.maxInFlight` is not allowed here).
     #[serde(default, skip_serializing_if = "MachineHealthCheckClass::is_unset")]
+    #[schemars(transform = crate::api::narrowed::health_check_without_max_in_flight)]
     pub health_check: MachineHealthCheckClass,
     /// How control plane objects are named.
     #[serde(default, skip_serializing_if = "is_default")]
     pub naming: NamingSpec,
     /// How Machines are deleted (`order` is not allowed here).
     #[serde(default, skip_serializing_if = "is_default")]
+    #[schemars(transform = crate::api::narrowed::deletion_without_order)]
     pub deletion: MachineDeletionSpec,
     /// Taints put on the Nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -269,6 +271,7 @@ pub struct MachinePoolClass {
     pub naming: NamingSpec,
     /// How Machines are deleted (`order` is not allowed here).
     #[serde(default, skip_serializing_if = "is_default")]
+    #[schemars(transform = crate::api::narrowed::deletion_without_order)]
     pub deletion: MachineDeletionSpec,
     /// Taints put on the Nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

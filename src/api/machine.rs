@@ -63,6 +63,7 @@ pub struct MachineSpec {
     pub readiness_gates: Vec<MachineReadinessGate>,
     /// How the Machine is deleted (`order` does not apply).
     #[serde(default, skip_serializing_if = "is_default")]
+    #[schemars(transform = crate::api::narrowed::deletion_without_order)]
     pub deletion: MachineDeletionSpec,
     /// Taints put on the Node.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -98,6 +99,7 @@ pub struct MachineStatus {
     pub node_ref: MachineNodeReference,
     /// The Node's system information.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = crate::api::narrowed::node_info_of_kubernetes_1_34)]
     pub node_info: Option<NodeSystemInfo>,
     /// When the phase last changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -47,6 +47,7 @@ pub struct MachineHealthCheckSpec {
     pub checks: MachineHealthCheckChecks,
     /// How unhealthy Machines are remediated (`maxInFlight` does not apply).
     #[serde(default, skip_serializing_if = "is_default")]
+    #[schemars(transform = crate::api::narrowed::remediation_without_max_in_flight)]
     pub remediation: MachineHealthCheckRemediation,
 }
 

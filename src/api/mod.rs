@@ -24,6 +24,7 @@ mod machine_health_check;
 mod machine_pool;
 mod machine_set;
 pub mod names;
+mod narrowed;
 mod object_ref;
 pub mod runtime;
 pub mod selector;

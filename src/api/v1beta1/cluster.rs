@@ -122,9 +122,9 @@ pub struct Topology {
     /// The worker pools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<WorkersTopology>,
-    /// Values of the class's variables.
+    /// Values of the class's variables. Not a list map, unlike Cluster API v1.14's: seed 003 lets
+    /// a Cluster set one value per definition of a name (`definitionFrom`), so names may repeat.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(transform = crate::api::list_map::by_name)]
     pub variables: Vec<ClusterVariable>,
 }
 

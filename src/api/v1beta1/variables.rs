@@ -77,8 +77,8 @@ pub struct ClusterVariable {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VariableOverrides {
-    /// Values that replace the Cluster-level ones for this part.
+    /// Values that replace the Cluster-level ones for this part (names may repeat, one value
+    /// per `definitionFrom`, as at the Cluster level).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(transform = crate::api::list_map::by_name)]
     pub overrides: Vec<ClusterVariable>,
 }
