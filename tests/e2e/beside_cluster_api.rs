@@ -124,8 +124,10 @@ fn condition(kubectl: &Kubectl, resource: &str, kind: &str) -> String {
 
 /// The whole life of a Cluster with the real stack, in one test (the in-memory backend listens on
 /// fixed ports: one such stack per machine at a time): provisioned; a ClusterResourceSet applied
-/// to its simulated workload cluster; upgraded (control plane first, then workers, rolled by the
-/// real KubeadmControlPlane and MachineDeployment controllers); its class's machine templates
+/// to its simulated workload cluster; upgraded over two minors (the control plane through the
+/// middle one, then the workers, rolled by the real KubeadmControlPlane and MachineDeployment
+/// controllers, the lifecycle hooks called in order and two of them holding for a while,
+/// [`upgrade::chained`]); its class's machine templates
 /// swapped (templates rotated, every Machine replaced); Cluster API's conversion and ours
 /// agreeing on it and on a ClusterClass and Cluster written as v1beta1; deleted with nothing
 /// left; then Cluster API's webhooks given back as installed.

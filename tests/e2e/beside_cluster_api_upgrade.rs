@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::controllers::condition;
 use crate::kubectl::Kubectl;
 use crate::lifecycle_hooks::{chained_upgrade_hooks, count, hook_steps, register, RETRY};
 use crate::process::RunDir;
@@ -108,19 +109,27 @@ fn called(calls: &[HookCall], cluster: &str, hook: &str, version: &str) -> bool 
         .any(|c| c.cluster == cluster && c.hook == hook && (c.version == version || c.to == version))
 }
 
-/// The Cluster's TopologyReconciled condition message when it is held by an upgrade hook.
-fn held_message(kubectl: &Kubectl, cluster: &str) -> Result<String, String> {
-    let cluster = kubectl.get_json("cluster", "default", cluster)?;
-    let condition = cluster["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["type"] == "TopologyReconciled")
-        .cloned()
-        .unwrap_or(Value::Null);
-    (condition["reason"] == "ClusterUpgrading")
-        .then(|| condition["message"].as_str().unwrap_or_default().to_owned())
-        .ok_or(format!("not held by an upgrade hook: {condition}"))
+/// Whether `hook` held Cluster `default/cluster` for [`HELD_CALLS`] calls; then the Cluster's
+/// TopologyReconciled condition must name it with the extension's `message`.
+fn held_long_enough(
+    kubectl: &Kubectl,
+    calls: &[HookCall],
+    cluster: &str,
+    hook: &str,
+    message: &str,
+) -> Result<bool, String> {
+    if count(calls, hook, &format!("default/{cluster}")) < HELD_CALLS {
+        return Ok(false);
+    }
+    let condition = condition(&kubectl.get_json("cluster", "default", cluster)?);
+    let named = condition["message"]
+        .as_str()
+        .is_some_and(|m| m.contains(&format!("{hook}: {message}")));
+    expect(
+        condition["reason"] == "ClusterUpgrading" && named,
+        format!("the condition to name the holding hook: {condition}"),
+    )?;
+    Ok(true)
 }
 
 /// What nothing may do before its hook let it, checked on one snapshot. `calls` are read after
@@ -195,12 +204,7 @@ pub fn chained(
         if asked.last() != Some(&now.control_plane.0) {
             asked.push(now.control_plane.0.clone());
         }
-        if !released.0 && count(&calls, "BeforeClusterUpgrade", &key) >= HELD_CALLS {
-            let message = held_message(kubectl, cluster)?;
-            expect(
-                message.contains(&format!("BeforeClusterUpgrade: {PAUSING}")),
-                format!("the condition names the holding hook: {message}"),
-            )?;
+        if !released.0 && held_long_enough(kubectl, &calls, cluster, "BeforeClusterUpgrade", PAUSING)? {
             released.0 = true;
             eprintln!(
                 "upgrade: BeforeClusterUpgrade let go after {:?}",
@@ -208,12 +212,7 @@ pub fn chained(
             );
             extension.answer(&holding(&[("BeforeWorkersUpgrade", DRAINING)]));
         }
-        if !released.1 && count(&calls, "BeforeWorkersUpgrade", &key) >= HELD_CALLS {
-            let message = held_message(kubectl, cluster)?;
-            expect(
-                message.contains(&format!("BeforeWorkersUpgrade: {DRAINING}")),
-                format!("the condition names the holding hook: {message}"),
-            )?;
+        if !released.1 && held_long_enough(kubectl, &calls, cluster, "BeforeWorkersUpgrade", DRAINING)? {
             expect(
                 now.control_plane == (to.to_owned(), to.to_owned())
                     && Snapshot::all_at(&now.control_plane_machines, to),
