@@ -83,22 +83,51 @@ pub async fn before_reconcile(ctx: &Arc<Context>, object: &Value, cluster: &Clus
     Ok(marks)
 }
 
+/// How many times the marks are written over a conflicting write (the Cluster's status is
+/// written by other controllers all the time) before the reconcile fails.
+const MARK_ATTEMPTS: usize = 3;
+
 /// Marks the hooks `pending` and then `done` on the Cluster's pending-hooks annotation: one
-/// guarded merge patch, and only when its value changes (a settled Cluster is not written).
+/// guarded merge patch, and only when its value changes (a settled Cluster is not written). The
+/// hooks these marks follow were already called: a conflict re-reads the Cluster and marks again
+/// rather than fail the reconcile, which would call them again from the old marks.
 pub async fn persist(
     ctx: &Context,
     object: &Value,
     pending: &[LifecycleHook],
     done: &[LifecycleHook],
 ) -> Result<(), ReconcileError> {
-    let latest = super::topology::cluster_in_cache(ctx, object).unwrap_or_else(|| object.clone());
-    let current = annotations_of(&latest).remove(PENDING_HOOKS_ANNOTATION);
-    let next = updated(current.as_deref(), pending, done);
-    if next == current {
-        return Ok(());
+    let what = "mark the lifecycle hooks of";
+    let mut latest = super::topology::cluster_in_cache(ctx, object).unwrap_or_else(|| object.clone());
+    let mut attempt = 1;
+    loop {
+        let Some(patch) = marks_patch(&latest, pending, done) else {
+            return Ok(());
+        };
+        match ctx.syncer.patch_guarded(&latest, &patch).await {
+            Ok(written) => {
+                ctx.cache.observe(written);
+                return Ok(());
+            }
+            Err(kube::Error::Api(status)) if status.code == 409 && attempt < MARK_ATTEMPTS => {
+                attempt += 1;
+                latest = ctx
+                    .syncer
+                    .get(&latest)
+                    .await
+                    .map_err(|source| super::topology::failed(what, &latest, source))?;
+            }
+            Err(source) => return Err(super::topology::failed(what, &latest, source)),
+        }
     }
-    let patch = json!({"metadata": {"annotations": {PENDING_HOOKS_ANNOTATION: next}}});
-    patch_cluster(ctx, &latest, &patch, "mark the lifecycle hooks of").await
+}
+
+/// The merge patch that marks `pending` then `done` on the Cluster `latest`, from the value its
+/// pending-hooks annotation has there; none when that value would not change.
+fn marks_patch(latest: &Value, pending: &[LifecycleHook], done: &[LifecycleHook]) -> Option<Value> {
+    let current = annotations_of(latest).remove(PENDING_HOOKS_ANNOTATION);
+    let next = updated(current.as_deref(), pending, done);
+    (next != current).then(|| json!({"metadata": {"annotations": {PENDING_HOOKS_ANNOTATION: next}}}))
 }
 
 /// Writes what a hook holding or failing means for the Cluster, and when to look again.
@@ -288,6 +317,61 @@ mod tests {
         assert!(control_plane_initialized(&with("True")));
         assert!(!control_plane_initialized(&with("False")));
         assert!(!control_plane_initialized(&json!({})));
+    }
+
+    #[test]
+    fn the_marks_are_computed_from_the_copy_written_over() {
+        let cluster = |pending: Option<&str>| {
+            let mut cluster = json!({"metadata": {"name": "dev", "resourceVersion": "7"}});
+            if let Some(pending) = pending {
+                cluster["metadata"]["annotations"] = json!({PENDING_HOOKS_ANNOTATION: pending});
+            }
+            cluster
+        };
+        let (after_cp, after_cluster) = (
+            LifecycleHook::AfterControlPlaneUpgrade,
+            LifecycleHook::AfterClusterUpgrade,
+        );
+        // The last control plane step starts, the workers moving with it: over the fresh copy
+        // (AfterControlPlaneUpgrade owed again, AfterClusterUpgrade still owed).
+        let patch = marks_patch(
+            &cluster(Some("AfterClusterUpgrade,AfterControlPlaneUpgrade")),
+            &[
+                after_cp,
+                LifecycleHook::BeforeWorkersUpgrade,
+                LifecycleHook::AfterWorkersUpgrade,
+            ],
+            &[],
+        );
+        let all = "AfterClusterUpgrade,AfterControlPlaneUpgrade,AfterWorkersUpgrade,BeforeWorkersUpgrade";
+        assert_eq!(
+            patch,
+            Some(json!({"metadata": {"annotations": {PENDING_HOOKS_ANNOTATION: all}}}))
+        );
+        assert_eq!(marks_patch(&cluster(Some(all)), &[after_cp], &[]), None);
+        let patch = marks_patch(
+            &cluster(Some("AfterClusterUpgrade,AfterControlPlaneUpgrade")),
+            &[],
+            &[after_cp],
+        );
+        assert_eq!(
+            patch,
+            Some(json!({"metadata": {"annotations": {PENDING_HOOKS_ANNOTATION: "AfterClusterUpgrade"}}}))
+        );
+        let patch = marks_patch(&cluster(None), &[after_cluster, after_cp], &[]);
+        assert_eq!(
+            patch,
+            Some(
+                json!({"metadata": {"annotations": {PENDING_HOOKS_ANNOTATION: "AfterClusterUpgrade,AfterControlPlaneUpgrade"}}})
+            )
+        );
+        // The last one done: the annotation goes.
+        let patch = marks_patch(&cluster(Some("AfterClusterUpgrade")), &[], &[after_cluster]);
+        assert_eq!(
+            patch,
+            Some(json!({"metadata": {"annotations": {PENDING_HOOKS_ANNOTATION: null}}}))
+        );
+        assert_eq!(marks_patch(&cluster(None), &[], &[after_cluster]), None);
     }
 
     #[test]

@@ -83,6 +83,12 @@ impl Syncer {
         Ok(as_value(&written))
     }
 
+    /// The API server's copy of `object` now (read past any cache).
+    pub async fn get(&self, object: &Value) -> Result<Value, kube::Error> {
+        let (api, name) = self.api_for(object).await?;
+        Ok(as_value(&api.get(&name).await?))
+    }
+
     /// Patches the status subresource of `object` with a JSON merge patch of `status`, guarded by
     /// its resourceVersion as [`Syncer::patch_guarded`] is (conditions are one list that several
     /// controllers write), returning the API server's copy.

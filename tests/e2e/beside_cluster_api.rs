@@ -4,7 +4,7 @@
 //! in-memory backend, not by the test.
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine;
 use serde_json::Value;
@@ -12,15 +12,21 @@ use serde_json::Value;
 use crate::beside_cluster_api_conversion as conversion;
 use crate::beside_cluster_api_resource_set as resource_set;
 use crate::beside_cluster_api_rotation as rotation;
+use crate::beside_cluster_api_upgrade as upgrade;
 use crate::cluster_api::{clusterctl_defaults, module_dir, to_loopback, ClusterApi};
 use crate::control_plane::ControlPlane;
 use crate::env::repo_path;
 use crate::kubectl::Kubectl;
+use crate::manifests::render;
 use crate::process::{poll, run_bounded, RunDir};
 use crate::webhook::{capi_topology, read_pem, WebhookServer};
 
 const PROVISIONED: Duration = Duration::from_secs(300);
-const FROM: &str = "v1.34.0";
+/// Two control plane rolls and one of the workers.
+const UPGRADED: Duration = Duration::from_secs(480);
+/// The upgrade: two minors, the control plane through the middle one (the class lists it).
+const FROM: &str = "v1.33.0";
+const MIDDLE: &str = "v1.34.0";
 const TO: &str = "v1.35.0";
 
 /// Our webhook configurations as the overlay renders them, pointed at the local server.
@@ -54,7 +60,8 @@ fn our_configurations(kubectl: &Kubectl, port: u16, ca_pem: &str) -> String {
 }
 
 /// Cluster API's in-memory ClusterClass and a Cluster of it (v1.14.0's own templates), with
-/// clusterctl's variables filled in.
+/// clusterctl's variables filled in; the class lists the versions of the upgrade
+/// (`spec.kubernetesVersions`), so that the plan steps through the middle one.
 fn in_memory_manifests() -> (String, String) {
     let templates = module_dir("sigs.k8s.io/cluster-api/test").join("infrastructure/docker/templates");
     let read =
@@ -68,10 +75,17 @@ fn in_memory_manifests() -> (String, String) {
             .replace("${WORKER_MACHINE_COUNT}", "2");
         clusterctl_defaults(&text)
     };
-    (
-        fill(read("clusterclass-in-memory.yaml")),
-        fill(read("cluster-template-in-memory.yaml")),
-    )
+    let class = fill(read("clusterclass-in-memory.yaml"));
+    let objects: Vec<Value> = serde_yaml_ng::Deserializer::from_str(&class)
+        .map(|document| {
+            let mut object: Value = serde::Deserialize::deserialize(document).expect("the template is YAML");
+            if object["kind"] == "ClusterClass" {
+                object["spec"]["kubernetesVersions"] = serde_json::json!([FROM, MIDDLE, TO]);
+            }
+            object
+        })
+        .collect();
+    (render(&objects), fill(read("cluster-template-in-memory.yaml")))
 }
 
 fn doctor(kubeconfig: &std::path::Path) -> Result<String, String> {
@@ -110,8 +124,10 @@ fn condition(kubectl: &Kubectl, resource: &str, kind: &str) -> String {
 
 /// The whole life of a Cluster with the real stack, in one test (the in-memory backend listens on
 /// fixed ports: one such stack per machine at a time): provisioned; a ClusterResourceSet applied
-/// to its simulated workload cluster; upgraded (control plane first, then workers, rolled by the
-/// real KubeadmControlPlane and MachineDeployment controllers); its class's machine templates
+/// to its simulated workload cluster; upgraded over two minors (the control plane through the
+/// middle one, then the workers, rolled by the real KubeadmControlPlane and MachineDeployment
+/// controllers, the lifecycle hooks called in order and two of them holding for a while,
+/// [`upgrade::chained`]); its class's machine templates
 /// swapped (templates rotated, every Machine replaced); Cluster API's conversion and ours
 /// agreeing on it and on a ClusterClass and Cluster written as v1beta1; deleted with nothing
 /// left; then Cluster API's webhooks given back as installed.
@@ -145,6 +161,8 @@ fn beside_cluster_api_runs_a_cluster_through_its_life() {
         "{report}"
     );
 
+    // The test extension serves the lifecycle hooks to the Cluster from its creation on.
+    let extension = upgrade::serve_hooks(&run, &kubectl).unwrap_or_else(|e| panic!("{e}\n{}", logs(&server)));
     let (class, cluster) = in_memory_manifests();
     for manifest in [&class, &cluster] {
         let out = kubectl.apply(manifest, &[]).unwrap();
@@ -163,46 +181,18 @@ fn beside_cluster_api_runs_a_cluster_through_its_life() {
     // Cluster API's ClusterResourceSet controller applies to the simulated workload cluster.
     resource_set::applied(&run, &kubectl, "mem").unwrap_or_else(|e| panic!("{e}\n{}", logs(&server)));
 
-    // Upgrade: the workers' version moves only once the control plane reports the new one.
-    let patch = format!(r#"{{"spec":{{"topology":{{"version":"{TO}"}}}}}}"#);
-    kubectl
-        .ok(&[
-            "patch",
-            "cluster",
-            "mem",
-            "-n",
-            "default",
-            "--type=merge",
-            "-p",
-            &patch,
-        ])
-        .unwrap();
-    let started = Instant::now();
-    loop {
-        let cp = jsonpath(&kubectl, "kubeadmcontrolplanes", "{.items[0].status.version}");
-        let workers = jsonpath(
-            &kubectl,
-            "machinedeployments",
-            "{.items[*].spec.template.spec.version}",
-        );
-        let machines = jsonpath(&kubectl, "machines", "{.items[*].spec.version}");
-        if workers.contains(TO) {
-            assert_eq!(cp, TO, "the workers moved before the control plane was upgraded");
-        }
-        let all_upgraded = !machines.is_empty() && machines.split_whitespace().all(|v| v == TO);
-        if all_upgraded
-            && condition(&kubectl, "cluster/mem", "Available") == "True"
-            && machines.split_whitespace().count() == 3
-        {
-            break;
-        }
-        assert!(
-            started.elapsed() < PROVISIONED,
-            "upgrade not done: cp {cp}, workers {workers}, machines {machines}\n{}",
-            logs(&server)
-        );
-        std::thread::sleep(Duration::from_secs(1));
-    }
+    // Upgrade over two minors, the control plane through the middle one, then the workers; the
+    // hooks in order, BeforeClusterUpgrade and BeforeWorkersUpgrade holding for a while.
+    upgrade::chained(
+        &kubectl,
+        &extension,
+        "mem",
+        [FROM, MIDDLE, TO],
+        3,
+        UPGRADED,
+        || condition(&kubectl, "cluster/mem", "Available") == "True",
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{}", logs(&server)));
 
     // A class template change: templates rotated, every Machine replaced by the real controllers.
     rotation::swap_machine_templates(&kubectl, "mem", 3, PROVISIONED, || {
@@ -248,6 +238,10 @@ fn beside_cluster_api_runs_a_cluster_through_its_life() {
     assert!(
         !configuration.contains("capi-topology.cluster.x-k8s.io/serves-this"),
         "{configuration}"
+    );
+    eprintln!(
+        "hooks of default/mem: {:?}",
+        crate::lifecycle_hooks::hook_steps(&extension.calls(), "default/mem")
     );
     drop(capi);
 }

@@ -113,9 +113,10 @@ impl ClusterApi {
         let ca = read_pem(&certs, "ca.crt")?;
         // Every provider's CRDs before any manager: each manager looks up the others' kinds
         // (the control plane manager the bootstrap provider's KubeadmConfig) as it starts.
+        let mut taken = Vec::new();
         let mut ports = Vec::new();
         for provider in &PROVIDERS {
-            let webhook = free_port();
+            let webhook = distinct_port(&mut taken);
             let components = render(kubectl, provider, webhook, &ca)?;
             let out = kubectl.run(
                 &["apply", "--server-side", "--force-conflicts", "-f", "-"],
@@ -139,14 +140,17 @@ impl ClusterApi {
         let mut managers = Vec::new();
         let mut ready = Vec::new();
         for (provider, webhook) in PROVIDERS.iter().zip(ports) {
-            let health = free_port();
+            let health = distinct_port(&mut taken);
             let mut command = Command::new(binaries().join(provider.binary));
             command
                 .arg(format!("--kubeconfig={}", kubeconfig.display()))
                 .arg(format!("--webhook-cert-dir={}", certs.display()))
                 .arg(format!("--webhook-port={webhook}"))
                 .arg(format!("--health-addr=127.0.0.1:{health}"))
-                .arg(format!("--diagnostics-address=127.0.0.1:{}", free_port()))
+                .arg(format!(
+                    "--diagnostics-address=127.0.0.1:{}",
+                    distinct_port(&mut taken)
+                ))
                 .args(["--insecure-diagnostics", "--leader-elect=false", "--v=1"])
                 .env("POD_NAMESPACE", provider.namespace)
                 .env("POD_NAME", provider.binary)
@@ -178,6 +182,16 @@ impl ClusterApi {
             .collect::<Vec<_>>()
             .join("\n---\n")
     }
+}
+
+/// A free loopback port none of `taken` (ports picked but not yet listened on: two picks in a
+/// row may return the same one), added to them.
+fn distinct_port(taken: &mut Vec<u16>) -> u16 {
+    let port = std::iter::repeat_with(free_port)
+        .find(|port| !taken.contains(port))
+        .expect("an endless supply of ports");
+    taken.push(port);
+    port
 }
 
 /// A provider's components as `clusterctl init` would install them (kustomize of its

@@ -24,11 +24,11 @@ use crate::runtime_extensions::extension::{Extension, HookCall};
 use crate::runtime_extensions::{expect, extension_config};
 
 /// The ExtensionConfig of the lifecycle hooks.
-const CONFIG: &str = "lifecycle";
+pub(crate) const CONFIG: &str = "lifecycle";
 /// The namespace the extension does not serve.
 const PLAIN: &str = "plain";
 /// How long a blocking answer asks to wait: short, so that the retry is seen.
-const RETRY: u32 = 2;
+pub(crate) const RETRY: u32 = 2;
 
 #[test]
 fn lifecycle_hooks_hold_creation_and_deletion() {
@@ -276,7 +276,7 @@ fn scenario(env: &mut Env, extension: Extension, control: &std::path::Path) -> R
 
 /// Registers `extension` as [`CONFIG`] for namespaces labelled `lifecycle=on`, and waits until
 /// its handlers are discovered.
-fn register(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
+pub(crate) fn register(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
     let url = format!("https://{}", extension.addr);
     let ca_bundle = base64::engine::general_purpose::STANDARD.encode(&extension.ca_pem);
     let mut config = extension_config(CONFIG, &url, Some(&ca_bundle), None);
@@ -309,7 +309,7 @@ fn cluster(name: &str, namespace: &str) -> Value {
 }
 
 /// How many times `hook` was called for `cluster` (`namespace/name`).
-fn count(calls: &[HookCall], hook: &str, cluster: &str) -> usize {
+pub(crate) fn count(calls: &[HookCall], hook: &str, cluster: &str) -> usize {
     calls
         .iter()
         .filter(|c| c.hook == hook && c.cluster == cluster)
@@ -483,29 +483,45 @@ fn upgrade_scenario(env: &mut Env, extension: &Extension) -> Result<(), String> 
     })?;
 
     // In order, each step's hooks once (retries of a holding hook aside).
-    let mut order: Vec<(String, String)> = extension
-        .calls()
-        .into_iter()
-        .filter(|c| c.cluster == "default/dev" && c.hook != "GenerateUpgradePlan")
-        .map(|c| (c.hook, if c.version.is_empty() { c.to } else { c.version }))
+    let order = hook_steps(&extension.calls(), "default/dev");
+    let expected = chained_upgrade_hooks("v1.34.2", "v1.35.0");
+    expect(order == expected, format!("the hooks in order: {order:?}"))
+}
+
+/// The lifecycle hooks called for `cluster` (`namespace/name`), each with the version it is
+/// about (its `kubernetesVersion`, else its `toKubernetesVersion`), in the order called, a
+/// holding hook's retries counted once; GenerateUpgradePlan left out.
+pub(crate) fn hook_steps(calls: &[HookCall], cluster: &str) -> Vec<(String, String)> {
+    let mut order: Vec<(String, String)> = calls
+        .iter()
+        .filter(|c| c.cluster == cluster && c.hook != "GenerateUpgradePlan")
+        .map(|c| {
+            let version = if c.version.is_empty() { &c.to } else { &c.version };
+            (c.hook.clone(), version.clone())
+        })
         .collect();
     order.dedup();
-    let expected: Vec<(String, String)> = [
+    order
+}
+
+/// The hooks of a Cluster created with the extension registered, then upgraded to `to` with the
+/// control plane through `middle` first and the workers moving once, as [`hook_steps`] lists them.
+pub(crate) fn chained_upgrade_hooks(middle: &str, to: &str) -> Vec<(String, String)> {
+    [
         ("BeforeClusterCreate", ""),
         ("AfterControlPlaneInitialized", ""),
-        ("BeforeClusterUpgrade", "v1.35.0"),
-        ("BeforeControlPlaneUpgrade", "v1.34.2"),
-        ("AfterControlPlaneUpgrade", "v1.34.2"),
-        ("BeforeControlPlaneUpgrade", "v1.35.0"),
-        ("AfterControlPlaneUpgrade", "v1.35.0"),
-        ("BeforeWorkersUpgrade", "v1.35.0"),
-        ("AfterWorkersUpgrade", "v1.35.0"),
-        ("AfterClusterUpgrade", "v1.35.0"),
+        ("BeforeClusterUpgrade", to),
+        ("BeforeControlPlaneUpgrade", middle),
+        ("AfterControlPlaneUpgrade", middle),
+        ("BeforeControlPlaneUpgrade", to),
+        ("AfterControlPlaneUpgrade", to),
+        ("BeforeWorkersUpgrade", to),
+        ("AfterWorkersUpgrade", to),
+        ("AfterClusterUpgrade", to),
     ]
     .iter()
     .map(|(hook, version)| ((*hook).to_owned(), (*version).to_owned()))
-    .collect();
-    expect(order == expected, format!("the hooks in order: {order:?}"))
+    .collect()
 }
 
 /// The versions of Cluster `cluster`'s MachineDeployments.
