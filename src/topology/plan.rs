@@ -141,10 +141,10 @@ impl<'c> Facts<'c> {
             .managed_topology()
             .ok_or_else(|| TopologyError::NoTopology(cluster_name.clone()))?;
         let class = &blueprint.class;
-        let name_data = json!({"cluster": {"name": cluster_name}});
+        let name_data = || json!({"cluster": {"name": cluster_name}});
         let named = |reference: &ContractVersionedObjectReference, strategy, suffix| {
             if reference.name.is_empty() {
-                names::from_strategy(Some(strategy), name_data.clone(), &cluster_name, suffix)
+                names::from_strategy(Some(strategy), name_data, &cluster_name, suffix)
             } else {
                 Ok(reference.name.clone())
             }
