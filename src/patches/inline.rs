@@ -8,7 +8,9 @@ use serde_json::{Map, Value};
 
 use super::pointer_ops::{field, Op, Pointer};
 use super::selector::{matches, Role};
-use super::template::{parse_yaml_output_owned, ExecOptions, SharedData, Template, TemplateError};
+use super::template::{
+    parse_yaml_output_owned, CommonBuiltin, ExecOptions, SharedData, Template, TemplateError,
+};
 use super::variable_path::{lookup, VariablePathError};
 use crate::api::runtime::HolderReference;
 use crate::api::{ClusterClassPatch, ClusterVariable, PatchSelector};
@@ -44,6 +46,21 @@ impl ItemCache {
     /// The caches of `items`; consecutive items sharing their variables share one template
     /// conversion of them (made on first use).
     pub fn of_items(items: &[PatchItem]) -> Vec<Self> {
+        Self::caches(items, None)
+    }
+
+    /// [`of_items`](Self::of_items) for items whose variables all hold the same value at
+    /// `builtin.<common>` (a topology's `builtin.cluster`): that value is converted once for all.
+    pub fn of_items_sharing(items: &[PatchItem], common: &str) -> Vec<Self> {
+        let member = |item: &PatchItem| item.variables.get("builtin").and_then(|b| b.get(common)).cloned();
+        debug_assert!(
+            items.windows(2).all(|pair| member(&pair[0]) == member(&pair[1])),
+            "builtin.{common} differs between items"
+        );
+        Self::caches(items, Some(Rc::new(CommonBuiltin::new(common))))
+    }
+
+    fn caches(items: &[PatchItem], common: Option<Rc<CommonBuiltin>>) -> Vec<Self> {
         let mut caches: Vec<ItemCache> = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             let text = |key: &str| {
@@ -59,7 +76,11 @@ impl ItemCache {
                 Some((before, cache)) if Arc::ptr_eq(&before.variables, &item.variables) => {
                     cache.data.clone()
                 }
-                _ => Rc::default(),
+                _ => Rc::new(
+                    common
+                        .clone()
+                        .map_or_else(SharedData::default, SharedData::with_common),
+                ),
             };
             caches.push(ItemCache {
                 api_version: text("apiVersion"),

@@ -75,12 +75,12 @@ pub fn placeholder(prefix: &str) -> String {
     format!("{}-00000", prefix.trim_end_matches('-'))
 }
 
-/// The name from `strategy`'s template rendered with `data` plus `random` (a stable suffix from
-/// `seed`), or [`object_name`]`(prefix, seed)` without a strategy. Names over 63 characters are
-/// shortened to a hashed form.
+/// The name from `strategy`'s template rendered with `data()` plus `random` (a stable suffix from
+/// `seed`), or [`object_name`]`(prefix, seed)` without a strategy (then `data` is never made).
+/// Names over 63 characters are shortened to a hashed form.
 pub fn from_strategy(
     strategy: Option<&NamingStrategy>,
-    mut data: Value,
+    data: impl FnOnce() -> Value,
     prefix: &str,
     seed: &str,
 ) -> Result<String, TopologyError> {
@@ -92,6 +92,7 @@ pub fn from_strategy(
         reason,
     };
     let template = Template::parse_builtins_only(source).map_err(|e| naming(e.to_string()))?;
+    let mut data = data();
     if let Some(map) = data.as_object_mut() {
         map.insert("random".to_owned(), Value::String(suffix(seed)));
     }
@@ -130,10 +131,10 @@ mod tests {
         let strategy: NamingStrategy =
             serde_yaml_ng::from_str(r#"{template: "{{ .cluster.name }}-cp-{{ .random }}"}"#).unwrap();
         let data = serde_json::json!({"cluster": {"name": "c1"}});
-        let name = from_strategy(Some(&strategy), data.clone(), "c1", "cp").unwrap();
+        let name = from_strategy(Some(&strategy), || data.clone(), "c1", "cp").unwrap();
         assert_eq!(name, format!("c1-cp-{}", suffix("cp")));
         let bad: NamingStrategy = serde_yaml_ng::from_str(r#"{template: "{{ .nope.name }}"}"#).unwrap();
-        let err = from_strategy(Some(&bad), data, "c1", "cp").unwrap_err();
+        let err = from_strategy(Some(&bad), || data, "c1", "cp").unwrap_err();
         assert!(matches!(err, TopologyError::Naming { .. }), "{err}");
     }
 }

@@ -141,10 +141,10 @@ impl<'c> Facts<'c> {
             .managed_topology()
             .ok_or_else(|| TopologyError::NoTopology(cluster_name.clone()))?;
         let class = &blueprint.class;
-        let name_data = json!({"cluster": {"name": cluster_name}});
+        let name_data = || json!({"cluster": {"name": cluster_name}});
         let named = |reference: &ContractVersionedObjectReference, strategy, suffix| {
             if reference.name.is_empty() {
-                names::from_strategy(Some(strategy), name_data.clone(), &cluster_name, suffix)
+                names::from_strategy(Some(strategy), name_data, &cluster_name, suffix)
             } else {
                 Ok(reference.name.clone())
             }
@@ -397,15 +397,20 @@ fn patch_items(
     collected: &mut Collected<'_>,
     external: &dyn ExternalPatches,
 ) -> Result<Vec<Option<String>>, TopologyError> {
-    let inputs = HookInputs {
-        values: &facts.topology.variables,
-        builtin: &Value::Object(Map::from_iter([("cluster".to_owned(), base["cluster"].clone())])),
-        status: blueprint.class.status.as_ref(),
-    };
-    let namespace = facts.namespace.as_str();
     // Only external patches see the names of existing clones without settling them; a class
     // with neither kind of reader is patched once, its variables left as they are.
     let external_patches = blueprint.class.spec.patches.iter().any(|p| p.external.is_some());
+    // The builtins of requests to extensions, made only when some patch is external.
+    let builtin = match external_patches {
+        true => Value::Object(Map::from_iter([("cluster".to_owned(), base["cluster"].clone())])),
+        false => Value::Null,
+    };
+    let inputs = HookInputs {
+        values: &facts.topology.variables,
+        builtin: &builtin,
+        status: blueprint.class.status.as_ref(),
+    };
+    let namespace = facts.namespace.as_str();
     if !blueprint.reads_generated_names && !external_patches {
         apply_patches(blueprint, &mut collected.items, &inputs, namespace, external)?;
         return Ok(Vec::new());

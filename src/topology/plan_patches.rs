@@ -28,7 +28,8 @@ pub(super) fn apply_patches(
     let options = ExecOptions::default();
     // What each inline patch reads of an item (kinds, converted variables), computed once: an
     // external patch changes only templates' specs, never their kinds or variables.
-    let caches = ItemCache::of_items(items);
+    // Every scope's `builtin.cluster` is the same (see `plan::collect_items`): converted once.
+    let caches = ItemCache::of_items_sharing(items, "cluster");
     // What Cluster API keeps of a patched template: `spec` after each patch, and in the end
     // only `spec.template.spec` (external answers changing more are refused when applied). Only
     // an inline patch writing elsewhere needs the templates as they were.

@@ -8,7 +8,7 @@ use super::current::Current;
 use super::error::TopologyError;
 use super::hooks::LifecycleHooks;
 use super::upgrade::{concurrency, Inputs, UpgradePlan, Worker};
-use super::upgrade_hooks::{HookEffects, HookRunner};
+use super::upgrade_hooks::{HookEffects, HookRunner, RequestCluster};
 use super::upgrade_outline::{outline, Pool};
 use super::upgrade_steps::{self, UpgradeSteps};
 use crate::api::labels::{TOPOLOGY_DEFER_UPGRADE_ANNOTATION, TOPOLOGY_HOLD_UPGRADE_SEQUENCE_ANNOTATION};
@@ -37,11 +37,12 @@ pub struct Sequencing<'a> {
 }
 
 /// The steps ahead of the Cluster: none before the control plane exists or once everything runs
-/// the target; else computed from the class and checked as Cluster API v1.14 does.
+/// the target; else computed from the class and checked as Cluster API v1.14 does (the Cluster's
+/// JSON, from `cluster_json`, only made for a GenerateUpgradePlan request).
 pub fn steps(
     class: &ClusterClass,
     input: &Sequencing<'_>,
-    cluster_json: &Value,
+    cluster_json: &dyn Fn() -> Value,
     hooks: &dyn LifecycleHooks,
 ) -> Result<(UpgradeSteps, Option<String>), TopologyError> {
     let invalid = |reason: String| TopologyError::UpgradePlan { reason };
@@ -76,7 +77,7 @@ pub fn steps(
             api_version: HOOKS_API_VERSION.to_owned(),
             kind: "GenerateUpgradePlanRequest".to_owned(),
             settings: Default::default(),
-            cluster: cluster_json.clone(),
+            cluster: cluster_json(),
             from_control_plane_kubernetes_version: cp_version.to_owned(),
             from_workers_kubernetes_version: min_workers.clone().unwrap_or_default(),
             to_kubernetes_version: input.target.to_owned(),
@@ -119,13 +120,10 @@ pub fn sequence<'a>(
     input: &'a Sequencing<'a>,
     hooks: &dyn LifecycleHooks,
 ) -> Result<(UpgradePlan, HookEffects), TopologyError> {
-    let mut cluster_json = serde_json::to_value(input.cluster).unwrap_or(Value::Null);
-    if let Some(metadata) = cluster_json.get_mut("metadata").and_then(Value::as_object_mut) {
-        metadata.remove("managedFields");
-    }
-    let (steps, min_workers) = steps(class, input, &cluster_json, hooks)?;
     let namespace = input.cluster.metadata.namespace.as_deref().unwrap_or("default");
-    let mut runner = HookRunner::new(hooks, namespace, cluster_json);
+    // The Cluster's JSON is made only if a request carries it.
+    let mut runner = HookRunner::new(hooks, namespace, RequestCluster::of(input.cluster));
+    let (steps, min_workers) = steps(class, input, &|| runner.cluster().clone(), hooks)?;
     let mut plan = UpgradePlan::decide(
         &Inputs {
             target: input.target,

@@ -4,6 +4,7 @@
 //! the pending-hooks annotation before it applies anything. Pure: no clock (a held answer's
 //! remaining time comes from the seam's implementation).
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
@@ -12,6 +13,7 @@ use super::hooks::{HookOutcome, LifecycleHook, LifecycleHooks};
 use super::hooks_pending;
 use crate::api::labels::BEFORE_CLUSTER_UPGRADE_HOOK_ANNOTATION_PREFIX;
 use crate::api::runtime::{LifecycleRequest, UpgradeStep};
+use crate::api::Cluster;
 
 /// How long a BeforeClusterUpgrade held by annotation waits before looking again (as v1.14).
 const ANNOTATION_HOLD_SECONDS: u32 = 20 * 60;
@@ -71,11 +73,51 @@ impl HookEffects {
     }
 }
 
+/// The Cluster as hook requests carry it (its v1beta2 JSON without `managedFields`), made when
+/// first needed: most reconciles call no hook.
+pub struct RequestCluster<'a> {
+    typed: Option<&'a Cluster>,
+    json: OnceCell<Value>,
+}
+
+impl<'a> RequestCluster<'a> {
+    /// The JSON of `cluster`, made on first use.
+    pub fn of(cluster: &'a Cluster) -> Self {
+        RequestCluster {
+            typed: Some(cluster),
+            json: OnceCell::new(),
+        }
+    }
+
+    /// The Cluster's JSON.
+    pub fn json(&self) -> &Value {
+        self.json.get_or_init(|| {
+            let mut json = self
+                .typed
+                .and_then(|cluster| serde_json::to_value(cluster).ok())
+                .unwrap_or(Value::Null);
+            if let Some(metadata) = json.get_mut("metadata").and_then(Value::as_object_mut) {
+                metadata.remove("managedFields");
+            }
+            json
+        })
+    }
+}
+
+impl From<Value> for RequestCluster<'_> {
+    fn from(json: Value) -> Self {
+        RequestCluster {
+            typed: None,
+            json: OnceCell::from(json),
+        }
+    }
+}
+
 /// Calls the upgrade's hooks for one Cluster and remembers what they leave.
 pub struct HookRunner<'a> {
     hooks: &'a dyn LifecycleHooks,
     namespace: &'a str,
-    cluster: Value,
+    cluster: RequestCluster<'a>,
     annotations: BTreeMap<String, String>,
     /// The control plane's and the workers' steps still ahead (sent with each request).
     pub steps: (Vec<String>, Vec<String>),
@@ -84,17 +126,25 @@ pub struct HookRunner<'a> {
 }
 
 impl<'a> HookRunner<'a> {
-    /// A runner for the Cluster `cluster` (its v1beta2 JSON, sent in requests) in `namespace`,
-    /// whose annotations say which hooks are pending.
-    pub fn new(hooks: &'a dyn LifecycleHooks, namespace: &'a str, cluster: Value) -> Self {
-        let annotations = cluster["metadata"]["annotations"]
-            .as_object()
-            .map(|map| {
-                map.iter()
-                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-                    .collect()
-            })
-            .unwrap_or_default();
+    /// A runner for the Cluster `cluster` (sent in requests) in `namespace`, whose annotations
+    /// say which hooks are pending.
+    pub fn new(
+        hooks: &'a dyn LifecycleHooks,
+        namespace: &'a str,
+        cluster: impl Into<RequestCluster<'a>>,
+    ) -> Self {
+        let cluster = cluster.into();
+        let annotations = match cluster.typed {
+            Some(typed) => typed.metadata.annotations.clone().unwrap_or_default(),
+            None => cluster.json()["metadata"]["annotations"]
+                .as_object()
+                .map(|map| {
+                    map.iter()
+                        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        };
         HookRunner {
             hooks,
             namespace,
@@ -131,6 +181,11 @@ impl<'a> HookRunner<'a> {
         }
     }
 
+    /// The Cluster as requests carry it.
+    pub fn cluster(&self) -> &Value {
+        self.cluster.json()
+    }
+
     /// Whether a call failed in this reconcile (nothing moves further then).
     pub fn failed(&self) -> bool {
         self.effects.failed.is_some()
@@ -157,7 +212,7 @@ impl<'a> HookRunner<'a> {
             api_version: HOOKS_API_VERSION.to_owned(),
             kind: format!("{}Request", hook.name()),
             settings: BTreeMap::new(),
-            cluster: self.cluster.clone(),
+            cluster: self.cluster.json().clone(),
             from_kubernetes_version: from,
             to_kubernetes_version: to,
             kubernetes_version: reached,

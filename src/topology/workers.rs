@@ -223,7 +223,7 @@ pub fn resolve<'a, T: WorkerTopology>(
                 Some(name) => name.to_owned(),
                 None => names::from_strategy(
                     worker_class.naming_strategy(),
-                    json!({"cluster": {"name": cluster}, T::SCOPE: {"topologyName": topology.name()}}),
+                    || json!({"cluster": {"name": cluster}, T::SCOPE: {"topologyName": topology.name()}}),
                     &format!("{cluster}-{}", topology.name()),
                     topology.class(),
                 )?,

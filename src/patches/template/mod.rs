@@ -19,7 +19,9 @@ mod value;
 mod version;
 mod yaml11;
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 use std::sync::Arc;
 
 pub use yaml11::{parse_yaml_output, parse_yaml_output_owned};
@@ -150,7 +152,7 @@ impl Template {
         let dot = if self.inner.mutates_data {
             value::Value::from_json_map(data)
         } else {
-            shared.0.get_or_init(|| value::Value::from_json_map(data)).clone()
+            shared.data.get_or_init(|| shared.convert(data)).clone()
         };
         exec::execute(&self.inner, dot, options)
     }
@@ -159,7 +161,69 @@ impl Template {
 /// One set of variables converted once for every template execution that only reads them (the
 /// conversion is most of a short template's cost). Holds nothing until first used.
 #[derive(Debug, Default)]
-pub struct SharedData(std::cell::OnceCell<Option<value::Value>>);
+pub struct SharedData {
+    data: OnceCell<Option<value::Value>>,
+    /// A `builtin` member whose conversion is shared with other sets of variables.
+    common: Option<Rc<CommonBuiltin>>,
+}
+
+impl SharedData {
+    /// Data whose `builtin` member `common` names is converted once for every set sharing it.
+    pub fn with_common(common: Rc<CommonBuiltin>) -> Self {
+        SharedData {
+            data: OnceCell::new(),
+            common: Some(common),
+        }
+    }
+
+    /// `data` converted (`None`: nested too deep), the common `builtin` member taken from (or
+    /// left in) `common`; the same value and depth check as [`value::Value::from_json_map`].
+    fn convert(&self, data: &serde_json::Map<String, serde_json::Value>) -> Option<value::Value> {
+        let Some(common) = &self.common else {
+            return value::Value::from_json_map(data);
+        };
+        let builtin = |members: &serde_json::Map<String, serde_json::Value>| {
+            let converted = members.iter().map(|(name, member)| {
+                let value = if *name == common.name {
+                    common
+                        .value
+                        .get_or_init(|| value::Value::from_json_at(member, 2))
+                        .clone()?
+                } else {
+                    value::Value::from_json_at(member, 2)?
+                };
+                Some((name.clone(), value))
+            });
+            Some(value::Value::new_map(converted.collect::<Option<_>>()?))
+        };
+        let converted = data.iter().map(|(name, variable)| {
+            let value = match variable {
+                serde_json::Value::Object(members) if name == "builtin" => builtin(members)?,
+                other => value::Value::from_json_at(other, 1)?,
+            };
+            Some((name.clone(), value))
+        });
+        Some(value::Value::new_map(converted.collect::<Option<_>>()?))
+    }
+}
+
+/// A member of `builtin` (the Cluster's) that holds the same value in several sets of variables
+/// (every scope of one topology): converted for templates once, when first needed, for all.
+#[derive(Debug)]
+pub struct CommonBuiltin {
+    name: String,
+    value: OnceCell<Option<value::Value>>,
+}
+
+impl CommonBuiltin {
+    /// The shared conversion of `builtin.<name>`.
+    pub fn new(name: &str) -> Self {
+        CommonBuiltin {
+            name: name.to_owned(),
+            value: OnceCell::new(),
+        }
+    }
+}
 
 /// Whether `source` names a function that changes a map in place.
 fn names_mutator(source: &str) -> bool {

@@ -55,7 +55,8 @@ impl Value {
         ))
     }
 
-    fn from_json_at(json: &serde_json::Value, depth: usize) -> Option<Value> {
+    /// Converts `json` found at nesting `depth` of the data (see [`Value::from_json`]).
+    pub(crate) fn from_json_at(json: &serde_json::Value, depth: usize) -> Option<Value> {
         if depth > MAX_VALUE_DEPTH {
             return None;
         }

@@ -15,6 +15,7 @@ use crate::api::labels::{
     TOPOLOGY_DEFER_UPGRADE_ANNOTATION, TOPOLOGY_HOLD_UPGRADE_SEQUENCE_ANNOTATION, TOPOLOGY_OWNED_LABEL,
 };
 use crate::api::{MachineDeletionSpec, TopologyMetadata};
+use crate::patches::pointer_ops::{field, member_mut};
 use crate::store::group_of;
 
 /// The apiVersion of the Cluster API objects the engine generates (MachineDeployment,
@@ -84,31 +85,35 @@ pub fn clone_template(
     cluster: &str,
     instantiate: bool,
 ) -> Value {
-    // The template is owned: its spec and metadata maps are moved into the clone, not copied.
-    let (spec, mut labels, mut annotations) = if instantiate {
-        let inner = &mut template["spec"]["template"];
-        let spec = inner["spec"].take();
-        let metadata = &mut inner["metadata"];
-        (
-            spec,
-            take_map(metadata, "labels"),
-            take_map(metadata, "annotations"),
-        )
+    // The template is owned: its spec and metadata maps are moved into the clone, not copied
+    // (members found without hashing their keys: templates' objects are small).
+    let holder = if instantiate {
+        member_of(&mut template, "spec").and_then(|spec| member_of(spec, "template"))
     } else {
-        let spec = template["spec"].take();
-        let metadata = &mut template["metadata"];
-        (
-            spec,
-            take_map(metadata, "labels"),
-            take_map(metadata, "annotations"),
-        )
+        Some(&mut template)
+    };
+    let (spec, mut labels, mut annotations) = match holder {
+        Some(holder) => {
+            let spec = member_of(holder, "spec").map_or(Value::Null, Value::take);
+            let mut metadata = member_of(holder, "metadata");
+            let mut take_map = |key| match metadata
+                .as_deref_mut()
+                .and_then(|m| member_of(m, key))
+                .map(Value::take)
+            {
+                Some(Value::Object(map)) => map,
+                _ => Map::new(),
+            };
+            (spec, take_map("labels"), take_map("annotations"))
+        }
+        None => (Value::Null, Map::new(), Map::new()),
     };
     annotations.remove(LAST_APPLIED_ANNOTATION);
     // The labels of `owned_labels`, in its order, without building its map.
     labels.insert(CLUSTER_NAME_LABEL.to_owned(), Value::String(cluster.to_owned()));
     labels.insert(TOPOLOGY_OWNED_LABEL.to_owned(), Value::String(String::new()));
     annotations.extend(cloned_from(&template));
-    let kind = template["kind"].as_str().unwrap_or_default();
+    let kind = text(&template, "kind");
     let out_kind = if instantiate {
         kind.strip_suffix("Template").unwrap_or(kind)
     } else {
@@ -121,7 +126,7 @@ pub fn clone_template(
         ("labels", Value::Object(labels)),
         ("annotations", Value::Object(annotations)),
     ]);
-    let api_version = template["apiVersion"].as_str().unwrap_or_default().to_owned();
+    let api_version = text(&template, "apiVersion").to_owned();
     let mut object = object_of([
         ("apiVersion", Value::String(api_version)),
         ("kind", out_kind),
@@ -133,18 +138,28 @@ pub fn clone_template(
     object
 }
 
-/// The map at `key` of `metadata`, moved out (empty when absent or not a map).
-fn take_map(metadata: &mut Value, key: &str) -> Map<String, Value> {
-    match metadata.get_mut(key).map(Value::take) {
-        Some(Value::Object(map)) => map,
-        _ => Map::new(),
-    }
+/// The member `key` of `value` when it is an object that has one.
+fn member_of<'v>(value: &'v mut Value, key: &str) -> Option<&'v mut Value> {
+    value.as_object_mut().and_then(|map| member_mut(map, key))
+}
+
+/// The string at `key` of `object`, empty when absent or not a string.
+fn text<'v>(object: &'v Value, key: &str) -> &'v str {
+    field(object, key).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// The member `key` of `object`'s metadata, or null.
+fn metadata_member(object: &Value, key: &str) -> Value {
+    field(object, "metadata")
+        .and_then(|metadata| field(metadata, key))
+        .cloned()
+        .unwrap_or(Value::Null)
 }
 
 /// The `cloned-from` annotations of an object made from `template`: its group and kind, its name.
 pub fn cloned_from(template: &Value) -> [(String, Value); 2] {
-    let api_version = template["apiVersion"].as_str().unwrap_or_default();
-    let kind = template["kind"].as_str().unwrap_or_default();
+    let api_version = text(template, "apiVersion");
+    let kind = text(template, "kind");
     let group = group_of(api_version);
     let group_kind = if group.is_empty() {
         kind.to_owned()
@@ -158,7 +173,7 @@ pub fn cloned_from(template: &Value) -> [(String, Value); 2] {
         ),
         (
             TEMPLATE_CLONED_FROM_NAME_ANNOTATION.to_owned(),
-            template["metadata"]["name"].clone(),
+            metadata_member(template, "name"),
         ),
     ]
 }
@@ -166,11 +181,11 @@ pub fn cloned_from(template: &Value) -> [(String, Value); 2] {
 /// A v1beta2 contract-versioned reference (`apiGroup`, `kind`, `name`) to `object`, as Cluster
 /// API v1.14 writes the Cluster's, Machines' and workers' references.
 pub fn contract_ref_to(object: &Value) -> Value {
-    let group = group_of(object["apiVersion"].as_str().unwrap_or_default());
+    let group = group_of(text(object, "apiVersion"));
     object_of([
         ("apiGroup", Value::String(group.to_owned())),
-        ("kind", object["kind"].clone()),
-        ("name", object["metadata"]["name"].clone()),
+        ("kind", field(object, "kind").cloned().unwrap_or(Value::Null)),
+        ("name", metadata_member(object, "name")),
     ])
 }
 
