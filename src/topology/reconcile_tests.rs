@@ -97,7 +97,8 @@ fn owner_references_are_the_ones_cluster_apis_controllers_ensure() {
     let store = quickstart();
     let (object, cluster) = dev(&store);
     let work = reconcile(&object, &cluster, &store, &NoExternalPatches, &NoLifecycleHooks).unwrap();
-    let plain = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "name": "dev", "uid": "uid-dev"});
+    let plain =
+        json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "name": "dev", "uid": "uid-dev"});
     let mut controlling = plain.clone();
     controlling["controller"] = json!(true);
     controlling["blockOwnerDeletion"] = json!(true);
@@ -108,7 +109,11 @@ fn owner_references_are_the_ones_cluster_apis_controllers_ensure() {
         } else {
             &plain
         };
-        assert_eq!(desired["metadata"]["ownerReferences"], json!([expected]), "{kind}");
+        assert_eq!(
+            desired["metadata"]["ownerReferences"],
+            json!([expected]),
+            "{kind}"
+        );
     }
 }
 

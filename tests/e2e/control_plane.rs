@@ -147,7 +147,10 @@ impl ControlPlane {
 
     /// A kubeconfig for the second admin user `user` of [`ControlPlane::start_audited`].
     pub fn kubeconfig_of(&self, user: &str) -> PathBuf {
-        let path = self.launch.run.join(format!("{}kubeconfig-{user}", self.launch.prefix));
+        let path = self
+            .launch
+            .run
+            .join(format!("{}kubeconfig-{user}", self.launch.prefix));
         let token = format!("{}-{user}", self.launch.token);
         fs::write(&path, render_kubeconfig(self.launch.port, &token, &self.certs()))
             .expect("write the kubeconfig");
@@ -280,7 +283,9 @@ fn start_apiserver(run: &RunDir, bin: &Path, launch: &Launch) -> (Supervised, Pa
     let policy = launch.run.join(AUDIT_POLICY);
     let audited = prefix.is_empty() && policy.is_file();
     if audited {
-        users.push_str(&format!("{token}-{AUDITED_USER},{AUDITED_USER},{AUDITED_USER},system:masters\n"));
+        users.push_str(&format!(
+            "{token}-{AUDITED_USER},{AUDITED_USER},{AUDITED_USER},system:masters\n"
+        ));
     }
     fs::write(&tokens, users).expect("write the token file");
 

@@ -249,7 +249,10 @@ fn measure(n: usize) -> Row {
         row.cpu[i] = after - before;
     }
     let quiet = wait_idle(pids[0], QUIET_WINDOW, QUIET_CPU, Duration::from_secs(60));
-    println!("scale beside {n}: capi-topology idle {:.1} s after the create", (quiet - start).as_secs_f64());
+    println!(
+        "scale beside {n}: capi-topology idle {:.1} s after the create",
+        (quiet - start).as_secs_f64()
+    );
 
     let (created, mark) = writes_since(&audit, mark);
     println!("scale beside {n}: writes while provisioning, by writer: {created:#?}");
