@@ -1,6 +1,7 @@
 //! Who wrote what, from the API server's audit log (`ControlPlane::start_audited`): the writes
 //! of [`WRITES_POLICY`] counted by writer (the `capi-topology` user, every other client by the
-//! program name of its User-Agent) and by `verb resource[/subresource]`.
+//! program name of its User-Agent) and by `verb resource[/subresource]`, those refused with 409
+//! Conflict apart.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -65,7 +66,12 @@ fn write_of(line: &str) -> Option<(String, String)> {
     if let Some(sub) = object["subresource"].as_str() {
         resource = format!("{resource}/{sub}");
     }
-    Some((writer, format!("{} {resource}", event["verb"].as_str()?)))
+    let mut key = format!("{} {resource}", event["verb"].as_str()?);
+    // A write refused as based on an older copy costs nearly as much, and says who raced whom.
+    if event["responseStatus"]["code"] == 409 {
+        key.push_str(" (409 Conflict)");
+    }
+    Some((writer, key))
 }
 
 /// All writes of `writer`.
@@ -85,15 +91,18 @@ mod tests {
         let ours = r#"{"stage":"ResponseComplete","verb":"patch","user":{"username":"capi-topology"},"objectRef":{"resource":"clusters","subresource":"status"}}"#;
         let core = r#"{"stage":"ResponseComplete","verb":"create","user":{"username":"e2e-admin"},"userAgent":"capi-manager/v0.0.0 (linux/amd64)","objectRef":{"resource":"machines"}}"#;
         let started = r#"{"stage":"ResponseStarted","verb":"create","user":{"username":"e2e-admin"},"userAgent":"kubectl/v1.34","objectRef":{"resource":"clusters"}}"#;
-        std::fs::write(&path, [ours, core, started, "not json", ours].join("\n")).unwrap();
+        let refused = r#"{"stage":"ResponseComplete","verb":"patch","user":{"username":"capi-topology"},"objectRef":{"resource":"clusters","subresource":"status"},"responseStatus":{"code":409}}"#;
+        std::fs::write(&path, [ours, core, started, "not json", ours, refused].join("\n")).unwrap();
 
         let (writes, lines) = writes_since(&path, 0);
-        assert_eq!(lines, 5);
+        assert_eq!(lines, 6);
         assert_eq!(writes["capi-topology"]["patch clusters/status"], 2);
+        assert_eq!(writes["capi-topology"]["patch clusters/status (409 Conflict)"], 1);
+        assert_eq!(total(&writes, "capi-topology"), 3);
         assert_eq!(total(&writes, "capi-manager"), 1);
         assert_eq!(total(&writes, "kubectl"), 0);
         let (later, _) = writes_since(&path, 2);
-        assert_eq!(total(&later, "capi-topology"), 1);
+        assert_eq!(total(&later, "capi-topology"), 2);
         assert_eq!(total(&later, "capi-manager"), 0);
         std::fs::remove_dir_all(&dir).unwrap();
     }
