@@ -157,9 +157,11 @@ pub fn reconcile(
             let name = desired["metadata"]["name"].as_str().unwrap_or_default();
             let mut owner = owner.clone();
             if is_referenced(&planned.cluster, kind, name) {
-                // The Cluster controls the objects it references (the contract's adoption):
-                // set with the topology's own apply instead of a second apply per object.
+                // The Cluster controls the objects it references (the contract's adoption, a
+                // controller reference as Cluster API's cluster controller sets it): set with
+                // the topology's own apply instead of a second apply per object.
                 owner["controller"] = Value::Bool(true);
+                owner["blockOwnerDeletion"] = Value::Bool(true);
             }
             desired["metadata"]["ownerReferences"] = json!([owner]);
             let kind = desired["kind"].as_str().unwrap_or_default();
@@ -243,14 +245,16 @@ fn owned_kinds(cluster: &Cluster, blueprint: &Blueprint) -> BTreeSet<(String, St
     kinds
 }
 
-/// The owner reference every object of the topology carries: the Cluster.
+/// The owner reference every object of the topology carries: the Cluster, exactly as Cluster
+/// API's MachineDeployment and MachineHealthCheck controllers ensure it (no `controller`, no
+/// `blockOwnerDeletion`): they replace any other reference to the Cluster with theirs, so a
+/// different one here would be written back and forth for ever.
 fn owner_reference(cluster: &Value) -> Value {
     json!({
         "apiVersion": CAPI_API_VERSION,
         "kind": "Cluster",
         "name": cluster["metadata"]["name"],
         "uid": cluster["metadata"]["uid"],
-        "blockOwnerDeletion": true,
     })
 }
 

@@ -90,6 +90,34 @@ fn a_new_cluster_gets_every_object_owned_by_it_and_its_references() {
 }
 
 #[test]
+fn owner_references_are_the_ones_cluster_apis_controllers_ensure() {
+    // Cluster API's MachineDeployment and MachineHealthCheck controllers replace any reference
+    // to the Cluster with a plain one; anything more here was applied back after every one of
+    // their patches (found beside the real managers: two writes a second per Cluster).
+    let store = quickstart();
+    let (object, cluster) = dev(&store);
+    let work = reconcile(&object, &cluster, &store, &NoExternalPatches, &NoLifecycleHooks).unwrap();
+    let plain =
+        json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "name": "dev", "uid": "uid-dev"});
+    let mut controlling = plain.clone();
+    controlling["controller"] = json!(true);
+    controlling["blockOwnerDeletion"] = json!(true);
+    for (desired, _) in &work.objects {
+        let kind = desired["kind"].as_str().unwrap_or_default();
+        let expected = if matches!(kind, "DockerCluster" | "KubeadmControlPlane") {
+            &controlling
+        } else {
+            &plain
+        };
+        assert_eq!(
+            desired["metadata"]["ownerReferences"],
+            json!([expected]),
+            "{kind}"
+        );
+    }
+}
+
+#[test]
 fn a_settled_topology_needs_no_write() {
     let mut store = quickstart();
     let (object, cluster) = dev(&store);

@@ -30,7 +30,7 @@ const MIDDLE: &str = "v1.34.0";
 const TO: &str = "v1.35.0";
 
 /// Our webhook configurations as the overlay renders them, pointed at the local server.
-fn our_configurations(kubectl: &Kubectl, port: u16, ca_pem: &str) -> String {
+pub fn our_configurations(kubectl: &Kubectl, port: u16, ca_pem: &str) -> String {
     let text = kubectl
         .ok(&[
             "kustomize",
@@ -62,7 +62,7 @@ fn our_configurations(kubectl: &Kubectl, port: u16, ca_pem: &str) -> String {
 /// Cluster API's in-memory ClusterClass and a Cluster of it (v1.14.0's own templates), with
 /// clusterctl's variables filled in; the class lists the versions of the upgrade
 /// (`spec.kubernetesVersions`), so that the plan steps through the middle one.
-fn in_memory_manifests() -> (String, String) {
+pub fn in_memory_manifests() -> (String, String) {
     let templates = module_dir("sigs.k8s.io/cluster-api/test").join("infrastructure/docker/templates");
     let read =
         |file: &str| std::fs::read_to_string(templates.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
@@ -88,7 +88,9 @@ fn in_memory_manifests() -> (String, String) {
     (render(&objects), fill(read("cluster-template-in-memory.yaml")))
 }
 
-fn doctor(kubeconfig: &std::path::Path) -> Result<String, String> {
+/// `capi-topology cluster-api doctor` on the cluster of `kubeconfig`: its report when it
+/// passes, its output when it does not.
+pub fn doctor(kubeconfig: &std::path::Path) -> Result<String, String> {
     let mut command = Command::new(capi_topology());
     command
         .args(["cluster-api", "doctor", "--kubeconfig"])

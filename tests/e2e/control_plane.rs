@@ -15,6 +15,10 @@ use crate::process::{free_port, http_get, http_post, poll, run_bounded, RunDir, 
 /// How long the API server may take to become ready (the first start migrates storage).
 const APISERVER_READY: Duration = Duration::from_secs(90);
 const ETCD_READY: Duration = Duration::from_secs(30);
+/// The audit policy of [`ControlPlane::start_audited`], in the run directory.
+const AUDIT_POLICY: &str = "audit-policy.yaml";
+/// The second admin user of an audited API server.
+const AUDITED_USER: &str = "capi-topology";
 
 /// The directory with `etcd`, `kube-apiserver` and `kubectl`, built (or found in the cache) by
 /// `tests/e2e/build-binaries.sh`, once per test process.
@@ -131,6 +135,26 @@ impl ControlPlane {
             .decode(value)
             .map_err(|e| format!("etcd value of {key}: {e}"))?;
         serde_json::from_slice(&bytes).map_err(|e| format!("etcd value of {key} is not JSON: {e}"))
+    }
+
+    /// [`ControlPlane::start`] with the API server writing an audit log of `policy` (an
+    /// `audit.k8s.io/v1` Policy, JSON lines in `<run>/audit.log`), and a second admin user,
+    /// `capi-topology`, whose requests the log tells apart ([`ControlPlane::kubeconfig_of`]).
+    pub fn start_audited(run: &RunDir, policy: &str) -> ControlPlane {
+        fs::write(run.join(AUDIT_POLICY), policy).expect("write the audit policy");
+        ControlPlane::start(run)
+    }
+
+    /// A kubeconfig for the second admin user `user` of [`ControlPlane::start_audited`].
+    pub fn kubeconfig_of(&self, user: &str) -> PathBuf {
+        let path = self
+            .launch
+            .run
+            .join(format!("{}kubeconfig-{user}", self.launch.prefix));
+        let token = format!("{}-{user}", self.launch.token);
+        fs::write(&path, render_kubeconfig(self.launch.port, &token, &self.certs()))
+            .expect("write the kubeconfig");
+        path
     }
 
     /// The admin kubeconfig.
@@ -255,8 +279,15 @@ fn start_apiserver(run: &RunDir, bin: &Path, launch: &Launch) -> (Supervised, Pa
         generate_key(&sa_key);
     }
     let tokens = certs.join("tokens.csv");
-    fs::write(&tokens, format!("{token},e2e-admin,e2e-admin,system:masters\n"))
-        .expect("write the token file");
+    let mut users = format!("{token},e2e-admin,e2e-admin,system:masters\n");
+    let policy = launch.run.join(AUDIT_POLICY);
+    let audited = prefix.is_empty() && policy.is_file();
+    if audited {
+        users.push_str(&format!(
+            "{token}-{AUDITED_USER},{AUDITED_USER},{AUDITED_USER},system:masters\n"
+        ));
+    }
+    fs::write(&tokens, users).expect("write the token file");
 
     let mut command = Command::new(bin.join("kube-apiserver"));
     command.args([
@@ -275,6 +306,13 @@ fn start_apiserver(run: &RunDir, bin: &Path, launch: &Launch) -> (Supervised, Pa
         "--allow-privileged=true",
         "--v=1",
     ]);
+    if audited {
+        command.args([
+            format!("--audit-policy-file={}", policy.display()),
+            format!("--audit-log-path={}", run.join("audit.log").display()),
+            "--audit-log-format=json".to_owned(),
+        ]);
+    }
     let apiserver = Supervised::spawn(run, &format!("{prefix}kube-apiserver"), command);
 
     let kubeconfig = run.join(&format!("{prefix}kubeconfig"));

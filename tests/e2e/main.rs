@@ -10,6 +10,7 @@
 //! next run. `CAPI_TOPOLOGY_E2E_BIN=<path>` runs the scenarios against another capi-topology
 //! binary (e.g. a release build).
 
+mod audit_log;
 mod beside_cluster_api;
 mod beside_cluster_api_conversion;
 mod beside_cluster_api_resource_set;
@@ -39,6 +40,7 @@ mod resource_sets_scale;
 mod runtime_extensions;
 mod runtime_isolation;
 mod scale;
+mod scale_beside_cluster_api;
 mod scenarios;
 mod strict_fields;
 mod versions;

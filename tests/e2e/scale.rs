@@ -162,7 +162,7 @@ fn csv_path() -> PathBuf {
 }
 
 /// The 1-minute load average (the machine may be shared).
-fn load_average() -> String {
+pub fn load_average() -> String {
     fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|l| l.split_whitespace().next().map(str::to_owned))
@@ -187,7 +187,7 @@ fn clusters(n: usize) -> Vec<Value> {
 }
 
 /// Creates `objects` with `kubectl create`, [`CHUNK`] per call, [`PARALLEL_CREATES`] calls at once.
-fn create_all(kubectl: &Kubectl, objects: &[Value]) -> Result<(), String> {
+pub fn create_all(kubectl: &Kubectl, objects: &[Value]) -> Result<(), String> {
     let chunks: Vec<&[Value]> = objects.chunks(CHUNK).collect();
     for wave in chunks.chunks(PARALLEL_CREATES) {
         let results: Vec<Result<(), String>> = thread::scope(|scope| {
