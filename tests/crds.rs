@@ -75,11 +75,7 @@ fn webhook_manifests_match_the_served_endpoints() {
 /// topology, merge instead of replacing each other's entries.
 #[test]
 fn list_maps_match_cluster_api() {
-    let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference/v1.14/crd-list-maps.yaml");
-    let fixture: serde_json::Value =
-        serde_yaml_ng::from_str(&std::fs::read_to_string(fixture).expect("fixture reads"))
-            .expect("fixture parses");
+    let fixture = reference_fixture("crd-list-maps.yaml");
     let crds = custom_resource_definitions().expect("CRDs generate");
     let mut ours = std::collections::BTreeSet::new();
     let mut served = std::collections::BTreeSet::new();
@@ -172,11 +168,7 @@ fn list_maps(node: &serde_json::Value, path: String, out: &mut Vec<(String, Vec<
 /// what a client writes, in either version.
 #[test]
 fn every_cluster_api_field_is_in_our_crds() {
-    let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference/v1.14/crd-fields.yaml");
-    let fixture: serde_json::Value =
-        serde_yaml_ng::from_str(&std::fs::read_to_string(fixture).expect("fixture reads"))
-            .expect("fixture parses");
+    let fixture = reference_fixture("crd-fields.yaml");
     let crds = custom_resource_definitions().expect("CRDs generate");
     let mut missing = Vec::new();
     for (kind_version, paths) in fixture["fields"].as_object().expect("fields") {
@@ -234,11 +226,7 @@ fn has_field(schema: &serde_json::Value, path: &str) -> bool {
 /// serve): what the API server keeps standalone, it keeps beside Cluster API.
 #[test]
 fn our_crds_declare_no_field_cluster_api_lacks() {
-    let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference/v1.14/crd-fields.yaml");
-    let fixture: serde_json::Value =
-        serde_yaml_ng::from_str(&std::fs::read_to_string(fixture).expect("fixture reads"))
-            .expect("fixture parses");
+    let fixture = reference_fixture("crd-fields.yaml");
     let mut extra = Vec::new();
     for crd in custom_resource_definitions().expect("CRDs generate") {
         for served in &crd.spec.versions {
@@ -287,4 +275,13 @@ fn field_paths(node: &serde_json::Value, path: String, out: &mut Vec<String>) {
     if let Some(values) = node.get("additionalProperties").filter(|v| v.is_object()) {
         field_paths(values, format!("{path}{{}}"), out);
     }
+}
+
+/// A fixture taken from Cluster API v1.14.0's CRDs (`tests/fixtures/reference/v1.14/`).
+fn reference_fixture(file: &str) -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/reference/v1.14")
+        .join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_yaml_ng::from_str(&text).expect("fixture parses")
 }
