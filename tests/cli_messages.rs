@@ -206,3 +206,31 @@ fn certificates_must_be_valid_for_at_least_a_day() {
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("invalid value '0' for '--days <DAYS>': 0 is not in 1..=3650"));
 }
+
+/// A topology naming one MachineDeployment twice is refused by `check` as the API server refuses
+/// it (the CRD keys the list by name), in kubectl's words, before any webhook speaks.
+#[test]
+fn a_repeated_list_map_key_is_refused_in_the_api_servers_words() {
+    let dir = scratch("list-map");
+    let class = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quickstart/00-clusterclass.yaml");
+    std::fs::copy(class, dir.join("00-clusterclass.yaml")).unwrap();
+    let cluster = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quickstart/10-cluster-dev.yaml"),
+    )
+    .unwrap();
+    let repeated = "      - class: default-worker\n        name: md-0\n        replicas: 1\n";
+    assert!(
+        cluster.ends_with(repeated),
+        "the example ends with its one worker pool"
+    );
+    std::fs::write(dir.join("10-cluster.yaml"), format!("{cluster}{repeated}")).unwrap();
+    let output = capi_topology(&["check", "-f", dir.path().to_str().unwrap()], &[], None);
+    assert_eq!(output.status.code(), Some(1));
+    let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), stderr(&output));
+    assert!(
+        text.contains(
+            r#"The Cluster "dev" is invalid: spec.topology.workers.machineDeployments[1]: Duplicate value: {"name":"md-0"}"#
+        ),
+        "{text}"
+    );
+}

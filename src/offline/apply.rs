@@ -95,6 +95,7 @@ pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) ->
     }
     if let Some(kind) = admitted_kind {
         let verb = if old.is_some() { "patching" } else { "creating" };
+        let schema_refusal = refusals::schema_refusal(&object);
         object = match to_stored(object, source, verb) {
             Ok(stored) => stored,
             Err(message) => {
@@ -104,7 +105,7 @@ pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) ->
             }
         };
         object = carry_server_fields(object, old.as_ref());
-        match admit_through_webhooks(store, kind, object, old.as_ref(), source) {
+        match admit_through_webhooks(store, kind, object, old.as_ref(), source, schema_refusal) {
             Ok((admitted, warnings)) => {
                 applied.warnings = warnings;
                 object = admitted;
@@ -168,13 +169,15 @@ pub(super) fn created(object: &Value) -> Applied {
 }
 
 /// Runs the kind's mutating then validating webhook; the admitted (defaulted) object, or kubectl's
-/// message for a denial. Warnings either way.
+/// message for a denial. Warnings either way. `schema_refusal` is what the API server's schema
+/// check refuses: it answers after the mutating webhooks, before the validating ones.
 fn admit_through_webhooks(
     store: &MemoryStore,
     kind: Kind,
     object: Value,
     old: Option<&Value>,
     source: &str,
+    schema_refusal: Option<String>,
 ) -> Result<(Value, Vec<String>), (String, Vec<String>)> {
     let operation = if old.is_some() {
         Operation::Update
@@ -184,7 +187,13 @@ fn admit_through_webhooks(
     let verb = if old.is_some() { "patching" } else { "creating" };
     let mut warnings = Vec::new();
     let mut object = object;
+    let mut schema_refusal = schema_refusal;
     for webhook in Webhook::of_kind(kind) {
+        if !webhook.mutating {
+            if let Some(message) = schema_refusal.take() {
+                return Err((message, warnings));
+            }
+        }
         let response = admission::admit_value(webhook, &operation, Some(&object), old, store);
         warnings.extend(response.warnings.clone().unwrap_or_default());
         if !response.allowed {

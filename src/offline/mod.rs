@@ -8,5 +8,6 @@
 pub mod apply;
 pub mod current;
 pub mod edge;
+pub mod list_maps;
 mod refusals;
 pub mod strict;

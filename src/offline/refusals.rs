@@ -42,17 +42,31 @@ pub fn check(object: &mut Value) -> Result<(), String> {
         .pointer("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    Err(invalid(group, kind, name, &errors))
+    Err(invalid(kind, name, &errors))
+}
+
+/// kubectl's message when the API server's schema check refuses `object` (as written, in its
+/// version): duplicate list-map keys ([`super::list_maps`]); none when it passes.
+pub fn schema_refusal(object: &Value) -> Option<String> {
+    let errors = super::list_maps::duplicate_keys(object);
+    if errors.is_empty() {
+        return None;
+    }
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    Some(invalid(
+        object["kind"].as_str().unwrap_or_default(),
+        name,
+        &errors,
+    ))
 }
 
 /// kubectl's message for an object the API server finds invalid: one cause on the line, several
-/// as a list.
-fn invalid(group: &str, kind: &str, name: &str, errors: &FieldErrors) -> String {
-    let resource = if group.is_empty() {
-        kind.to_owned()
-    } else {
-        format!("{kind}.{group}")
-    };
+/// as a list. kubectl names the kind alone (the Status's `details.kind`), whatever its group.
+fn invalid(kind: &str, name: &str, errors: &FieldErrors) -> String {
+    let resource = kind;
     let name = truncate(name.to_owned(), MAX_NAME_SHOWN);
     let mut causes: Vec<String> = Vec::with_capacity(errors.len());
     for cause in errors.iter().map(ToString::to_string) {
@@ -78,10 +92,7 @@ mod tests {
             "metadata": {"name": "s", "namespace": "ns"}, "spec": null});
         assert_eq!(
             check(&mut set),
-            Err(
-                r#"The ClusterResourceSet.addons.cluster.x-k8s.io "s" is invalid: spec: Required value"#
-                    .to_owned()
-            )
+            Err(r#"The ClusterResourceSet "s" is invalid: spec: Required value"#.to_owned())
         );
         let mut config_map =
             json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "spec": null});
@@ -104,7 +115,7 @@ mod tests {
             "metadata": {"name": "b", "namespace": "ns", "labels": {"-a": "b"}}});
         let message = check(&mut binding).unwrap_err();
         assert!(
-            message.starts_with("The ClusterResourceSetBinding.addons.cluster.x-k8s.io \"b\" is invalid: \n* metadata.labels: "),
+            message.starts_with("The ClusterResourceSetBinding \"b\" is invalid: \n* metadata.labels: "),
             "{message}"
         );
         assert!(message.ends_with("\n* spec: Required value"), "{message}");

@@ -222,7 +222,7 @@ fn broken_add_on_data_and_refused_names_fail_the_command() {
     assert!(lines[0].starts_with(
         r#"The ConfigMap "Bad_Name!" is invalid: metadata.name: Invalid value: "Bad_Name!": a lowercase RFC 1123 subdomain must consist of"#
     ));
-    assert!(lines[1].starts_with("The ClusterResourceSetBinding.addons.cluster.x-k8s.io \"aaaa"));
+    assert!(lines[1].starts_with("The ClusterResourceSetBinding \"aaaa"));
     assert!(
         lines[1].contains("must be no more than 253 characters"),
         "{}",
@@ -231,11 +231,11 @@ fn broken_add_on_data_and_refused_names_fail_the_command() {
     assert!(lines[1].len() < 8192, "a 1 MB name is not echoed whole");
     assert_eq!(
         lines[2],
-        r#"The ClusterResourceSet.addons.cluster.x-k8s.io "n" is invalid: spec: Required value"#
+        r#"The ClusterResourceSet "n" is invalid: spec: Required value"#
     );
     assert_eq!(
         lines[3],
-        r#"The ExtensionConfig.runtime.cluster.x-k8s.io "e" is invalid: spec: Required value"#
+        r#"The ExtensionConfig "e" is invalid: spec: Required value"#
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
