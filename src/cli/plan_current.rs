@@ -13,8 +13,8 @@ use crate::decode::decode_value;
 use crate::runtime::RuntimeExtensions;
 use crate::store::{MemoryStore, ObjectSource};
 use crate::topology::diff::Change;
+use crate::topology::hooks::ProceedingHooks;
 use crate::topology::reconcile::reconcile;
-use crate::topology::upgrade_hooks::ProceedingHooks;
 use crate::topology::upgrade_report::pending;
 use crate::topology::what_changes::{changes, rollouts, Rollout};
 
@@ -30,7 +30,7 @@ pub fn plan_against_current(
         .context("Cluster not stored")?;
     let cluster: Cluster =
         decode_value((*object).clone()).map_err(|err| anyhow::anyhow!("decoding the Cluster: {err}"))?;
-    let work = reconcile(&object, &cluster, store, extensions, &ProceedingHooks).map_err(|blocked| {
+    let work = reconcile(&object, &cluster, store, extensions, &ProceedingHooks::ALL).map_err(|blocked| {
         anyhow::anyhow!(
             "the topology is blocked ({}): {}",
             blocked.reason,

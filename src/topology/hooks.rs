@@ -111,14 +111,25 @@ pub trait LifecycleHooks {
     }
 }
 
-/// No Runtime Extensions: no hook is registered, so nothing is held; a class naming a
-/// GenerateUpgradePlan extension cannot be planned.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoLifecycleHooks;
+/// Hooks that never hold an upgrade and have no GenerateUpgradePlan extension:
+/// [`ProceedingHooks::NONE`] is no Runtime Extension at all (no hook registered, none called);
+/// [`ProceedingHooks::ALL`] is how the offline `plan` sees them, every hook registered and letting
+/// the upgrade go on, so the plan lists each call the controller would make.
+#[derive(Debug, Clone, Copy)]
+pub struct ProceedingHooks {
+    registered: bool,
+}
 
-impl LifecycleHooks for NoLifecycleHooks {
+impl ProceedingHooks {
+    /// No hook registered.
+    pub const NONE: ProceedingHooks = ProceedingHooks { registered: false };
+    /// Every hook registered, every call answered "proceed".
+    pub const ALL: ProceedingHooks = ProceedingHooks { registered: true };
+}
+
+impl LifecycleHooks for ProceedingHooks {
     fn registered(&self, _hook: LifecycleHook, _namespace: &str) -> bool {
-        false
+        self.registered
     }
 
     fn call(

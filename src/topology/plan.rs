@@ -12,7 +12,7 @@ use super::desired::{
     clone_template, contract_ref_to, health_checks, metadata_builtin, LAST_APPLIED_ANNOTATION,
 };
 use super::error::TopologyError;
-use super::hooks::{LifecycleHooks, NoLifecycleHooks};
+use super::hooks::{LifecycleHooks, ProceedingHooks};
 use super::names;
 use super::plan_patches::apply_patches;
 use super::plan_upgrade::{self, Sequencing};
@@ -65,7 +65,7 @@ pub fn plan(
     current: &Current,
     external: &dyn ExternalPatches,
 ) -> Result<Plan, TopologyError> {
-    plan_with_hooks(blueprint, cluster, current, external, &NoLifecycleHooks)
+    plan_with_hooks(blueprint, cluster, current, external, &ProceedingHooks::NONE)
 }
 
 /// [`plan`], calling the upgrade's lifecycle hooks (and a GenerateUpgradePlan extension) through

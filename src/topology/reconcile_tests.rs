@@ -5,7 +5,7 @@ use crate::decode::decode_value;
 use crate::offline::apply::{apply, Verdict};
 use crate::patches::external::NoExternalPatches;
 use crate::store::{parse_manifests, MemoryStore};
-use crate::topology::hooks::NoLifecycleHooks;
+use crate::topology::hooks::ProceedingHooks;
 
 const NOW: &str = "2026-01-01T00:00:00Z";
 
@@ -56,7 +56,14 @@ fn carry_out(store: &mut MemoryStore, work: &Reconciliation) {
 fn a_new_cluster_gets_every_object_owned_by_it_and_its_references() {
     let store = quickstart();
     let (object, cluster) = dev(&store);
-    let work = reconcile(&object, &cluster, &store, &NoExternalPatches, &NoLifecycleHooks).unwrap();
+    let work = reconcile(
+        &object,
+        &cluster,
+        &store,
+        &NoExternalPatches,
+        &ProceedingHooks::NONE,
+    )
+    .unwrap();
     assert!(work.objects.iter().all(|(_, current)| current.is_none()));
     for (desired, _) in &work.objects {
         assert_eq!(
@@ -96,7 +103,14 @@ fn owner_references_are_the_ones_cluster_apis_controllers_ensure() {
     // their patches (found beside the real managers: two writes a second per Cluster).
     let store = quickstart();
     let (object, cluster) = dev(&store);
-    let work = reconcile(&object, &cluster, &store, &NoExternalPatches, &NoLifecycleHooks).unwrap();
+    let work = reconcile(
+        &object,
+        &cluster,
+        &store,
+        &NoExternalPatches,
+        &ProceedingHooks::NONE,
+    )
+    .unwrap();
     let plain =
         json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "name": "dev", "uid": "uid-dev"});
     let mut controlling = plain.clone();
@@ -121,10 +135,24 @@ fn owner_references_are_the_ones_cluster_apis_controllers_ensure() {
 fn a_settled_topology_needs_no_write() {
     let mut store = quickstart();
     let (object, cluster) = dev(&store);
-    let first = reconcile(&object, &cluster, &store, &NoExternalPatches, &NoLifecycleHooks).unwrap();
+    let first = reconcile(
+        &object,
+        &cluster,
+        &store,
+        &NoExternalPatches,
+        &ProceedingHooks::NONE,
+    )
+    .unwrap();
     carry_out(&mut store, &first);
     let (object, cluster) = dev(&store);
-    let work = reconcile(&object, &cluster, &store, &NoExternalPatches, &NoLifecycleHooks).unwrap();
+    let work = reconcile(
+        &object,
+        &cluster,
+        &store,
+        &NoExternalPatches,
+        &ProceedingHooks::NONE,
+    )
+    .unwrap();
     assert!(work.cluster_refs.is_none());
     for (desired, current) in &work.objects {
         let current = current.as_ref().expect("every object exists now");
@@ -137,7 +165,14 @@ fn a_settled_topology_needs_no_write() {
 fn a_removed_worker_pool_is_deleted_with_its_health_check_and_templates() {
     let mut store = quickstart();
     let (object, cluster) = dev(&store);
-    let first = reconcile(&object, &cluster, &store, &NoExternalPatches, &NoLifecycleHooks).unwrap();
+    let first = reconcile(
+        &object,
+        &cluster,
+        &store,
+        &NoExternalPatches,
+        &ProceedingHooks::NONE,
+    )
+    .unwrap();
     carry_out(&mut store, &first);
     let (mut object, _) = dev(&store);
     let workers = object["spec"]["topology"]["workers"]["machineDeployments"]
@@ -145,7 +180,14 @@ fn a_removed_worker_pool_is_deleted_with_its_health_check_and_templates() {
         .unwrap();
     let removed = workers.pop().unwrap()["name"].as_str().unwrap().to_owned();
     let cluster: Cluster = decode_value(object.clone()).unwrap();
-    let work = reconcile(&object, &cluster, &store, &NoExternalPatches, &NoLifecycleHooks).unwrap();
+    let work = reconcile(
+        &object,
+        &cluster,
+        &store,
+        &NoExternalPatches,
+        &ProceedingHooks::NONE,
+    )
+    .unwrap();
     let deleted: Vec<String> = work
         .deletions
         .iter()
@@ -184,7 +226,14 @@ fn a_missing_class_blocks_with_a_reason_an_operator_can_act_on() {
     let (mut object, _) = dev(&store);
     object["spec"]["topology"]["classRef"]["name"] = json!("gone");
     let cluster: Cluster = decode_value(object.clone()).unwrap();
-    let blocked = reconcile(&object, &cluster, &store, &NoExternalPatches, &NoLifecycleHooks).unwrap_err();
+    let blocked = reconcile(
+        &object,
+        &cluster,
+        &store,
+        &NoExternalPatches,
+        &ProceedingHooks::NONE,
+    )
+    .unwrap_err();
     assert_eq!(blocked.reason, "ClusterClassNotFound");
     assert_eq!(blocked.message, "ClusterClass default/gone not found");
     let condition = topology_condition(&Err(&blocked), NOW);
@@ -231,16 +280,23 @@ fn a_failing_extension_blocks_with_its_patch_and_handler_named_the_same_way_each
     class["spec"]["patches"] =
         json!([{"name": "from-extension", "external": {"generatePatchesExtension": "generate.ext"}}]);
     store.insert(class).unwrap();
-    let first = reconcile(&object, &cluster, &store, &Unreachable, &NoLifecycleHooks).unwrap_err();
+    let first = reconcile(&object, &cluster, &store, &Unreachable, &ProceedingHooks::NONE).unwrap_err();
     assert_eq!(first.reason, EXTERNAL_PATCH_FAILED);
     assert_eq!(
         first.message,
         "external patch \"from-extension\": failed to call extension handler \"generate.ext\": http call failed: connection refused"
     );
-    let again = reconcile(&object, &cluster, &store, &Unreachable, &NoLifecycleHooks).unwrap_err();
+    let again = reconcile(&object, &cluster, &store, &Unreachable, &ProceedingHooks::NONE).unwrap_err();
     assert_eq!(again, first);
     assert!(
-        reconcile(&object, &cluster, &quickstart(), &Unreachable, &NoLifecycleHooks).is_ok(),
+        reconcile(
+            &object,
+            &cluster,
+            &quickstart(),
+            &Unreachable,
+            &ProceedingHooks::NONE
+        )
+        .is_ok(),
         "a class without the extension does not call it"
     );
 }
@@ -281,7 +337,14 @@ fn a_class_whose_variables_are_not_reconciled_is_waited_for() {
         "reason": "VariableDiscoveryFailed", "lastTransitionTime": NOW}]);
     store.insert(class).unwrap();
     let (object, cluster) = dev(&store);
-    let blocked = reconcile(&object, &cluster, &store, &NoExternalPatches, &NoLifecycleHooks).unwrap_err();
+    let blocked = reconcile(
+        &object,
+        &cluster,
+        &store,
+        &NoExternalPatches,
+        &ProceedingHooks::NONE,
+    )
+    .unwrap_err();
     assert_eq!(blocked.reason, "ClusterClassNotReconciled");
     assert_eq!(
         blocked.message,

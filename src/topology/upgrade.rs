@@ -513,3 +513,26 @@ pub fn concurrency(annotations: Option<&BTreeMap<String, String>>) -> usize {
 #[cfg(test)]
 #[path = "upgrade_tests.rs"]
 mod tests;
+
+/// What the upgrade tests share.
+#[cfg(test)]
+pub(crate) mod testing {
+    use serde_json::Value;
+
+    use super::{Inputs, UpgradePlan};
+    use crate::topology::hooks::ProceedingHooks;
+    use crate::topology::upgrade_hooks::HookRunner;
+    use crate::topology::upgrade_steps::UpgradeSteps;
+
+    /// No chained-upgrade steps.
+    pub(crate) static NO_STEPS: UpgradeSteps = UpgradeSteps {
+        control_plane: Vec::new(),
+        workers: Vec::new(),
+    };
+
+    /// Decides without Runtime Extensions.
+    pub(crate) fn decide(inputs: &Inputs<'_>) -> UpgradePlan {
+        let mut runner = HookRunner::new(&ProceedingHooks::NONE, "default", Value::Null);
+        UpgradePlan::decide(inputs, &mut runner)
+    }
+}

@@ -324,26 +324,6 @@ impl<'a> HookRunner<'a> {
     }
 }
 
-/// Hooks as the offline `plan` sees them: every hook has a handler that lets the upgrade go on,
-/// so the plan lists each call the controller would make; no GenerateUpgradePlan extension.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ProceedingHooks;
-
-impl LifecycleHooks for ProceedingHooks {
-    fn registered(&self, _hook: LifecycleHook, _namespace: &str) -> bool {
-        true
-    }
-
-    fn call(
-        &self,
-        _hook: LifecycleHook,
-        _namespace: &str,
-        _request: &LifecycleRequest,
-    ) -> Result<HookOutcome, String> {
-        Ok(HookOutcome::Proceed)
-    }
-}
-
 /// The versions a hook request carries.
 #[derive(Debug, Clone, Copy)]
 pub enum Versions<'v> {

@@ -112,22 +112,8 @@ mod tests {
 
     use super::*;
     use crate::api::labels::TOPOLOGY_DEFER_UPGRADE_ANNOTATION;
-    use crate::topology::hooks::NoLifecycleHooks;
+    use crate::topology::upgrade::testing::{decide, NO_STEPS};
     use crate::topology::upgrade::{CurrentWorker, Inputs, Worker};
-    use crate::topology::upgrade_hooks::HookRunner;
-    use crate::topology::upgrade_steps::UpgradeSteps;
-    use serde_json::Value;
-
-    static NO_STEPS: UpgradeSteps = UpgradeSteps {
-        control_plane: Vec::new(),
-        workers: Vec::new(),
-    };
-
-    /// Decides without Runtime Extensions.
-    fn decide(inputs: &Inputs<'_>) -> UpgradePlan {
-        let mut runner = HookRunner::new(&NoLifecycleHooks, "default", Value::Null);
-        UpgradePlan::decide(inputs, &mut runner)
-    }
 
     fn plan(cp: serde_json::Value, workers: &[Worker<'_>]) -> UpgradePlan {
         decide(&Inputs {

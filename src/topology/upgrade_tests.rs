@@ -2,20 +2,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use super::testing::{decide, NO_STEPS};
 use super::*;
-use crate::topology::hooks::NoLifecycleHooks;
-use crate::topology::upgrade_steps::UpgradeSteps;
-
-static NO_STEPS: UpgradeSteps = UpgradeSteps {
-    control_plane: Vec::new(),
-    workers: Vec::new(),
-};
-
-/// Decides without Runtime Extensions.
-fn decide(inputs: &Inputs<'_>) -> UpgradePlan {
-    let mut runner = HookRunner::new(&NoLifecycleHooks, "default", Value::Null);
-    UpgradePlan::decide(inputs, &mut runner)
-}
 
 const OLD: &str = "v1.30.0";
 const NEW: &str = "v1.31.0";
