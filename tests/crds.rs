@@ -127,13 +127,16 @@ fn seed_allows_repeated_names(kind: &str, version: &str, path: &str) -> bool {
 
 /// The paths (`[]` for list items) of the list maps under `node`, with their keys.
 fn list_maps(node: &serde_json::Value, path: String, out: &mut Vec<(String, Vec<String>)>) {
-    if node.get("x-kubernetes-list-type").and_then(|t| t.as_str()) == Some("map") {
-        let keys = node["x-kubernetes-list-map-keys"]
+    let mut nodes = Vec::new();
+    schema_nodes(node, path, &mut nodes);
+    for (path, node) in nodes {
+        if node.get("x-kubernetes-list-type").and_then(|t| t.as_str()) != Some("map") {
+            continue;
+        }
+        let keys: Vec<String> = node["x-kubernetes-list-map-keys"]
             .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let keys: Vec<String> = keys
-            .iter()
+            .into_iter()
+            .flatten()
             .filter_map(|k| k.as_str().map(str::to_owned))
             .collect();
         // The API server refuses a CRD whose list-map key an item may lack.
@@ -148,18 +151,7 @@ fn list_maps(node: &serde_json::Value, path: String, out: &mut Vec<(String, Vec<
                 "{path}: list-map key {key} is neither required nor defaulted"
             );
         }
-        out.push((path.clone(), keys));
-    }
-    if let Some(properties) = node.get("properties").and_then(|p| p.as_object()) {
-        for (name, child) in properties {
-            list_maps(child, format!("{path}.{name}"), out);
-        }
-    }
-    if let Some(items) = node.get("items") {
-        list_maps(items, format!("{path}[]"), out);
-    }
-    if let Some(values) = node.get("additionalProperties").filter(|v| v.is_object()) {
-        list_maps(values, format!("{path}{{}}"), out);
+        out.push((path, keys));
     }
 }
 
@@ -239,12 +231,13 @@ fn our_crds_declare_no_field_cluster_api_lacks() {
                 .collect();
             let schema = serde_json::to_value(&served.schema).expect("schema encodes");
             let mut ours = Vec::new();
-            field_paths(&schema["openAPIV3Schema"], String::new(), &mut ours);
+            schema_nodes(&schema["openAPIV3Schema"], String::new(), &mut ours);
             let top_level =
                 |path: &String| !path.starts_with(".metadata") && path != ".apiVersion" && path != ".kind";
             extra.extend(
                 ours.into_iter()
-                    .filter(|path| top_level(path) && !known.contains(path.as_str()))
+                    .map(|(path, _)| path)
+                    .filter(|path| !path.is_empty() && top_level(path) && !known.contains(path.as_str()))
                     .map(|path| format!("{key} {path}")),
             );
         }
@@ -256,24 +249,27 @@ fn our_crds_declare_no_field_cluster_api_lacks() {
     );
 }
 
-/// Every field path under `node` (`.a.b[].c{}`), not descending below nodes keeping unknown fields.
-fn field_paths(node: &serde_json::Value, path: String, out: &mut Vec<String>) {
-    if !path.is_empty() {
-        out.push(path.clone());
-    }
+/// Every schema node under `node` with its field path (`.a.b[].c{}`; `node` itself at `path`),
+/// not descending below nodes keeping unknown fields.
+fn schema_nodes<'a>(
+    node: &'a serde_json::Value,
+    path: String,
+    out: &mut Vec<(String, &'a serde_json::Value)>,
+) {
+    out.push((path.clone(), node));
     if node.get("x-kubernetes-preserve-unknown-fields") == Some(&serde_json::Value::Bool(true)) {
         return;
     }
     if let Some(properties) = node.get("properties").and_then(|p| p.as_object()) {
         for (name, child) in properties {
-            field_paths(child, format!("{path}.{name}"), out);
+            schema_nodes(child, format!("{path}.{name}"), out);
         }
     }
     if let Some(items) = node.get("items") {
-        field_paths(items, format!("{path}[]"), out);
+        schema_nodes(items, format!("{path}[]"), out);
     }
     if let Some(values) = node.get("additionalProperties").filter(|v| v.is_object()) {
-        field_paths(values, format!("{path}{{}}"), out);
+        schema_nodes(values, format!("{path}{{}}"), out);
     }
 }
 

@@ -17,8 +17,9 @@ use crate::store::group_of as api_group;
 /// not followed past the schema anyway.
 const MAX_DEPTH: usize = 64;
 
-/// The `openAPIV3Schema` of each of our kinds, by `(group, version, kind)`.
-fn schemas() -> &'static HashMap<(String, String, String), Value> {
+/// The `openAPIV3Schema` of each version of our kinds, by `(group, version, kind)`, generated once
+/// (strict field validation reads them too).
+pub(super) fn our_schemas() -> &'static HashMap<(String, String, String), Value> {
     static SCHEMAS: OnceLock<HashMap<(String, String, String), Value>> = OnceLock::new();
     SCHEMAS.get_or_init(|| {
         let mut schemas = HashMap::new();
@@ -54,7 +55,7 @@ pub fn duplicate_keys(object: &Value) -> FieldErrors {
         api_version.rsplit('/').next().unwrap_or_default().to_owned(),
         object["kind"].as_str().unwrap_or_default().to_owned(),
     );
-    if let Some(schema) = schemas().get(&key) {
+    if let Some(schema) = our_schemas().get(&key) {
         walk(schema, object, &FieldPath::root(), 0, &mut errors);
     }
     errors

@@ -15,7 +15,6 @@ use serde_json::Value;
 
 use super::apply::{apply, created, Applied, ApplyError, Verdict};
 use super::edge::check_served;
-use crate::api::crd::custom_resource_definitions;
 use crate::store::{group_of as api_group, MemoryStore, ObjectSource};
 
 /// The field validation kubectl's `--validate` asks of the API server.
@@ -44,29 +43,20 @@ pub struct Schemas {
 impl Schemas {
     /// The schemas of our CRDs, and of the CRDs among `objects` for other groups.
     pub fn new<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Schemas {
-        let mut schemas = Schemas::default();
-        let ours: Vec<Value> = custom_resource_definitions()
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|crd| serde_json::to_value(crd).ok())
-            .collect();
-        let groups: Vec<String> = ours
-            .iter()
-            .filter_map(|crd| {
-                crd.pointer("/spec/group")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-            })
-            .collect();
-        for crd in &ours {
-            schemas.add(crd);
-        }
+        let ours = super::list_maps::our_schemas();
+        let groups: std::collections::HashSet<&str> =
+            ours.keys().map(|(group, _, _)| group.as_str()).collect();
+        let mut schemas = Schemas {
+            by_kind: ours.clone(),
+        };
         let theirs = objects.into_iter().filter(|o| {
             o["kind"] == "CustomResourceDefinition"
                 && o["apiVersion"] == "apiextensions.k8s.io/v1"
-                && !groups
-                    .iter()
-                    .any(|g| o.pointer("/spec/group") == Some(&Value::from(g.as_str())))
+                && !groups.contains(
+                    o.pointer("/spec/group")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default(),
+                )
         });
         for crd in theirs {
             schemas.add(crd);

@@ -39,6 +39,15 @@ fn dev(store: &MemoryStore) -> (Value, Cluster) {
 }
 
 /// Stores what the controller would have applied.
+/// Reconciles without Runtime Extensions: no external patch, no lifecycle hook.
+fn reconcile_alone(
+    object: &Value,
+    cluster: &Cluster,
+    store: &MemoryStore,
+) -> Result<Reconciliation, Blocked> {
+    reconcile(object, cluster, store, &NoExternalPatches, &ProceedingHooks::NONE)
+}
+
 fn carry_out(store: &mut MemoryStore, work: &Reconciliation) {
     for (desired, _) in &work.objects {
         store.insert(desired.clone()).unwrap();
@@ -56,14 +65,7 @@ fn carry_out(store: &mut MemoryStore, work: &Reconciliation) {
 fn a_new_cluster_gets_every_object_owned_by_it_and_its_references() {
     let store = quickstart();
     let (object, cluster) = dev(&store);
-    let work = reconcile(
-        &object,
-        &cluster,
-        &store,
-        &NoExternalPatches,
-        &ProceedingHooks::NONE,
-    )
-    .unwrap();
+    let work = reconcile_alone(&object, &cluster, &store).unwrap();
     assert!(work.objects.iter().all(|(_, current)| current.is_none()));
     for (desired, _) in &work.objects {
         assert_eq!(
@@ -103,14 +105,7 @@ fn owner_references_are_the_ones_cluster_apis_controllers_ensure() {
     // their patches (found beside the real managers: two writes a second per Cluster).
     let store = quickstart();
     let (object, cluster) = dev(&store);
-    let work = reconcile(
-        &object,
-        &cluster,
-        &store,
-        &NoExternalPatches,
-        &ProceedingHooks::NONE,
-    )
-    .unwrap();
+    let work = reconcile_alone(&object, &cluster, &store).unwrap();
     let plain =
         json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "name": "dev", "uid": "uid-dev"});
     let mut controlling = plain.clone();
@@ -135,24 +130,10 @@ fn owner_references_are_the_ones_cluster_apis_controllers_ensure() {
 fn a_settled_topology_needs_no_write() {
     let mut store = quickstart();
     let (object, cluster) = dev(&store);
-    let first = reconcile(
-        &object,
-        &cluster,
-        &store,
-        &NoExternalPatches,
-        &ProceedingHooks::NONE,
-    )
-    .unwrap();
+    let first = reconcile_alone(&object, &cluster, &store).unwrap();
     carry_out(&mut store, &first);
     let (object, cluster) = dev(&store);
-    let work = reconcile(
-        &object,
-        &cluster,
-        &store,
-        &NoExternalPatches,
-        &ProceedingHooks::NONE,
-    )
-    .unwrap();
+    let work = reconcile_alone(&object, &cluster, &store).unwrap();
     assert!(work.cluster_refs.is_none());
     for (desired, current) in &work.objects {
         let current = current.as_ref().expect("every object exists now");
@@ -165,14 +146,7 @@ fn a_settled_topology_needs_no_write() {
 fn a_removed_worker_pool_is_deleted_with_its_health_check_and_templates() {
     let mut store = quickstart();
     let (object, cluster) = dev(&store);
-    let first = reconcile(
-        &object,
-        &cluster,
-        &store,
-        &NoExternalPatches,
-        &ProceedingHooks::NONE,
-    )
-    .unwrap();
+    let first = reconcile_alone(&object, &cluster, &store).unwrap();
     carry_out(&mut store, &first);
     let (mut object, _) = dev(&store);
     let workers = object["spec"]["topology"]["workers"]["machineDeployments"]
@@ -180,14 +154,7 @@ fn a_removed_worker_pool_is_deleted_with_its_health_check_and_templates() {
         .unwrap();
     let removed = workers.pop().unwrap()["name"].as_str().unwrap().to_owned();
     let cluster: Cluster = decode_value(object.clone()).unwrap();
-    let work = reconcile(
-        &object,
-        &cluster,
-        &store,
-        &NoExternalPatches,
-        &ProceedingHooks::NONE,
-    )
-    .unwrap();
+    let work = reconcile_alone(&object, &cluster, &store).unwrap();
     let deleted: Vec<String> = work
         .deletions
         .iter()
@@ -226,14 +193,7 @@ fn a_missing_class_blocks_with_a_reason_an_operator_can_act_on() {
     let (mut object, _) = dev(&store);
     object["spec"]["topology"]["classRef"]["name"] = json!("gone");
     let cluster: Cluster = decode_value(object.clone()).unwrap();
-    let blocked = reconcile(
-        &object,
-        &cluster,
-        &store,
-        &NoExternalPatches,
-        &ProceedingHooks::NONE,
-    )
-    .unwrap_err();
+    let blocked = reconcile_alone(&object, &cluster, &store).unwrap_err();
     assert_eq!(blocked.reason, "ClusterClassNotFound");
     assert_eq!(blocked.message, "ClusterClass default/gone not found");
     let condition = topology_condition(&Err(&blocked), NOW);
@@ -337,14 +297,7 @@ fn a_class_whose_variables_are_not_reconciled_is_waited_for() {
         "reason": "VariableDiscoveryFailed", "lastTransitionTime": NOW}]);
     store.insert(class).unwrap();
     let (object, cluster) = dev(&store);
-    let blocked = reconcile(
-        &object,
-        &cluster,
-        &store,
-        &NoExternalPatches,
-        &ProceedingHooks::NONE,
-    )
-    .unwrap_err();
+    let blocked = reconcile_alone(&object, &cluster, &store).unwrap_err();
     assert_eq!(blocked.reason, "ClusterClassNotReconciled");
     assert_eq!(
         blocked.message,
