@@ -56,19 +56,24 @@ fn by_role(items: &[Value]) -> BTreeMap<String, Value> {
 /// The names the topology generated, each with the role of the object it names.
 fn generated_names(items: &[Value]) -> BTreeMap<String, String> {
     let mut names = BTreeMap::new();
-    let mut name = |value: &Value, role: String| {
+    fn name(names: &mut BTreeMap<String, String>, value: &Value, role: String) {
         if let Some(name) = value.as_str().filter(|name| !name.is_empty()) {
             names.insert(name.to_owned(), role);
         }
-    };
+    }
     for item in items {
         match item["kind"].as_str().unwrap_or_default() {
             "Cluster" => {
                 name(
+                    &mut names,
                     &item["spec"]["infrastructureRef"]["name"],
                     "InfrastructureCluster".into(),
                 );
-                name(&item["spec"]["controlPlaneRef"]["name"], "ControlPlane".into());
+                name(
+                    &mut names,
+                    &item["spec"]["controlPlaneRef"]["name"],
+                    "ControlPlane".into(),
+                );
             }
             "MachineDeployment" | "MachinePool" => {
                 let kind = item["kind"].as_str().unwrap_or_default();
@@ -80,42 +85,55 @@ fn generated_names(items: &[Value]) -> BTreeMap<String, String> {
                 let role = format!("{kind}[{topology}]");
                 let spec = &item["spec"]["template"]["spec"];
                 name(
+                    &mut names,
                     &spec["bootstrap"]["configRef"]["name"],
                     format!("{role}.bootstrap"),
                 );
                 name(
+                    &mut names,
                     &spec["infrastructureRef"]["name"],
                     format!("{role}.infrastructure"),
                 );
-                name(&item["metadata"]["name"], role);
+                name(&mut names, &item["metadata"]["name"], role);
             }
             _ => {}
         }
     }
     // The control plane's machine template, by either contract's path.
-    for item in items {
-        let template = &item["spec"]["machineTemplate"];
-        if names.get(item["metadata"]["name"].as_str().unwrap_or_default())
-            == Some(&"ControlPlane".to_owned())
-        {
-            for reference in [
-                &template["spec"]["infrastructureRef"],
-                &template["infrastructureRef"],
-            ] {
-                name(&reference["name"], "ControlPlane.machineInfrastructure".into());
-            }
+    let control_plane = items.iter().find(|item| {
+        let name = item["metadata"]["name"].as_str().unwrap_or_default();
+        item["kind"] != "MachineHealthCheck" && names.get(name).is_some_and(|role| role == "ControlPlane")
+    });
+    if let Some(template) = control_plane.map(|item| &item["spec"]["machineTemplate"]) {
+        for reference in [
+            &template["spec"]["infrastructureRef"],
+            &template["infrastructureRef"],
+        ] {
+            name(
+                &mut names,
+                &reference["name"],
+                "ControlPlane.machineInfrastructure".into(),
+            );
         }
     }
     names
 }
 
-/// `value` with every string equal to a generated name replaced by `<role>`.
+/// `value` with every generated name in its strings replaced by `<role>`: whole strings, and
+/// names inside strings (a patch may derive a name from a generated one, e.g.
+/// `{{ .builtin.controlPlane.name }}-azure-json`), longest names first.
 fn renamed(value: &Value, names: &BTreeMap<String, String>) -> Value {
     match value {
-        Value::String(text) => match names.get(text) {
-            Some(role) => Value::String(format!("<{role}>")),
-            None => value.clone(),
-        },
+        Value::String(text) => {
+            let mut longest_first: Vec<(&String, &String)> = names.iter().collect();
+            longest_first.sort_by_key(|(name, _)| std::cmp::Reverse(name.len()));
+            let replaced = longest_first
+                .into_iter()
+                .fold(text.clone(), |text, (name, role)| {
+                    text.replace(name.as_str(), &format!("<{role}>"))
+                });
+            Value::String(replaced)
+        }
         Value::Array(items) => Value::Array(items.iter().map(|item| renamed(item, names)).collect()),
         Value::Object(map) => Value::Object(
             map.iter()
