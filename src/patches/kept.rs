@@ -50,12 +50,31 @@ impl Unpatched {
             .pointer_mut("/spec/template/spec")
             .map(Value::take)
             .unwrap_or(Value::Null);
-        let mut kept = Value::Object(self.0.clone());
-        if let Some(template) = kept.pointer_mut("/spec/template").and_then(Value::as_object_mut) {
+        let mut kept = self.0.clone();
+        if inner.is_null() {
+            if let Some(template) = kept
+                .get_mut("spec")
+                .and_then(|spec| spec.get_mut("template"))
+                .and_then(Value::as_object_mut)
+            {
+                template.insert("spec".to_owned(), inner);
+            }
+        } else if let Some(template) =
+            object_at(&mut kept, "spec").and_then(|spec| object_at(spec, "template"))
+        {
+            // A template without a spec whose patches add one (`/spec` first) keeps what they add.
             template.insert("spec".to_owned(), inner);
         }
-        *patched = kept;
+        *patched = Value::Object(kept);
     }
+}
+
+/// The object at `key` of `fields`, created empty when absent; None when it is not an object.
+fn object_at<'a>(fields: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Map<String, Value>> {
+    fields
+        .entry(key.to_owned())
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
 }
 
 /// A copy of the object `value` with the field `key` replaced by what `inner` makes of it
@@ -119,6 +138,21 @@ mod tests {
         expected["spec"]["extra"] = json!(true);
         expected["spec"]["template"]["spec"]["size"] = json!(2);
         assert_eq!(patched, expected);
+    }
+
+    #[test]
+    fn a_template_spec_added_by_the_patches_is_kept() {
+        // vSphere's class: the VSphereClusterTemplate has no spec; its patch adds `/spec` first.
+        let bare = json!({"apiVersion": "v1", "kind": "VSphereClusterTemplate", "metadata": {"name": "t"}});
+        let unpatched = Unpatched::of(&bare);
+        let mut patched = bare.clone();
+        patched["spec"] = json!({"template": {"spec": {"server": "vcenter"}}});
+        unpatched.keep_template_spec(&mut patched);
+        assert_eq!(
+            patched["spec"],
+            json!({"template": {"spec": {"server": "vcenter"}}})
+        );
+        assert_eq!(patched["metadata"], bare["metadata"]);
     }
 
     #[test]
