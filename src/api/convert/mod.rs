@@ -42,6 +42,7 @@ mod data;
 mod duration;
 mod extension_config;
 mod health_check;
+mod kept;
 mod machine_deployment;
 mod machine_health_check;
 mod machine_pool;
@@ -74,6 +75,7 @@ mod tests_backports;
 use serde_json::Value;
 
 pub use data::{CONVERSION_DATA, V1BETA1_FIELDS};
+pub use kept::{is_date_time, problems as v1beta1_fields_problems, Problem};
 
 /// `seconds` as a v1beta1 (`metav1.Duration`) field prints it, e.g. `600` -> `10m0s`: for
 /// writers of v1beta1-contract provider objects (a control plane's `nodeDrainTimeout`).
@@ -326,7 +328,11 @@ pub fn to_hub(mut object: Value) -> Result<Value, ConvertError> {
         return Ok(object);
     };
     let ctx = Ctx::of(&kind_name, obj);
+    // A spoke never carries the hub's annotation: what it keeps is taken from the spoke's fields.
+    data::take_annotation(obj, V1BETA1_FIELDS);
+    let written = kept::written_durations(kind, obj);
     kind.spoke_to_hub(obj, &ctx)?;
+    data::keep_first(obj, written);
     obj.insert("apiVersion".into(), Value::String(hub_api_version));
     Ok(object)
 }
@@ -357,7 +363,11 @@ pub fn from_hub(
     let (Some(obj), Some(ctx)) = (object.as_object_mut(), ctx) else {
         return Err(unsupported());
     };
+    let kept_fields = data::take_annotation(obj, V1BETA1_FIELDS);
     kind.hub_to_spoke(obj, &ctx, versions)?;
+    if let Some(text) = kept_fields {
+        kept::restore(obj, kind, &text, &ctx);
+    }
     obj.insert("apiVersion".into(), Value::String(api_version.to_owned()));
     Ok(object)
 }
