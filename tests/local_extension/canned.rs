@@ -2,19 +2,18 @@
 //! them, each answers its hook with the JSON it was given. For the offline commands' calls of
 //! hooks the example extension does not serve (GenerateUpgradePlan, an empty DiscoverVariables).
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use axum::routing::post;
 use axum::{Json, Router};
-use axum_server::tls_rustls::{RustlsAcceptor, RustlsConfig};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use capi_topology::server::dev_certs::generate;
 use serde_json::{json, Value};
 
-use super::server::{tls_config, HOOKS_PATH};
+use super::hostile::serve_router;
+use super::server::HOOKS_PATH;
 
 /// One handler: its name, its hook (`GenerateUpgradePlan`) and its answer.
 pub struct Handler {
@@ -38,13 +37,6 @@ pub struct CannedExtension {
 impl CannedExtension {
     /// Starts the extension serving `handlers`, on a free port and a runtime of its own.
     pub fn start(handlers: Vec<Handler>) -> Self {
-        let certificates =
-            generate(&[], &[IpAddr::V4(Ipv4Addr::LOCALHOST)], 1).expect("development certificates");
-        let tls = tls_config(certificates.cert_pem.as_bytes(), certificates.key_pem.as_bytes())
-            .expect("the serving certificate loads");
-        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
-        let addr = listener.local_addr().expect("its address");
-        listener.set_nonblocking(true).expect("a non-blocking listener");
         let listed: Vec<Value> = handlers
             .iter()
             .map(|h| {
@@ -69,21 +61,10 @@ impl CannedExtension {
                 }),
             );
         }
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        runtime.spawn(async move {
-            let server = axum_server::from_tcp(listener).expect("a server");
-            server
-                .acceptor(RustlsAcceptor::new(RustlsConfig::from_config(tls)))
-                .serve(router.into_make_service())
-                .await
-        });
+        let (addr, ca_pem, runtime) = serve_router(router);
         Self {
             addr,
-            ca_pem: certificates.ca_pem,
+            ca_pem,
             calls,
             runtime: Some(runtime),
         }

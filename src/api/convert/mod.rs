@@ -15,7 +15,8 @@
 //!   v1beta1 `bool` cannot carry (`paused`, `initialization.*`, patch selector
 //!   `matchResources.*`, variable schema booleans, `definitionsConflict`) and which of the `0`s
 //!   a v1beta1 `int32` always writes (replica counters) the hub really had.
-//! - durations become whole seconds (`"1s5ms"` → `1`) and come back as Go prints them (`"1s"`).
+//! - durations become whole seconds (`"1s5ms"` → `1`) and come back as Go prints them (`"1s"`),
+//!   unless the hub kept the written form (below).
 //! - Cluster `infrastructureRef`/`controlPlaneRef` and a Machine template's
 //!   `infrastructureRef`/`bootstrap.configRef` (MachineDeployment, MachineSet, MachinePool)
 //!   lose their apiVersion for an apiGroup; the way back asks [`ContractVersions`] which version the referenced CRD serves for the contract.
@@ -28,7 +29,11 @@
 //! `{"path": <JSON pointer into the v1beta1 object>, "value": ..., "guard": {<pointer>: <name>}}`,
 //! where `guard` holds the names of the list entries on the path); hub → spoke puts each back
 //! where the guard still matches and removes the annotation. So a Cluster written as v1beta1
-//! with `definitionFrom` and stored as v1beta2 reads back the same through v1beta1.
+//! with `definitionFrom` and stored as v1beta2 reads back the same through v1beta1. The same
+//! annotation keeps each v1beta1 duration (of every kind) whose written form is not the one Go
+//! prints (`90s` for `1m30s`), put back while the stored value is still that duration, so a
+//! GitOps tool comparing what it applied in v1beta1 sees no drift. What the annotation may hold,
+//! and how each entry is checked, is in `kept`.
 //!
 //! Output differences from the Go converters, by design of a JSON-level converter: zero values
 //! the Go structs always print (`controlPlaneEndpoint: {host: "", port: 0}`, an empty `status`)

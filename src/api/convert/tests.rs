@@ -114,27 +114,26 @@ fn cluster_hub_to_v1beta1_rebuilds_refs_durations_and_status() {
         json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "DockerCluster",
                "namespace": "ns1", "name": "c1-infra"})
     );
-    // The durations read back as the v1beta1 object wrote them (the hub keeps the written form).
-    let cp = &spoke["spec"]["topology"]["controlPlane"];
-    assert_eq!(cp["nodeDrainTimeout"], "10m");
-    assert_eq!(cp["nodeDeletionTimeout"], "1s5ms");
-    assert_eq!(cp["machineHealthCheck"]["nodeStartupTimeout"], "1h5m");
-    assert_eq!(
-        cp["machineHealthCheck"]["unhealthyConditions"][0]["timeout"],
-        "300s"
-    );
-    // Without the written forms, as Go prints them.
+    // The durations read back as the v1beta1 object wrote them (the hub keeps the written
+    // forms); without those, as Go prints them.
     let mut bare = fixture("cluster.v1beta2.yaml");
     bare["metadata"]["annotations"].as_object_mut().unwrap().clear();
     let spoke_of_bare = from_hub(bare, "cluster.x-k8s.io/v1beta1", &crds()).unwrap();
-    let cp_of_bare = &spoke_of_bare["spec"]["topology"]["controlPlane"];
-    assert_eq!(cp_of_bare["nodeDrainTimeout"], "10m0s");
-    assert_eq!(cp_of_bare["nodeDeletionTimeout"], "1s");
-    assert_eq!(cp_of_bare["machineHealthCheck"]["nodeStartupTimeout"], "1h5m0s");
-    assert_eq!(
-        cp_of_bare["machineHealthCheck"]["unhealthyConditions"][0]["timeout"],
-        "5m0s"
-    );
+    for (spoke, forms) in [
+        (&spoke, ["10m", "1s5ms", "1h5m", "300s"]),
+        (&spoke_of_bare, ["10m0s", "1s", "1h5m0s", "5m0s"]),
+    ] {
+        let cp = &spoke["spec"]["topology"]["controlPlane"];
+        let mhc = &cp["machineHealthCheck"];
+        let read = [
+            &cp["nodeDrainTimeout"],
+            &cp["nodeDeletionTimeout"],
+            &mhc["nodeStartupTimeout"],
+            &mhc["unhealthyConditions"][0]["timeout"],
+        ];
+        assert_eq!(read, forms.map(Value::from).each_ref());
+    }
+    let cp = &spoke["spec"]["topology"]["controlPlane"];
     assert_eq!(
         cp["machineHealthCheck"]["remediationTemplate"]["namespace"],
         "ns1"
