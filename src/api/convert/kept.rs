@@ -312,6 +312,43 @@ fn collect(value: &Value, tokens: &[&str], at: String, out: &mut Vec<(String, Va
     }
 }
 
+/// `object` (a hub) without the durations' written forms in its [`V1BETA1_FIELDS`] annotation,
+/// the v1beta1 fields v1beta2 has no place for kept: for manifests rewritten to v1beta2 for good
+/// (`convert`), which no v1beta1 reader will ask for them.
+pub fn without_written_forms(object: &mut Value) {
+    let group = super::split_api_version(object["apiVersion"].as_str().unwrap_or_default()).0;
+    let Some(kind) = object["kind"].as_str().and_then(|k| Kind::of(group, k)) else {
+        return;
+    };
+    let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let Some(Ok(Value::Array(entries))) = annotations
+        .get(V1BETA1_FIELDS)
+        .and_then(Value::as_str)
+        .map(serde_json::from_str::<Value>)
+    else {
+        return;
+    };
+    let is_form =
+        |entry: &Value| entry["path"].as_str().and_then(|p| form_of(kind, p)) == Some(Form::Duration);
+    let kept: Vec<Value> = entries.into_iter().filter(|entry| !is_form(entry)).collect();
+    if kept.is_empty() {
+        annotations.remove(V1BETA1_FIELDS);
+    } else {
+        annotations.insert(
+            V1BETA1_FIELDS.into(),
+            Value::String(Value::Array(kept).to_string()),
+        );
+    }
+    if annotations.is_empty() {
+        meta.remove("annotations");
+    }
+}
+
 /// Puts the entries of annotation text `text` back into `spoke` (a `kind` object just converted
 /// from the hub): a kept field where its parent still exists, it is absent and its guard still
 /// matches; a duration's written form where the field holds the same duration. Entries the

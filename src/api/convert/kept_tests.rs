@@ -183,3 +183,22 @@ fn a_stored_annotation_cannot_change_a_value_only_its_spelling() {
     assert_eq!(back["spec"]["nodeStartupTimeout"], "10m0s");
     assert_eq!(back["spec"]["clusterName"], "c");
 }
+
+#[test]
+fn rewritten_manifests_drop_the_written_forms_only() {
+    let mut hub = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+        "metadata": {"name": "c", "annotations": {V1BETA1_FIELDS: json!([
+            {"path": "/spec/topology/controlPlane/nodeDrainTimeout", "value": "90s"},
+            {"path": "/spec/topology/rolloutAfter", "value": "2026-01-01T00:00:00Z"},
+        ]).to_string()}}});
+    without_written_forms(&mut hub);
+    assert_eq!(
+        hub["metadata"]["annotations"][V1BETA1_FIELDS],
+        json!([{"path": "/spec/topology/rolloutAfter", "value": "2026-01-01T00:00:00Z"}]).to_string()
+    );
+    let mut only_forms = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineHealthCheck",
+        "metadata": {"name": "m", "annotations": {V1BETA1_FIELDS: json!([
+            {"path": "/spec/nodeStartupTimeout", "value": "600s"}]).to_string()}}});
+    without_written_forms(&mut only_forms);
+    assert_eq!(only_forms["metadata"].get("annotations"), None);
+}

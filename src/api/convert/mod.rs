@@ -80,7 +80,7 @@ mod tests_backports;
 use serde_json::Value;
 
 pub use data::{CONVERSION_DATA, V1BETA1_FIELDS};
-pub use kept::{is_date_time, problems as v1beta1_fields_problems, Problem};
+pub use kept::{is_date_time, problems as v1beta1_fields_problems, without_written_forms, Problem};
 
 /// `seconds` as a v1beta1 (`metav1.Duration`) field prints it, e.g. `600` -> `10m0s`: for
 /// writers of v1beta1-contract provider objects (a control plane's `nodeDrainTimeout`).
