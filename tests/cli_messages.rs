@@ -154,12 +154,12 @@ fn nothing_to_do_is_said_not_silent() {
 }
 
 /// The review of `examples/review.json` (v1beta2, where the webhooks are registered) and of
-/// `examples/v1beta1/review.json` (an older client's), each at its version's paths.
+/// `examples/review-v1beta1.json` (an older client's), each at its version's paths.
 #[test]
 fn admit_as_applied_gives_the_verdict_check_gives() {
     for (version, file) in [
         ("v1beta2", "examples/review.json"),
-        ("v1beta1", "examples/v1beta1/review.json"),
+        ("v1beta1", "examples/review-v1beta1.json"),
     ] {
         let validate = format!("/validate-cluster-x-k8s-io-{version}-cluster");
         let args = [
