@@ -2,14 +2,14 @@
 //! (a) decodes into the v1beta1 spoke types (`api::v1beta1`, the schema of the served v1beta1
 //! CRD version) and encodes back to the same JSON; (b) converts to the v1beta2 hub
 //! (`api::convert::to_hub`), decodes into the hub types, encodes, and converts back
-//! (`api::convert::from_hub`) to the same JSON, but for what the way back writes as Cluster API's
-//! does (a reference's namespace, a duration as Go prints it). Nothing Cluster API defines is
+//! (`api::convert::from_hub`) to the same JSON, durations spelt as written, but for what the way
+//! back writes as Cluster API's does (a reference's namespace). Nothing Cluster API defines is
 //! lost either way.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use capi_topology::api::convert::{from_hub, go_duration, to_hub, ContractVersions, CONVERSION_DATA};
+use capi_topology::api::convert::{from_hub, to_hub, ContractVersions, CONVERSION_DATA};
 use capi_topology::api::{v1beta1, Cluster, ClusterClass};
 use capi_topology::store::{group_of, parse_manifests};
 use pretty_assertions::assert_eq;
@@ -74,52 +74,17 @@ fn without_empty_defaults(value: &mut Value) {
     }
 }
 
-/// The v1beta1 fields that are Go durations (`metav1.Duration`).
-const DURATIONS: &[&str] = &[
-    "timeout",
-    "nodeStartupTimeout",
-    "nodeDrainTimeout",
-    "nodeVolumeDetachTimeout",
-    "nodeDeletionTimeout",
-];
-
 /// The v1beta1 object references whose namespace is the object's own.
 const REFS: &[&str] = &["ref", "infrastructureRef", "controlPlaneRef"];
 
-/// Whole seconds of a Go duration of hours, minutes and seconds (`1h5m`, `300s`), the units the
-/// corpus uses.
-fn seconds(duration: &str) -> Option<i64> {
-    let (mut total, mut number) = (0, String::new());
-    for c in duration.chars() {
-        match c {
-            '0'..='9' => number.push(c),
-            'h' | 'm' | 's' => {
-                let scale = match c {
-                    'h' => 3600,
-                    'm' => 60,
-                    _ => 1,
-                };
-                total += number.parse::<i64>().ok()? * scale;
-                number.clear();
-            }
-            _ => return None,
-        }
-    }
-    number.is_empty().then_some(total)
-}
-
 /// What the v1beta1 webhooks and the way back from the hub write for fields left to them, as
-/// Cluster API v1.14's conversion does: a reference's namespace is the object's own, and a
-/// duration is printed as Go prints it (`300s` -> `5m0s`). Applied to the original.
+/// Cluster API v1.14's conversion does: a reference's namespace is the object's own. (A duration
+/// comes back as written, `300s` as `300s`: the hub keeps its written form.) Applied to the
+/// original.
 fn as_converted_back(value: &mut Value, namespace: &str) {
     match value {
         Value::Object(map) => {
             for (key, field) in map.iter_mut() {
-                if DURATIONS.contains(&key.as_str()) {
-                    if let Some(secs) = field.as_str().and_then(seconds) {
-                        *field = Value::from(go_duration(secs));
-                    }
-                }
                 if REFS.contains(&key.as_str()) && !namespace.is_empty() {
                     if let Some(reference) = field.as_object_mut() {
                         reference

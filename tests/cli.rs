@@ -62,6 +62,8 @@ fn check_admits_extension_configs_and_refuses_a_plain_http_url() {
         text.contains("extensionconfig.runtime.cluster.x-k8s.io/k8s-upgrade-with-runtimesdk created"),
         "{text}"
     );
+    // As kubectl: refusals on stderr.
+    let text = String::from_utf8_lossy(&output.stderr);
     assert!(
         text.contains(
             r#"admission webhook "validation.extensionconfig.runtime.cluster.x-k8s.io" denied the request: ExtensionConfig.runtime.cluster.x-k8s.io "plain-http" is invalid: spec.clientConfig.url: Invalid value: "http://extension.example.com:8080": 'https' is the only allowed URL scheme, e.g. https://example.com"#
@@ -90,6 +92,7 @@ fn check_admits_cluster_resource_sets_and_refuses_a_strategy_change() {
         text.contains("clusterresourceset.addons.cluster.x-k8s.io/crs1 created"),
         "{text}"
     );
+    let text = String::from_utf8_lossy(&output.stderr);
     assert!(
         text.contains(
             r#"admission webhook "validation.clusterresourceset.addons.cluster.x-k8s.io" denied the request: ClusterResourceSet.addons.cluster.x-k8s.io "crs1" is invalid: spec.strategy: Invalid value: "Reconcile": field is immutable"#
@@ -197,7 +200,9 @@ fn check_refuses_unknown_fields_and_warns_of_repeated_keys_as_kubectl_does() {
     let output = capi_topology(&["check", "-f", class, "-f", &path], None);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
-        stdout(&output).lines().last(),
+        String::from_utf8_lossy(&output.stderr)
+            .lines()
+            .find(|line| line.starts_with("Error from server")),
         Some(
             format!(
                 "Error from server (BadRequest): error when creating {path:?}: Cluster in version \"v1beta2\" cannot \

@@ -153,37 +153,46 @@ fn nothing_to_do_is_said_not_silent() {
     );
 }
 
+/// The review of `examples/review.json` (v1beta2, where the webhooks are registered) and of
+/// `examples/review-v1beta1.json` (an older client's), each at its version's paths.
 #[test]
 fn admit_as_applied_gives_the_verdict_check_gives() {
-    let args = [
-        "admit",
-        "--objects",
-        "examples/quickstart/",
-        "--path",
-        "/validate-cluster-x-k8s-io-v1beta1-cluster",
-    ];
-    let review = Path::new("examples/review.json");
-    let as_given = capi_topology(&args, &[], Some(review));
-    let answer: serde_json::Value = serde_json::from_slice(&as_given.stdout).unwrap();
-    assert_eq!(
-        answer["response"]["allowed"], true,
-        "a class without status is not reconciled yet"
-    );
-    assert!(answer["response"]["warnings"][0]
-        .as_str()
-        .unwrap()
-        .contains("hasn't been successfully reconciled"));
-    // Cluster API checks a Cluster's variables in its defaulting webhook, and so do we.
-    let mut applied_args = args.to_vec();
-    applied_args.insert(1, "--as-applied");
-    applied_args[5] = "/mutate-cluster-x-k8s-io-v1beta1-cluster";
-    let as_applied = capi_topology(&applied_args, &[], Some(review));
-    let answer: serde_json::Value = serde_json::from_slice(&as_applied.stdout).unwrap();
-    assert_eq!(answer["response"]["allowed"], false);
-    assert!(answer["response"]["status"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("spec.topology.variables[kubeletLogLevel].value: Invalid value: \"42\": should be less than or equal to 10"));
+    for (version, file) in [
+        ("v1beta2", "examples/review.json"),
+        ("v1beta1", "examples/review-v1beta1.json"),
+    ] {
+        let validate = format!("/validate-cluster-x-k8s-io-{version}-cluster");
+        let args = [
+            "admit",
+            "--objects",
+            "examples/quickstart/",
+            "--path",
+            validate.as_str(),
+        ];
+        let review = Path::new(file);
+        let as_given = capi_topology(&args, &[], Some(review));
+        let answer: serde_json::Value = serde_json::from_slice(&as_given.stdout).unwrap();
+        assert_eq!(
+            answer["response"]["allowed"], true,
+            "{file}: a class without status is not reconciled yet"
+        );
+        assert!(answer["response"]["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("hasn't been successfully reconciled"));
+        // Cluster API checks a Cluster's variables in its defaulting webhook, and so do we.
+        let mutate = format!("/mutate-cluster-x-k8s-io-{version}-cluster");
+        let mut applied_args = args.to_vec();
+        applied_args.insert(1, "--as-applied");
+        applied_args[5] = mutate.as_str();
+        let as_applied = capi_topology(&applied_args, &[], Some(review));
+        let answer: serde_json::Value = serde_json::from_slice(&as_applied.stdout).unwrap();
+        assert_eq!(answer["response"]["allowed"], false, "{file}");
+        assert!(answer["response"]["status"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("spec.topology.variables[kubeletLogLevel].value: Invalid value: \"42\": should be less than or equal to 10"));
+    }
 }
 
 #[test]

@@ -77,8 +77,16 @@ fn a_three_minor_upgrade_is_shown_step_by_step() {
 fn whole_quickstart_plans_every_cluster() {
     let (code, out, err) = plan(&["-f", "examples/quickstart/", "-o", "json"]);
     assert_eq!((code, err.as_str()), (0, ""));
-    assert_eq!(out.matches("\"kind\": \"List\"").count(), 2);
-    assert_eq!(out.matches("\"kind\": \"MachineDeployment\"").count(), 3, "{out}");
+    // One JSON document, as kubectl prints several objects: a List of both Clusters' objects.
+    let list: serde_json::Value = serde_json::from_str(&out).expect("one JSON document");
+    assert_eq!(list["kind"], "List");
+    let items = list["items"].as_array().unwrap();
+    assert_eq!(items.iter().filter(|o| o["kind"] == "Cluster").count(), 2);
+    assert_eq!(
+        items.iter().filter(|o| o["kind"] == "MachineDeployment").count(),
+        3,
+        "{out}"
+    );
 }
 
 #[test]
@@ -442,11 +450,8 @@ Cluster default/c2 ClusterResourceSets:
     );
     let (code, json, _) = plan(&[&files[..], &["-o", "json"]].concat());
     assert_eq!(code, 1, "the broken resources fail -o json too");
-    let first: serde_json::Value = serde_json::Deserializer::from_str(&json)
-        .into_iter()
-        .next()
-        .expect("one JSON document per Cluster")
-        .expect("JSON");
+    let list: serde_json::Value = serde_json::from_str(&json).expect("one JSON document");
+    let first = &list["clusterResourceSets"][0];
     assert_eq!(first["cluster"], "default/c1");
     assert_eq!(
         first["clusterResourceSets"][0]["resources"][0]["objects"][1],
@@ -687,4 +692,46 @@ mod rollout_taints_health_checks {
             json!([{"type": "example.com/BootstrapStuck", "status": "True", "timeoutSeconds": 600}])
         );
     }
+}
+
+/// With `--current`, a chained upgrade's rollout lines say what its step plan says: the control
+/// plane goes one minor at a time while the workers stay (issue 36, friction).
+#[test]
+fn a_chained_upgrade_against_the_current_state_agrees_with_its_steps() {
+    let (code, out, err) = plan(&[
+        "-f",
+        "examples/quickstart-chained-upgrade/00-clusterclass.yaml",
+        "examples/quickstart-chained-upgrade/10-cluster-dev.yaml",
+        "--current",
+        "examples/current/",
+        "-o",
+        "diff",
+    ]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert!(
+        out.contains("step 1: control plane -> v1.32.0; workers stay"),
+        "{out}"
+    );
+    let control_plane = out
+        .lines()
+        .find(|line| line.contains("* KubeadmControlPlane"))
+        .unwrap_or_default();
+    assert!(
+        control_plane
+            .ends_with("held: the upgrade to v1.34.0 waits: the control plane upgrades to v1.32.0 first"),
+        "{out}"
+    );
+    assert!(!out.contains("roll out first"), "{out}");
+}
+
+/// ClusterResourceSets without a Cluster in the files say so, rather than print nothing.
+#[test]
+fn resource_sets_without_clusters_say_so() {
+    let (code, out, err) = plan(&["-f", "examples/addons/"]);
+    assert_eq!((code, out.as_str()), (0, ""));
+    assert!(
+        err.contains("ClusterResourceSet calico: no Cluster in the files to select"),
+        "{err}"
+    );
+    assert!(err.contains("no Cluster with a spec.topology to plan"), "{err}");
 }

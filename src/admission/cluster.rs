@@ -15,6 +15,7 @@ use std::net::IpAddr;
 use json_patch::Patch;
 
 use super::Outcome;
+use crate::api::convert::V1BETA1_FIELDS;
 use crate::api::names::label_value_problems;
 use crate::api::{Cluster, ClusterClass};
 use crate::field::{FieldError, FieldErrors, FieldPath};
@@ -71,6 +72,12 @@ pub fn validate(cluster: &Cluster, old: Option<&Cluster>, source: &dyn ObjectSou
             format!("must be a valid label value {problem}"),
         ));
     }
+    let kept_fields = |c: &Cluster| c.metadata.annotations.as_ref()?.get(V1BETA1_FIELDS).cloned();
+    errors.extend(metadata::validate_v1beta1_fields(
+        "Cluster",
+        kept_fields(cluster).as_ref(),
+        old.and_then(kept_fields).as_ref(),
+    ));
     validate_refs(cluster, old, errors);
     validate_networks(cluster, errors);
     let topology_path = FieldPath::new("spec").child("topology");

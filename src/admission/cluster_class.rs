@@ -12,6 +12,7 @@ mod variable_metadata;
 mod versions;
 
 use super::Outcome;
+use crate::api::convert::V1BETA1_FIELDS;
 use crate::api::ClusterClass;
 use crate::field::{FieldErrors, FieldPath};
 use crate::store::ObjectSource;
@@ -35,6 +36,12 @@ pub fn validate(new: &ClusterClass, old: Option<&ClusterClass>, source: &dyn Obj
     errors.extend(patches::validate(new));
     errors.extend(references::validate_metadata(new));
     errors.extend(versions::validate(new));
+    let kept_fields = |c: &ClusterClass| c.metadata.annotations.as_ref()?.get(V1BETA1_FIELDS).cloned();
+    errors.extend(super::cluster::metadata::validate_v1beta1_fields(
+        "ClusterClass",
+        kept_fields(new).as_ref(),
+        old.and_then(kept_fields).as_ref(),
+    ));
     if let Some(old) = old {
         errors.extend(check_classes_compatible(old, new));
         errors.extend(usage::validate_update(old, new, source));

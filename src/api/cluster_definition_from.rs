@@ -15,7 +15,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::cluster::{Cluster, Topology};
-use super::convert::V1BETA1_FIELDS;
+use super::convert::{is_date_time, V1BETA1_FIELDS};
 use super::variables::ClusterVariable;
 
 const SUFFIX: &str = "/definitionFrom";
@@ -100,11 +100,20 @@ impl Cluster {
         };
         let kept = parse(text);
         let topology = &mut self.spec.topology;
-        topology.v1beta1_rollout_after = kept
+        let after = kept
             .iter()
             .find(|entry| entry.get("path").and_then(Value::as_str) == Some(ROLLOUT_AFTER))
-            .and_then(|entry| entry.get("value").and_then(Value::as_str))
-            .map(str::to_owned);
+            .and_then(|entry| entry.get("value"));
+        topology.v1beta1_rollout_after = match after {
+            Some(Value::String(after)) if is_date_time(after) => Some(after.clone()),
+            Some(bad) => {
+                let name = self.metadata.name.as_deref().unwrap_or_default();
+                tracing::warn!(cluster = name, annotation = V1BETA1_FIELDS, value = %bad,
+                    "ignoring a kept spec.topology.rolloutAfter that is not a date-time");
+                None
+            }
+            None => None,
+        };
         for entry in kept.iter().filter(|entry| is_definition_from(entry)) {
             let (Some(path), Some(Value::String(from))) =
                 (entry.get("path").and_then(Value::as_str), entry.get("value"))
@@ -409,6 +418,38 @@ mod tests {
             .unwrap()
             .pointer("/metadata/annotations")
             .is_none());
+    }
+
+    /// A stored Cluster whose annotation says more than v1beta1 wrote (a v1beta2 client wrote
+    /// it before admission checked it): its v1beta1 view shows none of it, and a `rolloutAfter`
+    /// that is not a date-time is not read (it would hold the workers for good).
+    #[test]
+    fn a_hostile_annotation_shows_nothing_and_rolls_nothing() {
+        let mut hub = to_hub(v1beta1()).unwrap();
+        hub["metadata"]["annotations"] = json!({V1BETA1_FIELDS: json!([
+            {"path": "/spec/paused", "value": true},
+            {"path": "/spec/controlPlaneRef", "value": {"apiVersion": "v1", "kind": "Secret", "name": "admin"}},
+            {"path": "/status/phase", "value": "Provisioned"},
+            {"path": "/spec/topology/rolloutAfter", "value": "not-a-time; $(rm -rf /)"},
+        ]).to_string()});
+        let cluster: Cluster = serde_json::from_value(hub.clone()).unwrap();
+        assert_eq!(cluster.spec.topology.v1beta1_rollout_after, None);
+        let spoke = from_hub(hub, "cluster.x-k8s.io/v1beta1", &NoCrds).unwrap();
+        assert_eq!(spoke["spec"].get("paused"), None);
+        assert_eq!(spoke["spec"].get("controlPlaneRef"), None);
+        assert_eq!(spoke["status"].get("phase"), None);
+        assert_eq!(spoke["spec"]["topology"].get("rolloutAfter"), None);
+    }
+
+    #[test]
+    fn a_v1beta1_rollout_after_that_is_no_time_is_not_converted() {
+        let mut spoke = v1beta1();
+        spoke["spec"]["topology"]["rolloutAfter"] = json!("not-a-time; $(rm -rf /)");
+        assert_eq!(
+            to_hub(spoke).unwrap_err().to_string(),
+            "failed to convert Cluster ns/c: spec.topology.rolloutAfter: Invalid value: \"not-a-time; $(rm -rf /)\": \
+             spec.topology.rolloutAfter in body must be of type date-time: \"not-a-time; $(rm -rf /)\""
+        );
     }
 
     /// An entry whose guard no longer matches (a v1beta2 client reordered the list, or renamed

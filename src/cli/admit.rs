@@ -27,7 +27,8 @@ pub struct AdmitArgs {
     /// answers in the seconds before the ClusterClass controller has run).
     #[arg(long)]
     pub as_applied: bool,
-    /// The webhook path the review was sent to, e.g. /validate-cluster-x-k8s-io-v1beta1-cluster.
+    /// The webhook path the review was sent to, e.g. /validate-cluster-x-k8s-io-v1beta2-cluster (the
+    /// webhooks are registered at the v1beta2 paths; the v1beta1 ones answer v1beta1 reviews).
     #[arg(long, value_name = "WEBHOOK_PATH", value_parser = parse_webhook)]
     pub path: Webhook,
 }

@@ -110,11 +110,14 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
                 for warning in &applied.warnings {
                     eprintln!("Warning: {warning}");
                 }
+                // As kubectl: what was applied on stdout, a refusal on stderr, in file order.
                 match applied.verdict {
-                    Verdict::Denied => out.push_str(&applied.message),
-                    _ => out.push_str(&format!("{} {}", applied.resource, applied.verdict)),
+                    Verdict::Denied => {
+                        print_stdout(&std::mem::take(&mut out))?;
+                        eprintln!("{}", applied.message);
+                    }
+                    _ => out.push_str(&format!("{} {}\n", applied.resource, applied.verdict)),
                 }
-                out.push('\n');
             }
         }
         Format::Json => {

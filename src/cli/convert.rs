@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::files::{manifest_files, read_text};
 use super::{print_stdout, EXIT_FINDINGS};
-use crate::api::convert::{convert, is_convertible, to_hub, ContractVersions};
+use crate::api::convert::{convert, is_convertible, to_hub, without_written_forms, ContractVersions};
 use crate::store::contract::CRD_KIND;
 use crate::store::{group_of, parse_manifests, MemoryStore};
 
@@ -250,6 +250,7 @@ fn convert_object(object: &mut Value, to: Target, contracts: &dyn ContractVersio
         return Ok(false);
     }
     *object = convert(object.take(), &target, contracts).map_err(|e| e.to_string())?;
+    without_written_forms(object);
     Ok(true)
 }
 

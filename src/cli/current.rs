@@ -83,7 +83,13 @@ impl CurrentArgs {
 /// For a Cluster the webhooks refused because its version rules need its current control plane
 /// and no current state was given: which object is missing and how to give it.
 pub fn missing_state_hint(object: &Value, message: &str) -> Option<String> {
-    if !message.contains("failed to get control plane object") || object["kind"] != "Cluster" {
+    if object["kind"] != "Cluster" {
+        return None;
+    }
+    if let Some(hint) = exported_hint(object, message) {
+        return Some(hint);
+    }
+    if !message.contains("failed to get control plane object") {
         return None;
     }
     let name = object["metadata"]["name"].as_str().unwrap_or_default();
@@ -103,6 +109,26 @@ pub fn missing_state_hint(object: &Value, message: &str) -> Option<String> {
          give the current state with --current DIR (e.g. kubectl get clusters,clusterclasses,\
          kubeadmcontrolplanes,machinedeployments -n {namespace} -o yaml > DIR/current.yaml) or \
          read it from the management cluster with --kubeconfig"
+    ))
+}
+
+/// For a Cluster exported from a management cluster (`kubectl get -o yaml`: metadata the API
+/// server set, refs the topology controller set) given to `-f`, where it is created anew and
+/// refused: that such an export is the current state, and how to give it.
+fn exported_hint(object: &Value, message: &str) -> Option<String> {
+    let metadata = &object["metadata"];
+    let set_by_server = ["resourceVersion", "uid", "creationTimestamp", "managedFields"]
+        .into_iter()
+        .find(|key| !metadata[*key].is_null())?;
+    if !message.contains("Forbidden") {
+        return None;
+    }
+    let name = metadata["name"].as_str().unwrap_or_default();
+    let namespace = metadata["namespace"].as_str().unwrap_or("default");
+    Some(format!(
+        "hint: Cluster {namespace}/{name} was exported from a management cluster (it has metadata.{set_by_server}), \
+         so -f creates it anew, with the refs the topology controller set; give the export as the current state with \
+         --current FILE and the Cluster you mean to apply with -f, or read the current state with --kubeconfig"
     ))
 }
 
@@ -129,5 +155,16 @@ mod tests {
         let hint = missing_state_hint(&with_ref, message).unwrap_or_default();
         assert!(hint.contains("KubeadmControlPlane default/dev-x7k2p"), "{hint}");
         assert_eq!(missing_state_hint(&cluster, "another denial"), None);
+        let exported = json!({"kind": "Cluster", "metadata": {"name": "dev", "namespace": "ns", "resourceVersion": "4107"}});
+        let forbidden = "spec.controlPlaneRef: Forbidden: cannot be set together with spec.topology";
+        let hint = missing_state_hint(&exported, forbidden).unwrap_or_default();
+        assert!(
+            hint.contains("Cluster ns/dev was exported") && hint.contains("metadata.resourceVersion"),
+            "{hint}"
+        );
+        assert!(
+            hint.contains("--current FILE") && hint.contains("--kubeconfig"),
+            "{hint}"
+        );
     }
 }

@@ -4,12 +4,16 @@
 
 use serde_json::Value;
 
-use crate::api::runtime::{DiscoverVariablesRequest, ExtensionConfig};
+use crate::api::runtime::{
+    DiscoverVariablesRequest, ExtensionConfig, GenerateUpgradePlanRequest, GenerateUpgradePlanResponse,
+    LifecycleRequest,
+};
 use crate::api::ClusterClass;
 use crate::decode::decode_value;
 use crate::offline::edge::hub_view;
 use crate::runtime::{NamespaceLabels, RuntimeExtensions};
 use crate::topology::class_status::{class_status, discovering_patches, VARIABLE_DISCOVERY_FAILED_REASON};
+use crate::topology::hooks::{HookOutcome, LifecycleHook, LifecycleHooks, ProceedingHooks};
 
 /// The object `class`, when a ClusterClass (of any served version), in v1beta2 with the
 /// definitions its external patches' DiscoverVariables hooks answer listed in
@@ -57,7 +61,20 @@ pub fn with_discovered_variables(
         return Err(condition["message"].as_str().unwrap_or_default().to_owned());
     }
     class["status"]["variables"] = status["variables"].clone();
+    with_condition(&mut class["status"], condition);
     Ok(class)
+}
+
+/// `status` with `condition` in its `conditions`, in place of one of the same type: the
+/// offline store then knows the discovery succeeded, even when the hooks answered no variables.
+fn with_condition(status: &mut Value, condition: &Value) {
+    let mut conditions = match status["conditions"].take() {
+        Value::Array(conditions) => conditions,
+        _ => Vec::new(),
+    };
+    conditions.retain(|c| c["type"] != condition["type"]);
+    conditions.push(condition.clone());
+    status["conditions"] = Value::Array(conditions);
 }
 
 /// The Runtime Extensions the ExtensionConfigs among `objects` register, called for objects in
@@ -79,4 +96,39 @@ pub fn runtime_extensions(objects: &[Value]) -> RuntimeExtensions {
         })
         .collect();
     RuntimeExtensions::new(configs, namespaces)
+}
+
+/// The lifecycle hooks of an offline plan: lifecycle hooks as `hooks` answers them (the offline
+/// plan never waits on one), and a class's GenerateUpgradePlan extension asked for real, through
+/// the ExtensionConfigs of the files, as the controller asks it.
+pub struct OfflineHooks<'a> {
+    /// How the lifecycle hooks answer.
+    pub hooks: ProceedingHooks,
+    /// The extensions the files register.
+    pub extensions: &'a RuntimeExtensions,
+}
+
+impl LifecycleHooks for OfflineHooks<'_> {
+    fn registered(&self, hook: LifecycleHook, namespace: &str) -> bool {
+        self.hooks.registered(hook, namespace)
+    }
+
+    fn call(
+        &self,
+        hook: LifecycleHook,
+        namespace: &str,
+        request: &LifecycleRequest,
+    ) -> Result<HookOutcome, String> {
+        self.hooks.call(hook, namespace, request)
+    }
+
+    fn generate_upgrade_plan(
+        &self,
+        extension: &str,
+        namespace: &str,
+        request: &GenerateUpgradePlanRequest,
+    ) -> Result<GenerateUpgradePlanResponse, String> {
+        self.extensions
+            .generate_upgrade_plan(extension, namespace, request)
+    }
 }

@@ -10,9 +10,10 @@ use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 
 use super::current::{missing_state_hint, CurrentArgs};
-use super::extensions::{runtime_extensions, with_discovered_variables};
+use super::extensions::{runtime_extensions, with_discovered_variables, OfflineHooks};
 use super::files::{check_versions, read};
 use super::plan_format::Format;
+use super::plan_resource_sets::Section;
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::api::convert::{from_hub, is_convertible, ContractVersions, ConvertError};
 use crate::api::Cluster;
@@ -22,9 +23,10 @@ use crate::offline::strict::{apply_validated, repeated_keys, Schemas, Validation
 use crate::runtime::RuntimeExtensions;
 use crate::store::{MemoryStore, ObjectSource};
 use crate::topology::diff::{diff, Change};
+use crate::topology::hooks::ProceedingHooks;
 use crate::topology::upgrade_outline::Outline;
 use crate::topology::upgrade_report::pending;
-use crate::topology::{plan, Blueprint, Current};
+use crate::topology::{plan_with_hooks, Blueprint, Current};
 
 /// Arguments of `plan`.
 #[derive(Debug, Args)]
@@ -141,10 +143,11 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
         }
     }
     let resource_sets = super::plan_resource_sets::render(&store, args.output, &mut failed);
-    if clusters.is_empty() && !failed && resource_sets.is_none() {
+    if clusters.is_empty() && !failed {
         eprintln!("no Cluster with a spec.topology to plan: {summary}");
     }
     let mut out = String::new();
+    let mut list = JsonList::default();
     for (namespace, resource) in clusters {
         let name = resource.rsplit('/').next().unwrap_or_default();
         let planned = if given {
@@ -157,14 +160,21 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
             (other, _) => other,
         };
         match planned {
-            Ok(planned) => render(&mut out, args.output, &namespace, name, &planned)?,
+            Ok(planned) => render(&mut out, &mut list, args.output, (&namespace, name), planned)?,
             Err(err) => {
                 eprintln!("Cluster {namespace}/{name}: {err:#}");
                 failed = true;
             }
         }
     }
-    out.push_str(&resource_sets.unwrap_or_default());
+    match resource_sets {
+        Some(Section::Text(text)) => out.push_str(&text),
+        Some(Section::Json(sets)) => list.resource_sets = Some(sets),
+        None => {}
+    }
+    if let Some(document) = list.finish() {
+        out.push_str(&(serde_json::to_string_pretty(&document)? + "\n"));
+    }
     print_stdout(&out)?;
     Ok(if failed {
         ExitCode::from(EXIT_FINDINGS)
@@ -241,7 +251,11 @@ fn plan_cluster(
         .with_context(|| format!("ClusterClass {class_namespace}/{} not found", class_ref.name))?;
     let blueprint = Blueprint::new(entry.class.clone(), store)?;
     let current = Current::owned_by(name, namespace, all.iter().cloned());
-    let planned = plan(&blueprint, &cluster, &current, extensions)?;
+    let hooks = OfflineHooks {
+        hooks: ProceedingHooks::NONE,
+        extensions,
+    };
+    let planned = plan_with_hooks(&blueprint, &cluster, &current, extensions, &hooks)?;
     let mut cluster_object = planned.cluster;
     if let Some(meta) = cluster_object["metadata"].as_object_mut() {
         for key in [
@@ -267,8 +281,57 @@ fn plan_cluster(
 }
 
 /// Appends one Cluster's plan to `out` in `format`.
-fn render(out: &mut String, format: Format, namespace: &str, name: &str, planned: &Planned) -> Result<()> {
-    let mut list = json!({"apiVersion": "v1", "kind": "List", "items": planned.desired});
+/// `-o json`: one List of every Cluster's desired objects, whatever the number of Clusters, with
+/// the upgrade plan as `upgradePlan` (one Cluster planned) or per Cluster as `upgradePlans`
+/// (several), and the ClusterResourceSets' previews as `clusterResourceSets`.
+#[derive(Default)]
+struct JsonList {
+    items: Vec<Value>,
+    upgrades: Vec<(String, Value)>,
+    clusters: usize,
+    resource_sets: Option<Vec<Value>>,
+}
+
+impl JsonList {
+    fn add(&mut self, namespace: &str, name: &str, planned: Planned) -> Result<()> {
+        self.clusters += 1;
+        if let Some(upgrade) = &planned.upgrade {
+            self.upgrades
+                .push((format!("{namespace}/{name}"), serde_json::to_value(upgrade)?));
+        }
+        self.items.extend(planned.desired);
+        Ok(())
+    }
+
+    /// The document, `None` when there is nothing to print.
+    fn finish(self) -> Option<Value> {
+        if self.clusters == 0 && self.resource_sets.is_none() {
+            return None;
+        }
+        let mut list = json!({"apiVersion": "v1", "kind": "List", "items": self.items});
+        match <[_; 1]>::try_from(self.upgrades) {
+            Ok([(_, upgrade)]) if self.clusters == 1 => list["upgradePlan"] = upgrade,
+            Ok(one) => list["upgradePlans"] = Value::Object(one.into_iter().collect()),
+            Err(upgrades) if !upgrades.is_empty() => {
+                list["upgradePlans"] = Value::Object(upgrades.into_iter().collect());
+            }
+            Err(_) => {}
+        }
+        if let Some(sets) = self.resource_sets {
+            list["clusterResourceSets"] = Value::Array(sets);
+        }
+        Some(list)
+    }
+}
+
+/// Prints one Cluster's plan in `out`, or adds it to `list` for `-o json`.
+fn render(
+    out: &mut String,
+    list: &mut JsonList,
+    format: Format,
+    (namespace, name): (&str, &str),
+    planned: Planned,
+) -> Result<()> {
     match format {
         Format::Yaml => {
             out.push_str(&format!("# Cluster {namespace}/{name}\n"));
@@ -276,14 +339,10 @@ fn render(out: &mut String, format: Format, namespace: &str, name: &str, planned
                 out.push_str(&upgrade.text("# "));
             }
             out.push_str("---\n");
+            let list = json!({"apiVersion": "v1", "kind": "List", "items": planned.desired});
             out.push_str(&serde_yaml_ng::to_string(&list)?);
         }
-        Format::Json => {
-            if let Some(upgrade) = &planned.upgrade {
-                list["upgradePlan"] = serde_json::to_value(upgrade)?;
-            }
-            out.push_str(&(serde_json::to_string_pretty(&list)? + "\n"));
-        }
+        Format::Json => list.add(namespace, name, planned)?,
         Format::Diff => {
             out.push_str(&format!("Cluster {namespace}/{name}:\n"));
             if let Some(upgrade) = &planned.upgrade {

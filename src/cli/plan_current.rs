@@ -7,6 +7,7 @@
 use anyhow::{Context, Result};
 use serde_json::Value;
 
+use super::extensions::OfflineHooks;
 use super::plan::Planned;
 use crate::api::Cluster;
 use crate::decode::decode_value;
@@ -30,7 +31,17 @@ pub fn plan_against_current(
         .context("Cluster not stored")?;
     let cluster: Cluster =
         decode_value((*object).clone()).map_err(|err| anyhow::anyhow!("decoding the Cluster: {err}"))?;
-    let work = reconcile(&object, &cluster, store, extensions, &ProceedingHooks::ALL).map_err(|blocked| {
+    let work = reconcile(
+        &object,
+        &cluster,
+        store,
+        extensions,
+        &OfflineHooks {
+            hooks: ProceedingHooks::ALL,
+            extensions,
+        },
+    )
+    .map_err(|blocked| {
         anyhow::anyhow!(
             "the topology is blocked ({}): {}",
             blocked.reason,

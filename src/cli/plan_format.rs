@@ -8,7 +8,7 @@ use clap::ValueEnum;
 pub enum Format {
     /// One Kubernetes `List` per Cluster, as YAML documents.
     Yaml,
-    /// One Kubernetes `List` per Cluster, as JSON.
+    /// One Kubernetes `List` of every Cluster's objects, as one JSON document.
     Json,
     /// Created / changed (per field) / deleted objects against the current objects in the files, and what of an upgrade is held and why.
     Diff,

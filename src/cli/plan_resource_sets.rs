@@ -11,9 +11,19 @@ use crate::api::{Cluster, ClusterResourceSet, ADDONS_GROUP};
 use crate::decode::decode_value;
 use crate::store::{MemoryStore, ObjectSource};
 
+/// What the ClusterResourceSets of the files do: `Text` for `-o yaml`/`diff`, `Json` (one entry
+/// per Cluster) for the List of `-o json`.
+pub enum Section {
+    /// Lines to print after the plans.
+    Text(String),
+    /// `{"cluster": ..., "clusterResourceSets": [...]}` per Cluster.
+    Json(Vec<Value>),
+}
+
 /// The section for `format`, `None` when the files hold no ClusterResourceSet. Each resource
-/// that cannot be read is said once on stderr too, and sets `broken`.
-pub fn render(store: &MemoryStore, format: Format, broken: &mut bool) -> Option<String> {
+/// that cannot be read is said once on stderr too, and sets `broken`; with no Cluster in the
+/// files, stderr says the sets select none.
+pub fn render(store: &MemoryStore, format: Format, broken: &mut bool) -> Option<Section> {
     let sets: Vec<ClusterResourceSet> = all(store, ADDONS_GROUP, "ClusterResourceSet");
     if sets.is_empty() {
         return None;
@@ -22,8 +32,17 @@ pub fn render(store: &MemoryStore, format: Format, broken: &mut bool) -> Option<
         |kind: &str, namespace: &str, name: &str| store.get("", kind, namespace, name).map(|o| (*o).clone());
     let mut previews = Previews::new(&lookup);
     let mut problems = BTreeSet::new();
-    let mut out = String::new();
-    for cluster in all::<Cluster>(store, "cluster.x-k8s.io", "Cluster") {
+    let mut text_out = String::new();
+    let mut json_out = Vec::new();
+    let clusters = all::<Cluster>(store, "cluster.x-k8s.io", "Cluster");
+    if clusters.is_empty() {
+        let names: Vec<&str> = sets.iter().map(ClusterResourceSet::name).collect();
+        eprintln!(
+            "ClusterResourceSet {}: no Cluster in the files to select; add the Clusters (-f) to see what each would apply",
+            names.join(", ")
+        );
+    }
+    for cluster in clusters {
         let name = format!(
             "{}/{}",
             cluster.metadata.namespace.as_deref().unwrap_or_default(),
@@ -39,20 +58,22 @@ pub fn render(store: &MemoryStore, format: Format, broken: &mut bool) -> Option<
             }
         }
         match format {
-            Format::Json => {
-                let listed = json!({"cluster": name, "clusterResourceSets": previews.iter().map(as_json).collect::<Vec<_>>()});
-                out.push_str(&serde_json::to_string_pretty(&listed).unwrap_or_default());
-                out.push('\n');
-            }
-            Format::Yaml => out.extend(text(&name, &previews).lines().map(|line| format!("# {line}\n"))),
-            Format::Diff => out.push_str(&text(&name, &previews)),
+            Format::Json => json_out.push(
+                json!({"cluster": name, "clusterResourceSets": previews.iter().map(as_json).collect::<Vec<_>>()}),
+            ),
+            Format::Yaml => text_out.extend(text(&name, &previews).lines().map(|line| format!("# {line}
+"))),
+            Format::Diff => text_out.push_str(&text(&name, &previews)),
         }
     }
     for problem in &problems {
         eprintln!("{problem}");
     }
     *broken |= !problems.is_empty();
-    Some(out)
+    Some(match format {
+        Format::Json => Section::Json(json_out),
+        Format::Yaml | Format::Diff => Section::Text(text_out),
+    })
 }
 
 /// Every object of a kind in the store that decodes, in namespace/name order.

@@ -75,14 +75,18 @@ pub fn class_status(class: &ClusterClass, generation: i64, discoveries: &[Discov
 }
 
 /// For reconciling without calling extensions (the offline commands): each discovering patch's
-/// definitions as the class's status already lists them (a management cluster's controller
-/// wrote them); a patch the status lists nothing from counts as not discovered.
+/// definitions as the class's status already lists them (a management cluster's controller, or
+/// `plan`'s own call of the hook, wrote them). A patch the status lists nothing from answered
+/// no variables when the status says the variables are ready (its discovery succeeded), and
+/// counts as not discovered otherwise.
 pub fn listed_discoveries(class: &ClusterClass) -> Vec<Discovery> {
-    let listed = class
-        .status
-        .as_ref()
-        .map(|s| s.variables.as_slice())
-        .unwrap_or_default();
+    let status = class.status.as_ref();
+    let listed = status.map(|s| s.variables.as_slice()).unwrap_or_default();
+    let discovered = status.is_some_and(|s| {
+        s.conditions
+            .iter()
+            .any(|c| c.type_ == VARIABLES_READY_CONDITION && c.status == "True")
+    });
     discovering_patches(class)
         .map(|(patch, _, _)| {
             let variables: Vec<ClusterClassVariable> = listed
@@ -96,7 +100,7 @@ pub fn listed_discoveries(class: &ClusterClass) -> Vec<Discovery> {
                     schema: d.schema.clone(),
                 })
                 .collect();
-            let outcome = if variables.is_empty() {
+            let outcome = if variables.is_empty() && !discovered {
                 Err(
                     "variables of external patches can only be discovered by their runtime extension"
                         .to_owned(),
@@ -276,6 +280,21 @@ mod tests {
         let status = class_status(&bare, 1, &listed_discoveries(&bare), NOW);
         assert_eq!(status["conditions"][0]["status"], "False");
         assert!(status.get("observedGeneration").is_none());
+    }
+
+    #[test]
+    fn a_patch_listing_nothing_after_a_successful_discovery_answered_no_variables() {
+        let yaml = "metadata: {name: c}\nspec:\n  variables:\n  \
+            - {name: region, schema: {openAPIV3Schema: {type: string}}}\n  patches:\n  \
+            - {name: ext, external: {generateExtension: g.e, discoverVariablesExtension: d.e}}";
+        let discovered = class_status(&class(yaml), 1, &[("ext".into(), answer("[]"))], NOW);
+        assert_eq!(discovered["conditions"][0]["status"], "True");
+        let mut listed = class(yaml);
+        listed.status = serde_json::from_value(discovered).unwrap();
+        let status = class_status(&listed, 2, &listed_discoveries(&listed), NOW);
+        assert_eq!(status["conditions"][0]["status"], "True", "{status}");
+        assert_eq!(status["variables"][0]["name"], "region");
+        assert_eq!(status["observedGeneration"], 2);
     }
 
     #[test]

@@ -28,4 +28,4 @@ pub mod workers;
 pub use blueprint::Blueprint;
 pub use current::Current;
 pub use error::TopologyError;
-pub use plan::{plan, Plan};
+pub use plan::{plan, plan_with_hooks, Plan};

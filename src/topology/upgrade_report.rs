@@ -40,21 +40,28 @@ pub fn pending(plan: &UpgradePlan, hooks: &HookEffects) -> Option<Pending> {
     } else {
         workers("MachinePool", &plan.machine_pools_pending, target)?
     };
-    let starting = plan.control_plane_starting.then(|| {
-        format!(
-            "the control plane upgrades to {} first",
-            plan.control_plane_version
-        )
-    });
-    let because = starting
-        .or_else(|| plan.control_plane.describe())
-        .or_else(|| rolling_out("MachineDeployment", &plan.machine_deployments_pending))
-        .or_else(|| rolling_out("MachinePool", &plan.machine_pools_pending));
-    let message = match because {
+    let message = match waits_for(plan) {
         Some(because) => format!("{what}: {because}"),
         None => what,
     };
     Some(Pending { reason, message })
+}
+
+/// What the upgrade waits for first, in the order Cluster API v1.14 takes an upgrade: the
+/// control plane's next step (a chained upgrade goes one minor at a time, the workers staying
+/// until their step), the control plane's own provisioning, upgrade or rollout, the workers'
+/// rollouts. The condition's message and `plan --current`'s rollout lines both say it.
+pub fn waits_for(plan: &UpgradePlan) -> Option<String> {
+    plan.control_plane_starting
+        .then(|| {
+            format!(
+                "the control plane upgrades to {} first",
+                plan.control_plane_version
+            )
+        })
+        .or_else(|| plan.control_plane.describe())
+        .or_else(|| rolling_out("MachineDeployment", &plan.machine_deployments_pending))
+        .or_else(|| rolling_out("MachinePool", &plan.machine_pools_pending))
 }
 
 /// The reason and account of the first kind of wait among `pending` workers of `kind`.

@@ -185,9 +185,12 @@ fn control_plane(desired: &Value, current: Option<&Value>, plan: &UpgradePlan) -
         format!(
             "the upgrade to {} waits: {}",
             plan.target,
-            plan.control_plane
-                .describe()
-                .unwrap_or_else(|| "the MachineDeployments and MachinePools roll out first".to_owned())
+            super::upgrade_report::waits_for(plan).unwrap_or_else(|| {
+                format!(
+                    "the MachineDeployments and MachinePools take {} first",
+                    plan.control_plane_version
+                )
+            })
         )
     });
     Rollout {

@@ -49,6 +49,7 @@ pub fn catalogue() -> Vec<Build> {
     cases.extend(schema_cases());
     cases.extend(cluster_cases());
     cases.extend(wire_cases());
+    cases.extend(v1beta1_fields_cases());
     cases
 }
 
@@ -429,6 +430,70 @@ fn wire_cases() -> Vec<Build> {
             body: format!("{{\"request\": {}", "{\"a\":".repeat(10_000)).into_bytes(),
             expect: Expect::Refused(400),
             message: "cannot decode AdmissionReview",
+        }),
+    ]
+}
+
+/// The quickstart Cluster with `entries` as its `topology.cluster.x-k8s.io/v1beta1-fields`.
+fn cluster_keeping(entries: Value) -> Value {
+    let mut cluster = quickstart_of_kind("Cluster");
+    cluster["spec"]["topology"]["version"] = json!("v1.31.2");
+    cluster["metadata"]["annotations"] =
+        json!({"topology.cluster.x-k8s.io/v1beta1-fields": entries.to_string()});
+    cluster
+}
+
+/// The v1beta1-fields annotation (issue 36, items 6 and 7): accepted only for the fields it
+/// exists for, each value checked as its field would be.
+fn v1beta1_fields_cases() -> Vec<Build> {
+    vec![
+        lazy!(Case {
+            name: "v1beta1_fields_show_paused_a_secret_and_a_phase",
+            path: VALIDATE_CLUSTER,
+            body: create(
+                Kind::Cluster,
+                &cluster_keeping(json!([
+                    {"path": "/spec/paused", "value": true},
+                    {"path": "/spec/controlPlaneRef", "value": {"apiVersion": "v1", "kind": "Secret", "name": "admin"}},
+                    {"path": "/status/phase", "value": "Provisioned"},
+                ]))
+            ),
+            expect: Expect::Refused(422),
+            message: "metadata.annotations[topology.cluster.x-k8s.io/v1beta1-fields]: Invalid value: \"/spec/paused\": \
+                      entry 0: not a v1beta1 field of a Cluster that this annotation keeps",
+        }),
+        lazy!(Case {
+            name: "v1beta1_fields_rollout_after_runs_a_command",
+            path: VALIDATE_CLUSTER,
+            body: create(
+                Kind::Cluster,
+                &cluster_keeping(json!([{"path": "/spec/topology/rolloutAfter", "value": "not-a-time; $(rm -rf /)"}]))
+            ),
+            expect: Expect::Refused(422),
+            message: "entry 0: spec.topology.rolloutAfter in body must be of type date-time: \"not-a-time; $(rm -rf /)\"",
+        }),
+        lazy!(Case {
+            name: "v1beta1_fields_with_20000_bad_entries",
+            path: VALIDATE_CLUSTER,
+            body: create(
+                Kind::Cluster,
+                &cluster_keeping(json!(vec![json!({"path": "/status/phase", "value": "x"}); 20_000]))
+            ),
+            expect: Expect::Refused(422),
+            message: "entries 10 and after: not checked",
+        }),
+        lazy!(Case {
+            name: "v1beta1_fields_as_written_durations",
+            path: VALIDATE_CLUSTER,
+            body: create(
+                Kind::Cluster,
+                &cluster_keeping(json!([
+                    {"path": "/spec/topology/controlPlane/nodeDrainTimeout", "value": "90s"},
+                    {"path": "/spec/topology/rolloutAfter", "value": "2026-01-01T00:00:00Z"},
+                ]))
+            ),
+            expect: Expect::Allowed,
+            message: "",
         }),
     ]
 }

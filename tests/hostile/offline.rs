@@ -215,7 +215,8 @@ fn broken_add_on_data_and_refused_names_fail_the_command() {
     ];
     std::fs::write(dir.join("a.yaml"), refused.join("\n---\n")).expect("write");
     let output = run_within(SOON, &["check", "-f", &path]);
-    let stdout = text(&output.stdout);
+    // As kubectl: refusals on stderr.
+    let stdout = text(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 4, "{stdout}");

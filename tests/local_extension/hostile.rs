@@ -33,16 +33,34 @@ pub struct HostileExtension {
     runtime: Option<tokio::runtime::Runtime>,
 }
 
+/// Serves `router` over TLS on a free loopback port, on a runtime of its own, with a fresh
+/// development CA: its address, the CA's PEM, and the runtime (shut down to stop it).
+pub fn serve_router(router: Router) -> (SocketAddr, String, tokio::runtime::Runtime) {
+    let certificates =
+        generate(&[], &[IpAddr::V4(Ipv4Addr::LOCALHOST)], 1).expect("development certificates");
+    let tls = tls_config(certificates.cert_pem.as_bytes(), certificates.key_pem.as_bytes())
+        .expect("the serving certificate loads");
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let addr = listener.local_addr().expect("its address");
+    listener.set_nonblocking(true).expect("a non-blocking listener");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.spawn(async move {
+        let server = axum_server::from_tcp(listener).expect("a server");
+        server
+            .acceptor(RustlsAcceptor::new(RustlsConfig::from_config(tls)))
+            .serve(router.into_make_service())
+            .await
+    });
+    (addr, certificates.ca_pem, runtime)
+}
+
 impl HostileExtension {
     /// Starts the server on a free port, on a runtime of its own.
     pub fn start(answer: Answer) -> Self {
-        let certificates =
-            generate(&[], &[IpAddr::V4(Ipv4Addr::LOCALHOST)], 1).expect("development certificates");
-        let tls = tls_config(certificates.cert_pem.as_bytes(), certificates.key_pem.as_bytes())
-            .expect("the serving certificate loads");
-        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
-        let addr = listener.local_addr().expect("its address");
-        listener.set_nonblocking(true).expect("a non-blocking listener");
         let router = Router::new()
             .route(
                 &format!("{HOOKS_PATH}/discovery"),
@@ -59,21 +77,10 @@ impl HostileExtension {
                 &format!("{HOOKS_PATH}/validatetopology/{VALIDATE_TOPOLOGY}"),
                 post(|| async { Json(json!({"status": "Success"})) }),
             );
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        runtime.spawn(async move {
-            let server = axum_server::from_tcp(listener).expect("a server");
-            server
-                .acceptor(RustlsAcceptor::new(RustlsConfig::from_config(tls)))
-                .serve(router.into_make_service())
-                .await
-        });
+        let (addr, ca_pem, runtime) = serve_router(router);
         Self {
             addr,
-            ca_pem: certificates.ca_pem,
+            ca_pem,
             runtime: Some(runtime),
         }
     }

@@ -4,6 +4,7 @@
 //! e2e suite (a hostile extension, `hostile`), each of which uses part of it.
 #![allow(dead_code)]
 
+pub mod canned;
 #[path = "../../examples/extension/handlers.rs"]
 pub mod handlers;
 pub mod hostile;

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::api::convert::{v1beta1_fields_problems, V1BETA1_FIELDS};
 use crate::api::names::{label_value_problems, qualified_name_problems};
 use crate::field::{FieldError, FieldErrors, FieldPath};
 
@@ -35,6 +36,24 @@ pub fn validate(
     let size: usize = annotations.iter().map(|(k, v)| k.len() + v.len()).sum();
     if size > ANNOTATIONS_MAX_BYTES {
         errors.push(FieldError::too_long(&annotations_path, ANNOTATIONS_MAX_BYTES));
+    }
+    errors
+}
+
+/// The hub annotation [`V1BETA1_FIELDS`] of a `kind` object (`Cluster`, `ClusterClass`): each
+/// entry must be one of the v1beta1 fields the annotation exists for, with a value that field
+/// accepts. Checked when the annotation is new or changed (`old` is the stored object's), so an
+/// object stored before the check can still be updated; a bad entry it keeps is ignored on read.
+pub fn validate_v1beta1_fields(kind: &str, new: Option<&String>, old: Option<&String>) -> FieldErrors {
+    let mut errors = FieldErrors::new();
+    let Some(text) = new.filter(|text| Some(*text) != old) else {
+        return errors;
+    };
+    let path = FieldPath::new("metadata")
+        .child("annotations")
+        .key(V1BETA1_FIELDS);
+    for (value, detail) in v1beta1_fields_problems(kind, text) {
+        errors.push(FieldError::invalid(&path, value, detail));
     }
     errors
 }
@@ -95,5 +114,27 @@ mod tests {
                 "m.annotations: Too long: may not be more than 262144 bytes".to_owned(),
             ]
         );
+    }
+
+    #[test]
+    fn v1beta1_fields_accept_only_their_fields_and_ratchet() {
+        let bad = r#"[{"path": "/spec/topology/rolloutAfter", "value": "not-a-time; $(rm -rf /)"},
+                      {"path": "/spec/paused", "value": true}]"#
+            .to_owned();
+        let errors = validate_v1beta1_fields("Cluster", Some(&bad), None);
+        assert_eq!(
+            causes(&errors),
+            vec![
+                "metadata.annotations[topology.cluster.x-k8s.io/v1beta1-fields]: Invalid value: \"not-a-time; $(rm -rf \
+                 /)\": entry 0: spec.topology.rolloutAfter in body must be of type date-time: \"not-a-time; $(rm -rf /)\""
+                    .to_owned(),
+                "metadata.annotations[topology.cluster.x-k8s.io/v1beta1-fields]: Invalid value: \"/spec/paused\": entry 1: \
+                 not a v1beta1 field of a Cluster that this annotation keeps"
+                    .to_owned(),
+            ]
+        );
+        assert!(validate_v1beta1_fields("Cluster", Some(&bad), Some(&bad)).is_empty());
+        let good = r#"[{"path": "/spec/topology/rolloutAfter", "value": "2026-01-01T00:00:00Z"}]"#.to_owned();
+        assert!(validate_v1beta1_fields("Cluster", Some(&good), Some(&bad)).is_empty());
     }
 }

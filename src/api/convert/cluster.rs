@@ -4,13 +4,13 @@
 
 use serde_json::{json, Value};
 
-use super::data::{hub_data, restore_kept, set_annotation, take_annotation, unmarshal_hub, Kept};
+use super::data::{hub_data, set_annotation, unmarshal_hub, Kept};
 use super::refs::{from_contract_ref, to_contract_ref};
 use super::status::{
     conditions_from_hub, conditions_to_hub, initialization_from_hub, initialization_to_hub, restore_bool,
 };
 use super::value::{at, child, drop_empty, put, take, Obj};
-use super::{topology, ContractVersions, ConvertError, Ctx, CONVERSION_DATA, V1BETA1_FIELDS};
+use super::{topology, ContractVersions, ConvertError, Ctx, CONVERSION_DATA};
 
 const REFS: [&str; 2] = ["infrastructureRef", "controlPlaneRef"];
 const DEPRECATED: [&str; 2] = ["failureReason", "failureMessage"];
@@ -22,7 +22,6 @@ const READY: [(&str, &str); 2] = [
 /// A v1beta1 Cluster → v1beta2, in place.
 pub(super) fn to_hub(obj: &mut Obj, ctx: &Ctx) -> Result<(), ConvertError> {
     let restored = unmarshal_hub(obj, ctx)?;
-    take_annotation(obj, V1BETA1_FIELDS);
     let restored = restored.map(Value::Object).unwrap_or(Value::Null);
     let mut kept = Kept::default();
     if let Some(spec) = child(obj, "spec") {
@@ -89,7 +88,6 @@ pub(super) fn from_hub(
         initialization_from_hub(status, &READY);
         failure_domains_from_hub(status);
     }
-    restore_kept(obj);
     set_annotation(obj, CONVERSION_DATA, data);
     Ok(())
 }

@@ -111,41 +111,22 @@ impl Kept {
     }
 }
 
-/// Takes [`V1BETA1_FIELDS`] off a hub-shaped object and puts each kept field back where its
-/// parent still exists and its guard still matches. Unreadable text is dropped: the annotation
-/// is ours and only ever advisory.
-pub(super) fn restore_kept(spoke: &mut Obj) {
-    let Some(text) = take_annotation(spoke, V1BETA1_FIELDS) else {
+/// Puts `entries` (pointer, value) at the start of the hub's [`V1BETA1_FIELDS`] annotation,
+/// before what the kind's converter kept (the order a typed Cluster writes them back in).
+pub(super) fn keep_first(hub: &mut Obj, entries: Vec<(String, Value)>) {
+    if entries.is_empty() {
         return;
-    };
-    let Ok(Value::Array(entries)) = serde_json::from_str::<Value>(&text) else {
-        return;
-    };
-    let mut root = Value::Object(std::mem::take(spoke));
-    for entry in entries {
-        let (Some(path), Some(value)) = (entry.get("path").and_then(Value::as_str), entry.get("value"))
-        else {
-            continue;
-        };
-        let guarded = entry.get("guard").and_then(Value::as_object).is_none_or(|guard| {
-            guard
-                .iter()
-                .all(|(pointer, name)| root.pointer(pointer) == Some(name))
-        });
-        let Some((parent, key)) = path.rsplit_once('/') else {
-            continue;
-        };
-        if !guarded {
-            continue;
-        }
-        if let Some(parent) = root.pointer_mut(parent).and_then(Value::as_object_mut) {
-            let key = key.replace("~1", "/").replace("~0", "~");
-            parent.entry(key).or_insert_with(|| value.clone());
-        }
     }
-    if let Value::Object(obj) = root {
-        *spoke = obj;
+    let mut list: Vec<Value> = entries
+        .into_iter()
+        .map(|(path, value)| json!({ "path": path, "value": value }))
+        .collect();
+    if let Some(Ok(Value::Array(kept))) =
+        take_annotation(hub, V1BETA1_FIELDS).map(|text| serde_json::from_str::<Value>(&text))
+    {
+        list.extend(kept);
     }
+    set_annotation(hub, V1BETA1_FIELDS, Value::Array(list).to_string());
 }
 
 /// Escapes one JSON-pointer token.

@@ -6,10 +6,10 @@
 use serde_json::Value;
 
 use super::tests::crds;
-use super::{from_hub, to_hub, CONVERSION_DATA};
+use super::{from_hub, to_hub, CONVERSION_DATA, V1BETA1_FIELDS};
 
 /// `value` without nulls, empty strings, empty objects and empty arrays, recursively; the
-/// conversion-data annotation is parsed and normalised too.
+/// conversion-data annotation is parsed and normalised too, and ours of v1beta1 fields dropped.
 fn normalised(value: &Value) -> Option<Value> {
     match value {
         Value::Null => None,
@@ -17,6 +17,9 @@ fn normalised(value: &Value) -> Option<Value> {
         Value::Object(obj) => {
             let out: serde_json::Map<String, Value> = obj
                 .iter()
+                // Our hub keeps v1beta1-only fields and the durations' written forms in an
+                // annotation the reference does not have.
+                .filter(|(k, _)| *k != V1BETA1_FIELDS)
                 .filter_map(|(k, v)| {
                     let v = if k == CONVERSION_DATA {
                         serde_json::from_str(v.as_str()?).ok()?

@@ -6,11 +6,11 @@
 
 use serde_json::Value;
 
-use super::data::{hub_data, restore_kept, set_annotation, take_annotation, unmarshal_hub, Kept};
+use super::data::{hub_data, set_annotation, unmarshal_hub, Kept};
 use super::refs::{from_contract_ref, to_contract_ref};
 use super::status::{conditions_from_hub, conditions_to_hub, Counters};
 use super::value::{at, child, child_or_new, drop_empty, is_empty, put, take, Obj};
-use super::{rollout, ContractVersions, ConvertError, Ctx, CONVERSION_DATA, V1BETA1_FIELDS};
+use super::{rollout, ContractVersions, ConvertError, Ctx, CONVERSION_DATA};
 
 /// `*string` fields of v1beta1 that are strings (omitted when empty) in v1beta2.
 const OPTIONAL_STRINGS: [&str; 3] = ["version", "providerID", "failureDomain"];
@@ -50,7 +50,6 @@ impl Machines {
     /// A v1beta1 object → v1beta2, in place.
     pub(super) fn spoke_to_hub(&self, obj: &mut Obj, ctx: &Ctx) -> Result<(), ConvertError> {
         let restored = unmarshal_hub(obj, ctx)?.map(Value::Object);
-        take_annotation(obj, V1BETA1_FIELDS);
         let restored_or_null = restored.clone().unwrap_or(Value::Null);
         let mut kept = Kept::default();
         if let Some(spec) = child(obj, "spec") {
@@ -86,7 +85,6 @@ impl Machines {
             conditions_from_hub(status, self.deprecated);
             (self.status_from_hub)(status);
         }
-        restore_kept(obj);
         set_annotation(obj, CONVERSION_DATA, data);
         Ok(())
     }

@@ -15,7 +15,8 @@
 //!   v1beta1 `bool` cannot carry (`paused`, `initialization.*`, patch selector
 //!   `matchResources.*`, variable schema booleans, `definitionsConflict`) and which of the `0`s
 //!   a v1beta1 `int32` always writes (replica counters) the hub really had.
-//! - durations become whole seconds (`"1s5ms"` → `1`) and come back as Go prints them (`"1s"`).
+//! - durations become whole seconds (`"1s5ms"` → `1`) and come back as Go prints them (`"1s"`),
+//!   unless the hub kept the written form (below).
 //! - Cluster `infrastructureRef`/`controlPlaneRef` and a Machine template's
 //!   `infrastructureRef`/`bootstrap.configRef` (MachineDeployment, MachineSet, MachinePool)
 //!   lose their apiVersion for an apiGroup; the way back asks [`ContractVersions`] which version the referenced CRD serves for the contract.
@@ -28,7 +29,11 @@
 //! `{"path": <JSON pointer into the v1beta1 object>, "value": ..., "guard": {<pointer>: <name>}}`,
 //! where `guard` holds the names of the list entries on the path); hub → spoke puts each back
 //! where the guard still matches and removes the annotation. So a Cluster written as v1beta1
-//! with `definitionFrom` and stored as v1beta2 reads back the same through v1beta1.
+//! with `definitionFrom` and stored as v1beta2 reads back the same through v1beta1. The same
+//! annotation keeps each v1beta1 duration (of every kind) whose written form is not the one Go
+//! prints (`90s` for `1m30s`), put back while the stored value is still that duration, so a
+//! GitOps tool comparing what it applied in v1beta1 sees no drift. What the annotation may hold,
+//! and how each entry is checked, is in `kept`.
 //!
 //! Output differences from the Go converters, by design of a JSON-level converter: zero values
 //! the Go structs always print (`controlPlaneEndpoint: {host: "", port: 0}`, an empty `status`)
@@ -42,6 +47,7 @@ mod data;
 mod duration;
 mod extension_config;
 mod health_check;
+mod kept;
 mod machine_deployment;
 mod machine_health_check;
 mod machine_pool;
@@ -74,6 +80,7 @@ mod tests_backports;
 use serde_json::Value;
 
 pub use data::{CONVERSION_DATA, V1BETA1_FIELDS};
+pub use kept::{is_date_time, problems as v1beta1_fields_problems, without_written_forms, Problem};
 
 /// `seconds` as a v1beta1 (`metav1.Duration`) field prints it, e.g. `600` -> `10m0s`: for
 /// writers of v1beta1-contract provider objects (a control plane's `nodeDrainTimeout`).
@@ -326,7 +333,11 @@ pub fn to_hub(mut object: Value) -> Result<Value, ConvertError> {
         return Ok(object);
     };
     let ctx = Ctx::of(&kind_name, obj);
+    // A spoke never carries the hub's annotation: what it keeps is taken from the spoke's fields.
+    data::take_annotation(obj, V1BETA1_FIELDS);
+    let written = kept::written_durations(kind, obj);
     kind.spoke_to_hub(obj, &ctx)?;
+    data::keep_first(obj, written);
     obj.insert("apiVersion".into(), Value::String(hub_api_version));
     Ok(object)
 }
@@ -357,7 +368,11 @@ pub fn from_hub(
     let (Some(obj), Some(ctx)) = (object.as_object_mut(), ctx) else {
         return Err(unsupported());
     };
+    let kept_fields = data::take_annotation(obj, V1BETA1_FIELDS);
     kind.hub_to_spoke(obj, &ctx, versions)?;
+    if let Some(text) = kept_fields {
+        kept::restore(obj, kind, &text, &ctx);
+    }
     obj.insert("apiVersion".into(), Value::String(api_version.to_owned()));
     Ok(object)
 }

@@ -1,7 +1,7 @@
 //! Property tests: round trips over generated objects. Spokes are generated in the normal form
-//! a v1beta1 server writes (durations as Go prints them, refs in the object's namespace, no
-//! empty strings or empty structs), so that spoke → hub → spoke must give the input back (less
-//! the conversion-data); hubs are the converted spokes plus the `*bool` intent and hub-only
+//! a v1beta1 server writes (refs in the object's namespace, no empty strings or empty structs),
+//! but with durations in any spelling a user writes (`90s` as well as `1m30s`), so that spoke →
+//! hub → spoke must give the input back (less the conversion-data), exactly as written; hubs are the converted spokes plus the `*bool` intent and hub-only
 //! fields v1beta1 cannot carry, so that hub → spoke → hub must give the input back.
 
 use proptest::option::of;
@@ -22,8 +22,21 @@ pub(super) fn text() -> impl Strategy<Value = String> {
     select(vec!["v", "some text", "40%", "{{ .cluster.name }}-x", "[1-3]"]).prop_map(str::to_owned)
 }
 
+/// A duration as a GitOps user may write it: as Go prints it (`1m30s`) or in another spelling of
+/// the same whole seconds (`90s`, `90000ms`, `1.5m`, `90s5ms`, `0`), which must read back as written.
 pub(super) fn duration() -> impl Strategy<Value = Value> {
-    (0i64..200_000).prop_map(|s| Value::String(duration::from_seconds(s)))
+    (0i64..200_000, 0usize..6).prop_map(|(s, form)| {
+        let text = match form {
+            1 => format!("{s}s"),
+            2 => format!("{}ms", s * 1000),
+            3 if s % 60 == 30 => format!("{}.5m", s / 60),
+            3 if s % 3600 == 0 => format!("{}h", s / 3600),
+            4 => format!("{s}s5ms"),
+            5 if s == 0 => "0".to_owned(),
+            _ => duration::from_seconds(s),
+        };
+        Value::String(text)
+    })
 }
 
 pub(super) fn time() -> impl Strategy<Value = Value> {

@@ -114,14 +114,26 @@ fn cluster_hub_to_v1beta1_rebuilds_refs_durations_and_status() {
         json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "DockerCluster",
                "namespace": "ns1", "name": "c1-infra"})
     );
+    // The durations read back as the v1beta1 object wrote them (the hub keeps the written
+    // forms); without those, as Go prints them.
+    let mut bare = fixture("cluster.v1beta2.yaml");
+    bare["metadata"]["annotations"].as_object_mut().unwrap().clear();
+    let spoke_of_bare = from_hub(bare, "cluster.x-k8s.io/v1beta1", &crds()).unwrap();
+    for (spoke, forms) in [
+        (&spoke, ["10m", "1s5ms", "1h5m", "300s"]),
+        (&spoke_of_bare, ["10m0s", "1s", "1h5m0s", "5m0s"]),
+    ] {
+        let cp = &spoke["spec"]["topology"]["controlPlane"];
+        let mhc = &cp["machineHealthCheck"];
+        let read = [
+            &cp["nodeDrainTimeout"],
+            &cp["nodeDeletionTimeout"],
+            &mhc["nodeStartupTimeout"],
+            &mhc["unhealthyConditions"][0]["timeout"],
+        ];
+        assert_eq!(read, forms.map(Value::from).each_ref());
+    }
     let cp = &spoke["spec"]["topology"]["controlPlane"];
-    assert_eq!(cp["nodeDrainTimeout"], "10m0s");
-    assert_eq!(cp["nodeDeletionTimeout"], "1s");
-    assert_eq!(cp["machineHealthCheck"]["nodeStartupTimeout"], "1h5m0s");
-    assert_eq!(
-        cp["machineHealthCheck"]["unhealthyConditions"][0]["timeout"],
-        "5m0s"
-    );
     assert_eq!(
         cp["machineHealthCheck"]["remediationTemplate"]["namespace"],
         "ns1"
@@ -398,8 +410,8 @@ fn machine_deployment_hub_to_v1beta1_rebuilds_strategy_refs_and_counters() {
         machine["bootstrap"]["configRef"]["apiVersion"],
         "bootstrap.cluster.x-k8s.io/v1beta2"
     );
-    assert_eq!(machine["nodeDrainTimeout"], "10m0s");
-    assert_eq!(machine["nodeVolumeDetachTimeout"], "1s");
+    assert_eq!(machine["nodeDrainTimeout"], "10m");
+    assert_eq!(machine["nodeVolumeDetachTimeout"], "1s5ms");
     assert!(machine.get("minReadySeconds").is_none());
     let status = &spoke["status"];
     assert_eq!(status["updatedReplicas"], 2);

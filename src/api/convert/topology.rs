@@ -19,6 +19,15 @@ pub(super) fn to_hub(topology: &mut Obj, ctx: &Ctx, kept: &mut Kept) -> Result<(
         put(topology, &["classRef", "namespace"], namespace);
     }
     if let Some(after) = topology.remove("rolloutAfter").filter(|a| !a.is_null()) {
+        if !after.as_str().is_some_and(super::kept::is_date_time) {
+            let field = "spec.topology.rolloutAfter";
+            let shown = after
+                .as_str()
+                .map_or_else(|| after.to_string(), |t| format!("{t:?}"));
+            let message =
+                format!("Invalid value: {shown}: {field} in body must be of type date-time: {shown}");
+            return Err(ctx.invalid(field, message));
+        }
         kept.keep(format!("{BASE}/rolloutAfter"), after, &[]);
     }
     keep_definition_from(topology, "variables", &format!("{BASE}/variables"), &[], kept);
