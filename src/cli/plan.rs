@@ -13,7 +13,9 @@ use super::current::{missing_state_hint, CurrentArgs};
 use super::extensions::{runtime_extensions, with_discovered_variables};
 use super::files::{check_versions, read};
 use super::plan_format::Format;
+use super::yaml_out::to_yaml;
 use super::{print_stdout, EXIT_FINDINGS};
+use super::terminal::{eprint_line, print_text};
 use crate::api::convert::{from_hub, is_convertible, ContractVersions, ConvertError};
 use crate::api::Cluster;
 use crate::offline::apply::Verdict;
@@ -100,7 +102,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     for sourced in objects {
         let findings = schemas.findings(&sourced.object);
         for repeated in repeated_keys(&sourced.duplicates, &sourced.source, args.validate) {
-            eprintln!("Warning: {repeated}");
+            eprint_line(&format!("Warning: {repeated}"));
         }
         let is_cluster =
             sourced.object["kind"] == "Cluster" && sourced.object["spec"]["topology"].is_object();
@@ -110,7 +112,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
             match with_discovered_variables(object.clone(), &extensions, PLAN_TIME) {
                 Ok(discovered) => object = discovered,
                 Err(message) => {
-                    eprintln!("{source}: {message}");
+                    eprint_line(&format!("{source}: {message}"));
                     failed = true;
                 }
             }
@@ -119,7 +121,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
         if args.validate == Validation::Warn {
             findings
                 .iter()
-                .for_each(|finding| eprintln!("Warning: {finding}"));
+                .for_each(|finding| eprint_line(&format!("Warning: {finding}")));
         }
         let applied = apply_validated(
             &mut store,
@@ -131,9 +133,9 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
             PLAN_TIME,
         )?;
         if applied.verdict == Verdict::Denied {
-            eprintln!("{source}: {}", applied.message);
+            eprint_line(&format!("{source}: {}", applied.message));
             if let Some(hint) = cluster.and_then(|c| missing_state_hint(&c, &applied.message)) {
-                eprintln!("{hint}");
+                eprint_line(&format!("{hint}"));
             }
             failed = true;
         } else if is_cluster {
@@ -142,7 +144,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     }
     let resource_sets = super::plan_resource_sets::render(&store, args.output, &mut failed);
     if clusters.is_empty() && !failed && resource_sets.is_none() {
-        eprintln!("no Cluster with a spec.topology to plan: {summary}");
+        eprint_line(&format!("no Cluster with a spec.topology to plan: {summary}"));
     }
     let mut out = String::new();
     for (namespace, resource) in clusters {
@@ -159,13 +161,17 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
         match planned {
             Ok(planned) => render(&mut out, args.output, &namespace, name, &planned)?,
             Err(err) => {
-                eprintln!("Cluster {namespace}/{name}: {err:#}");
+                eprint_line(&format!("Cluster {namespace}/{name}: {err:#}"));
                 failed = true;
             }
         }
     }
     out.push_str(&resource_sets.unwrap_or_default());
-    print_stdout(&out)?;
+    match args.output {
+        // The difference is for reading; YAML and JSON are written escaped.
+        Format::Diff => print_text(&out)?,
+        Format::Yaml | Format::Json => print_stdout(&out)?,
+    }
     Ok(if failed {
         ExitCode::from(EXIT_FINDINGS)
     } else {
@@ -276,7 +282,7 @@ fn render(out: &mut String, format: Format, namespace: &str, name: &str, planned
                 out.push_str(&upgrade.text("# "));
             }
             out.push_str("---\n");
-            out.push_str(&serde_yaml_ng::to_string(&list)?);
+            out.push_str(&to_yaml(&list));
         }
         Format::Json => {
             if let Some(upgrade) = &planned.upgrade {

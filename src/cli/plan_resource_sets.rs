@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use serde_json::{json, Value};
 
 use super::plan_format::Format;
+use super::terminal::eprint_line;
 use crate::addons::preview::{Previews, SetPreview};
 use crate::api::{Cluster, ClusterResourceSet, ADDONS_GROUP};
 use crate::decode::decode_value;
@@ -49,7 +50,7 @@ pub fn render(store: &MemoryStore, format: Format, broken: &mut bool) -> Option<
         }
     }
     for problem in &problems {
-        eprintln!("{problem}");
+        eprint_line(&format!("{problem}"));
     }
     *broken |= !problems.is_empty();
     Some(out)
