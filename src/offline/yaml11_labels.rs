@@ -205,7 +205,7 @@ mod tests {
              of type string (metadata.labels.team is written yes, which kubectl's YAML 1.1 reader reads as a \
              boolean: quote it, \"yes\")"
         );
-        let list = "kind: List\nitems:\n- kind: ConfigMap\n  metadata: {name: a}\n- kind: Deployment\n  metadata: {name: b}\n  \
+        let list = "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: b}\n  \
                     spec:\n    template:\n      metadata:\n        annotations: {n: 1_000, o: on}\n";
         let found = mistyped(list).unwrap_or_else(|| panic!("a List item's template"));
         assert_eq!(found.path, "items[1].spec.template.metadata.annotations.n");
@@ -214,7 +214,7 @@ mod tests {
             "l.yaml: spec.template.metadata.annotations.n: Invalid value: \"integer\": \
              spec.template.metadata.annotations.n in body must be of type string: \"integer\""
         ));
-        let item = "kind: List\nitems:\n- kind: ConfigMap\n  metadata:\n    name: a\n    labels: {x: 'on', y: on}\n";
+        let item = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n    labels: {x: 'on', y: on}\n";
         let found = mistyped(item).map(|m| m.refusal("i.yaml")).unwrap_or_default();
         assert!(found.starts_with("unable to decode \"i.yaml\": json: cannot unmarshal bool into Go struct field \
              ObjectMeta.metadata.labels of type string (items[0].metadata.labels.y is written on"), "{found}");
@@ -223,9 +223,9 @@ mod tests {
     #[test]
     fn quoted_values_and_other_fields_pass() {
         for text in [
-            "kind: ConfigMap\nmetadata:\n  name: c\n  labels:\n    a: \"on\"\n    b: 'NO'\n    c: |-\n      yes\n",
-            "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: yes\n",
-            "kind: ConfigMap\nmetadata:\n  name: c\n  labels: {yes: 'y', b: v1.2}\n",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels:\n    a: \"on\"\n    b: 'NO'\n    c: |-\n      yes\n",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: yes\n",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels: {yes: 'y', b: v1.2}\n",
         ] {
             assert_eq!(mistyped(text), None, "{text}");
         }
