@@ -39,7 +39,11 @@ pub fn client(config: kube::Config) -> Result<kube::Client, String> {
     if let Some(refusal) = removed_auth_provider(&config.auth_info) {
         return Err(refusal);
     }
-    let program = config.auth_info.exec.as_ref().and_then(|exec| exec.command.clone());
+    let program = config
+        .auth_info
+        .exec
+        .as_ref()
+        .and_then(|exec| exec.command.clone());
     kube::Client::try_from(config).map_err(|err| told(&err, program.as_deref()).join(": "))
 }
 

@@ -169,7 +169,17 @@ fn a_live_cluster_with_references_is_an_update_not_a_create() {
 #[test]
 fn an_object_given_twice_in_the_current_state_is_refused() {
     let dir = edited_current("twice", "dev-md-0-r2vbj", "dev-md-0-r2vbj");
-    let (code, out, err) = run("check", &["-f", CLASS, DEV, "--current", CURRENT, dir.to_str().unwrap_or_default()]);
+    let (code, out, err) = run(
+        "check",
+        &[
+            "-f",
+            CLASS,
+            DEV,
+            "--current",
+            CURRENT,
+            dir.to_str().unwrap_or_default(),
+        ],
+    );
     assert_eq!(code, 2, "{out}{err}");
     assert!(
         err.contains("clusters.cluster.x-k8s.io \"dev\" already exists: Cluster default/dev is also in examples/current/dev.yaml"),
@@ -188,7 +198,10 @@ fn a_truncated_last_applied_configuration_fails_as_kubectl_fails() {
         r#""namespace":"default"},"spec":{"#,
         r#""namespace":"default"},"spec":{"x":{"#,
     );
-    let (code, out, err) = run("check", &["-f", CLASS, DEV, "--current", dir.to_str().unwrap_or_default()]);
+    let (code, out, err) = run(
+        "check",
+        &["-f", CLASS, DEV, "--current", dir.to_str().unwrap_or_default()],
+    );
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         out.contains(

@@ -8,9 +8,9 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
 use super::files::read;
+use super::terminal::{eprint_line, print_text};
 use super::yaml_out::to_yaml_of;
 use super::{print_stdout, EXIT_FAILURE, EXIT_FINDINGS};
-use super::terminal::{eprint_line, print_text};
 use crate::contract::check::{check_provider, Report};
 
 /// Output formats of `contract`.
@@ -64,7 +64,9 @@ pub fn run(args: &ContractArgs) -> Result<ExitCode> {
     match args.output {
         Format::Text => print_text(&render_text(&report))?,
         Format::Json => {
-            print_stdout(&(serde_json::to_string_pretty(&report).context("cannot encode the report")? + "\n"))?;
+            print_stdout(
+                &(serde_json::to_string_pretty(&report).context("cannot encode the report")? + "\n"),
+            )?;
         }
     }
     Ok(if report.findings.is_empty() {

@@ -14,9 +14,9 @@ use clap::{Args, ValueEnum};
 use serde_json::Value;
 
 use super::files::{manifest_files, read_text};
+use super::terminal::eprint_line;
 use super::yaml_out::to_yaml;
 use super::{print_stdout, EXIT_FINDINGS};
-use super::terminal::eprint_line;
 use crate::api::convert::{convert, is_convertible, to_hub, ContractVersions};
 use crate::store::contract::CRD_KIND;
 use crate::store::{group_of, parse_manifests, MemoryStore};

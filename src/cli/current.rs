@@ -156,14 +156,17 @@ mod tests {
 
     #[test]
     fn an_object_given_twice_is_named_with_both_files() {
-        let key = ObjectKey::of(&json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
-            "metadata": {"name": "dev", "namespace": "ns"}}));
+        let key = ObjectKey::of(
+            &json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+            "metadata": {"name": "dev", "namespace": "ns"}}),
+        );
         assert_eq!(
             given_twice(&key, "a.yaml"),
             "clusters.cluster.x-k8s.io \"dev\" already exists: Cluster ns/dev is also in a.yaml (the current \
              state holds one object per kind, namespace and name)"
         );
-        let config_map = ObjectKey::of(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}));
+        let config_map =
+            ObjectKey::of(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}));
         assert!(given_twice(&config_map, "a.yaml").starts_with("configmaps \"c\" already exists"));
     }
 }

@@ -67,11 +67,17 @@ async fn client(target: &Target<'_>) -> Result<Client> {
     let config = match target.kubeconfig {
         Some(path) => {
             let file = Kubeconfig::read_from(path).map_err(|err| {
-                anyhow::anyhow!("cannot read the kubeconfig {}: {}", path.display(), redacted(&err))
+                anyhow::anyhow!(
+                    "cannot read the kubeconfig {}: {}",
+                    path.display(),
+                    redacted(&err)
+                )
             })?;
             kube::Config::from_custom_kubeconfig(file, &options)
                 .await
-                .map_err(|err| anyhow::anyhow!("cannot use the kubeconfig {}: {}", path.display(), redacted(&err)))?
+                .map_err(|err| {
+                    anyhow::anyhow!("cannot use the kubeconfig {}: {}", path.display(), redacted(&err))
+                })?
         }
         None => kube::Config::from_kubeconfig(&options).await.map_err(|err| {
             anyhow::anyhow!(
@@ -80,7 +86,8 @@ async fn client(target: &Target<'_>) -> Result<Client> {
             )
         })?,
     };
-    kube_credentials::client(config).map_err(|why| anyhow::anyhow!("cannot create the Kubernetes client: {why}"))
+    kube_credentials::client(config)
+        .map_err(|why| anyhow::anyhow!("cannot create the Kubernetes client: {why}"))
 }
 
 /// A read-only view of the management cluster.

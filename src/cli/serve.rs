@@ -254,12 +254,20 @@ pub(super) async fn kube_client(kubeconfig: Option<&std::path::Path>) -> Result<
     let config = match kubeconfig {
         Some(path) => {
             let file = kube::config::Kubeconfig::read_from(path).map_err(|err| {
-                anyhow::anyhow!("cannot read the kubeconfig {}: {}", path.display(), innermost(&err))
+                anyhow::anyhow!(
+                    "cannot read the kubeconfig {}: {}",
+                    path.display(),
+                    innermost(&err)
+                )
             })?;
             kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
                 .await
                 .map_err(|err| {
-                    anyhow::anyhow!("cannot use the kubeconfig {}: {}", path.display(), innermost(&err))
+                    anyhow::anyhow!(
+                        "cannot use the kubeconfig {}: {}",
+                        path.display(),
+                        innermost(&err)
+                    )
                 })?
         }
         None => kube::Config::infer().await.map_err(|err| {

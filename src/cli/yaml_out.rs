@@ -165,7 +165,9 @@ pub fn plain_reads_back(s: &str) -> bool {
     };
     let indicator = match first {
         '-' | '?' | ':' => followed_by_space(first),
-        ',' | '[' | ']' | '{' | '}' | '#' | '&' | '*' | '!' | '|' | '>' | '\'' | '"' | '%' | '@' | '`' => true,
+        ',' | '[' | ']' | '{' | '}' | '#' | '&' | '*' | '!' | '|' | '>' | '\'' | '"' | '%' | '@' | '`' => {
+            true
+        }
         _ => false,
     };
     let shape_ok = !indicator

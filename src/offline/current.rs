@@ -236,7 +236,11 @@ mod tests {
     #[test]
     fn an_unreadable_last_applied_configuration_fails_as_kubectl_fails() {
         let cases = [
-            (r#"{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Clus"#, "cluster.x-k8s.io", Some("Invalid JSON Document")),
+            (
+                r#"{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Clus"#,
+                "cluster.x-k8s.io",
+                Some("Invalid JSON Document"),
+            ),
             ("not json", "", Some("invalid JSON document")),
             ("not json", "apps", Some("invalid JSON document")),
             ("[]", "cluster.x-k8s.io", Some("Mismatched JSON Documents")),
@@ -248,7 +252,11 @@ mod tests {
         ];
         for (text, group, reason) in cases {
             let live = json!({"metadata": {"annotations": {LAST_APPLIED: text}}});
-            assert_eq!(unreadable_last_applied(&live, group), reason, "{text:?} of {group:?}");
+            assert_eq!(
+                unreadable_last_applied(&live, group),
+                reason,
+                "{text:?} of {group:?}"
+            );
         }
         assert_eq!(unreadable_last_applied(&json!({"metadata": {}}), ""), None);
     }
@@ -271,6 +279,9 @@ mod tests {
              configuration (the live object's kubectl.kubernetes.io/last-applied-configuration annotation) \
              for: \"f.yaml\": invalid JSON document"
         );
-        assert_eq!(store.get("", "ConfigMap", "ns", "c").unwrap_or_default()["data"]["a"], "1");
+        assert_eq!(
+            store.get("", "ConfigMap", "ns", "c").unwrap_or_default()["data"]["a"],
+            "1"
+        );
     }
 }

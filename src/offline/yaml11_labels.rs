@@ -37,7 +37,11 @@ impl Mistyped {
         };
         let map = path.rsplit_once('.').map_or(path, |(map, _)| map);
         let refusal = if map.starts_with("metadata.") {
-            let go_type = if self.json_type == "boolean" { "bool" } else { "number" };
+            let go_type = if self.json_type == "boolean" {
+                "bool"
+            } else {
+                "number"
+            };
             format!(
                 "unable to decode {source:?}: json: cannot unmarshal {go_type} into Go struct field \
                  ObjectMeta.{map} of type string"
@@ -76,9 +80,11 @@ fn any_suspect<'a>(objects: impl IntoIterator<Item = &'a Value>) -> bool {
                 for (key, value) in map {
                     let string_map = key == "metadata"
                         && STRING_MAPS.iter().any(|name| {
-                            value[*name]
-                                .as_object()
-                                .is_some_and(|m| m.values().filter_map(Value::as_str).any(|v| typed_by_yaml11(v).is_some()))
+                            value[*name].as_object().is_some_and(|m| {
+                                m.values()
+                                    .filter_map(Value::as_str)
+                                    .any(|v| typed_by_yaml11(v).is_some())
+                            })
                         });
                     if string_map {
                         return true;
@@ -188,7 +194,8 @@ mod tests {
 
     #[test]
     fn plain_yaml11_bools_and_numbers_in_labels_are_found() {
-        let text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels:\n    a: 'yes'\n    team: yes\n";
+        let text =
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels:\n    a: 'yes'\n    team: yes\n";
         let found = mistyped(text);
         assert_eq!(
             found,
@@ -216,8 +223,13 @@ mod tests {
         ));
         let item = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n    labels: {x: 'on', y: on}\n";
         let found = mistyped(item).map(|m| m.refusal("i.yaml")).unwrap_or_default();
-        assert!(found.starts_with("unable to decode \"i.yaml\": json: cannot unmarshal bool into Go struct field \
-             ObjectMeta.metadata.labels of type string (items[0].metadata.labels.y is written on"), "{found}");
+        assert!(
+            found.starts_with(
+                "unable to decode \"i.yaml\": json: cannot unmarshal bool into Go struct field \
+             ObjectMeta.metadata.labels of type string (items[0].metadata.labels.y is written on"
+            ),
+            "{found}"
+        );
     }
 
     #[test]

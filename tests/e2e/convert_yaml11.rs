@@ -13,8 +13,30 @@ use crate::process::run_bounded;
 
 /// Strings YAML 1.1 types as something else when written plain.
 const AMBIGUOUS: [&str; 24] = [
-    "on", "Off", "NO", "y", "Y", "yes", "n", "true", "~", "null", "Null", "1_000", "0x1F", "0o17", "017",
-    "0b101", "1:20", ".inf", "-.Inf", ".NaN", "1e3", "+12", "2001-12-14", "=",
+    "on",
+    "Off",
+    "NO",
+    "y",
+    "Y",
+    "yes",
+    "n",
+    "true",
+    "~",
+    "null",
+    "Null",
+    "1_000",
+    "0x1F",
+    "0o17",
+    "017",
+    "0b101",
+    "1:20",
+    ".inf",
+    "-.Inf",
+    ".NaN",
+    "1e3",
+    "+12",
+    "2001-12-14",
+    "=",
 ];
 
 fn cluster(values: &[&str]) -> Value {
@@ -50,9 +72,17 @@ fn kubectl_reads_converted_strings_as_strings() {
     assert!(converted.success, "{}", converted.stderr);
     let mut kubectl = Command::new(binaries().join("kubectl"));
     kubectl.args(["annotate", "--local", "-f", "-", "-o", "json", "probe=1"]);
-    let read = run_bounded(kubectl, Some(converted.stdout.as_bytes()), Duration::from_secs(60))
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(read.success, "kubectl refused:\n{}\n{}", read.stderr, converted.stdout);
+    let read = run_bounded(
+        kubectl,
+        Some(converted.stdout.as_bytes()),
+        Duration::from_secs(60),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        read.success,
+        "kubectl refused:\n{}\n{}",
+        read.stderr, converted.stdout
+    );
     let object: Value = serde_json::from_str(&read.stdout).expect("kubectl prints JSON");
     assert_eq!(object["apiVersion"], "cluster.x-k8s.io/v1beta2");
     for (i, value) in AMBIGUOUS.iter().enumerate() {

@@ -41,14 +41,23 @@ fn a_failing_exec_plugin_is_named_without_its_secrets() {
             plugin.display()
         ),
     );
-    let output = run_within(SOON, &["plan", "-f", "examples/quickstart/", "--kubeconfig", &config]);
+    let output = run_within(
+        SOON,
+        &["plan", "-f", "examples/quickstart/", "--kubeconfig", &config],
+    );
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     // kubectl 1.34 says: getting credentials: exec: executable PATH failed with exit code 3
-    let expected = format!("getting credentials: exec: executable {} failed with exit code 3", plugin.display());
+    let expected = format!(
+        "getting credentials: exec: executable {} failed with exit code 3",
+        plugin.display()
+    );
     assert!(stderr.contains(&expected), "{stderr}");
     for secret in SECRETS {
-        assert!(!stderr.contains(secret) && !text(&output.stdout).contains(secret), "{secret}: {stderr}");
+        assert!(
+            !stderr.contains(secret) && !text(&output.stdout).contains(secret),
+            "{secret}: {stderr}"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -66,11 +75,17 @@ fn a_removed_auth_provider_runs_nothing() {
             command.display()
         ),
     );
-    let output = run_within(SOON, &["plan", "-f", "examples/quickstart/", "--kubeconfig", &config]);
+    let output = run_within(
+        SOON,
+        &["plan", "-f", "examples/quickstart/", "--kubeconfig", &config],
+    );
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(!marker.exists(), "the provider's cmd-path ran");
-    assert!(stderr.contains("The gcp auth plugin has been removed."), "{stderr}");
+    assert!(
+        stderr.contains("The gcp auth plugin has been removed."),
+        "{stderr}"
+    );
     assert!(stderr.contains("gke-gcloud-auth-plugin"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -78,11 +93,20 @@ fn a_removed_auth_provider_runs_nothing() {
 #[test]
 fn a_kubeconfig_that_does_not_parse_is_located_not_quoted() {
     let dir = temp_dir("kubeconfig-parse");
-    let config = kubeconfig(&dir, "    token: [env-secret-789, {arg-secret-456: out-secret-123}]\n");
-    let output = run_within(SOON, &["plan", "-f", "examples/quickstart/", "--kubeconfig", &config]);
+    let config = kubeconfig(
+        &dir,
+        "    token: [env-secret-789, {arg-secret-456: out-secret-123}]\n",
+    );
+    let output = run_within(
+        SOON,
+        &["plan", "-f", "examples/quickstart/", "--kubeconfig", &config],
+    );
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("the kubeconfig does not parse at line"), "{stderr}");
+    assert!(
+        stderr.contains("the kubeconfig does not parse at line"),
+        "{stderr}"
+    );
     for secret in SECRETS {
         assert!(!stderr.contains(secret), "{secret}: {stderr}");
     }
@@ -110,7 +134,10 @@ fn a_crafted_file_name_cannot_clear_the_screen_or_fake_an_answer() {
             !printed.contains(['\u{1b}', '\r', '\u{7}', '\u{9b}']),
             "{args:?} printed a control character: {printed:?}"
         );
-        assert!(printed.contains("x^[[2J^[[H\\rconfigmap ok created^G\\u009b0m"), "{args:?}: {printed}");
+        assert!(
+            printed.contains("x^[[2J^[[H\\rconfigmap ok created^G\\u009b0m"),
+            "{args:?}: {printed}"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,6 +4,7 @@
 //! client (`extensions`); the offline commands on hostile files (`offline`); hostile kubeconfigs
 //! and names against what the commands print (`cli_output`).
 
+mod cli_output;
 #[path = "../common/mod.rs"]
 mod common;
 mod conversion;
@@ -12,6 +13,5 @@ mod extensions;
 mod inputs;
 #[path = "../local_extension/mod.rs"]
 mod local_extension;
-mod cli_output;
 mod offline;
 mod server;
