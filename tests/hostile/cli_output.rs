@@ -22,6 +22,17 @@ fn kubeconfig(dir: &Path, user: &str) -> String {
     path.display().to_string()
 }
 
+/// `plan --kubeconfig config` over the Quickstart, which must fail (exit 2): stdout and stderr.
+fn plan_failing_with(config: &str) -> (String, String) {
+    let output = run_within(
+        SOON,
+        &["plan", "-f", "examples/quickstart/", "--kubeconfig", config],
+    );
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    (text(&output.stdout), stderr)
+}
+
 fn script(path: &Path, body: &str) {
     std::fs::write(path, format!("#!/bin/sh\n{body}\n")).expect("write the script");
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
@@ -41,12 +52,7 @@ fn a_failing_exec_plugin_is_named_without_its_secrets() {
             plugin.display()
         ),
     );
-    let output = run_within(
-        SOON,
-        &["plan", "-f", "examples/quickstart/", "--kubeconfig", &config],
-    );
-    let stderr = text(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let (stdout, stderr) = plan_failing_with(&config);
     // kubectl 1.34 says: getting credentials: exec: executable PATH failed with exit code 3
     let expected = format!(
         "getting credentials: exec: executable {} failed with exit code 3",
@@ -55,7 +61,7 @@ fn a_failing_exec_plugin_is_named_without_its_secrets() {
     assert!(stderr.contains(&expected), "{stderr}");
     for secret in SECRETS {
         assert!(
-            !stderr.contains(secret) && !text(&output.stdout).contains(secret),
+            !stderr.contains(secret) && !stdout.contains(secret),
             "{secret}: {stderr}"
         );
     }
@@ -75,12 +81,7 @@ fn a_removed_auth_provider_runs_nothing() {
             command.display()
         ),
     );
-    let output = run_within(
-        SOON,
-        &["plan", "-f", "examples/quickstart/", "--kubeconfig", &config],
-    );
-    let stderr = text(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let (_, stderr) = plan_failing_with(&config);
     assert!(!marker.exists(), "the provider's cmd-path ran");
     assert!(
         stderr.contains("The gcp auth plugin has been removed."),
@@ -97,12 +98,7 @@ fn a_kubeconfig_that_does_not_parse_is_located_not_quoted() {
         &dir,
         "    token: [env-secret-789, {arg-secret-456: out-secret-123}]\n",
     );
-    let output = run_within(
-        SOON,
-        &["plan", "-f", "examples/quickstart/", "--kubeconfig", &config],
-    );
-    let stderr = text(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let (_, stderr) = plan_failing_with(&config);
     assert!(
         stderr.contains("the kubeconfig does not parse at line"),
         "{stderr}"
