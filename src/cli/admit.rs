@@ -61,7 +61,7 @@ pub fn run(args: &AdmitArgs) -> Result<ExitCode> {
     let text = serde_json::to_string_pretty(&pretty).context("cannot encode the answer")?;
     print_stdout(&(text + "\n"))?;
     for line in stderr {
-        eprint_line(&format!("{line}"));
+        eprint_line(&line);
     }
     Ok(ExitCode::SUCCESS)
 }

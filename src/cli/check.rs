@@ -131,7 +131,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     }
     print_text(&out)?;
     for hint in hints {
-        eprint_line(&format!("{hint}"));
+        eprint_line(&hint);
     }
     let denied = results
         .iter()

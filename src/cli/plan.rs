@@ -135,7 +135,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
         if applied.verdict == Verdict::Denied {
             eprint_line(&format!("{source}: {}", applied.message));
             if let Some(hint) = cluster.and_then(|c| missing_state_hint(&c, &applied.message)) {
-                eprint_line(&format!("{hint}"));
+                eprint_line(&hint);
             }
             failed = true;
         } else if is_cluster {

@@ -50,7 +50,7 @@ pub fn render(store: &MemoryStore, format: Format, broken: &mut bool) -> Option<
         }
     }
     for problem in &problems {
-        eprint_line(&format!("{problem}"));
+        eprint_line(problem);
     }
     *broken |= !problems.is_empty();
     Some(out)
