@@ -12,7 +12,7 @@
 #   7 addons    ClusterResourceSet rules
 #   8 admission the webhooks' rules
 #   9 adapters  runtime, server, controller, offline, beside_cluster_api, clock, shutdown,
-#               telemetry: they may use each other and everything below
+#               telemetry, kube_credentials: they may use each other and everything below
 #  10 cli       the subcommands, on top of everything
 #
 # A module may import its own layer and the layers below; a module missing from the list fails
@@ -35,7 +35,7 @@ declare -A layer=(
   [addons]=7
   [admission]=8
   [runtime]=9 [server]=9 [controller]=9 [offline]=9 [beside_cluster_api]=9
-  [clock]=9 [shutdown]=9 [telemetry]=9
+  [clock]=9 [shutdown]=9 [telemetry]=9 [kube_credentials]=9
   [cli]=10
 )
 

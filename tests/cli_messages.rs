@@ -243,3 +243,30 @@ fn a_repeated_list_map_key_is_refused_in_the_api_servers_words() {
         "{text}"
     );
 }
+
+/// A plain `yes` or `1_000` label value is a bool or a number to kubectl's YAML 1.1 reader,
+/// which then refuses the file: so do we, in its words, saying how to write it.
+#[test]
+fn a_yaml_1_1_bool_where_a_label_string_belongs_is_refused_as_kubectl_refuses_it() {
+    let dir = scratch("yaml11-label");
+    let file = dir.join("labels.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels:\n    quoted: 'yes'\n    team: yes\n",
+    )
+    .unwrap();
+    let named = file.to_str().unwrap();
+    for command in ["check", "plan"] {
+        let output = capi_topology(&[command, "-f", named], &[], None);
+        assert_eq!(output.status.code(), Some(2), "{command}");
+        let text = stderr(&output);
+        assert!(
+            text.contains(&format!(
+                "unable to decode {named:?}: json: cannot unmarshal bool into Go struct field \
+                 ObjectMeta.metadata.labels of type string (metadata.labels.team is written yes, which \
+                 kubectl's YAML 1.1 reader reads as a boolean: quote it, \"yes\")"
+            )),
+            "{command}: {text}"
+        );
+    }
+}

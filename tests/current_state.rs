@@ -163,3 +163,53 @@ fn a_live_cluster_with_references_is_an_update_not_a_create() {
         "{out}"
     );
 }
+
+/// Two copies of one object in the current state: the API server holds one, so which is current
+/// is unknown; refused, naming both files, instead of the last one silently winning.
+#[test]
+fn an_object_given_twice_in_the_current_state_is_refused() {
+    let dir = edited_current("twice", "dev-md-0-r2vbj", "dev-md-0-r2vbj");
+    let (code, out, err) = run(
+        "check",
+        &[
+            "-f",
+            CLASS,
+            DEV,
+            "--current",
+            CURRENT,
+            dir.to_str().unwrap_or_default(),
+        ],
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("clusters.cluster.x-k8s.io \"dev\" already exists: Cluster default/dev is also in examples/current/dev.yaml"),
+        "{err}"
+    );
+    assert!(out.is_empty(), "nothing applied: {out}");
+}
+
+/// kubectl cannot build its patch over a last applied configuration that is not JSON: `check
+/// --current` says so for that object instead of "configured".
+#[test]
+fn a_truncated_last_applied_configuration_fails_as_kubectl_fails() {
+    let dir = edited_current(
+        "truncated",
+        // One more `{` than `}`: the JSON ends before it is complete.
+        r#""namespace":"default"},"spec":{"#,
+        r#""namespace":"default"},"spec":{"x":{"#,
+    );
+    let (code, out, err) = run(
+        "check",
+        &["-f", CLASS, DEV, "--current", dir.to_str().unwrap_or_default()],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(
+            "error when applying patch to cluster.cluster.x-k8s.io/dev: error when creating patch with the \
+             original configuration (the live object's kubectl.kubernetes.io/last-applied-configuration \
+             annotation) for: \"examples/quickstart/10-cluster-dev.yaml\": Invalid JSON Document"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("cluster.cluster.x-k8s.io/dev configured"), "{out}");
+}

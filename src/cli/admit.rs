@@ -10,6 +10,7 @@ use clap::Args;
 use super::admit_context::{kubectl_lines, state_warnings};
 use super::files::{admitted_store, load_store};
 use super::print_stdout;
+use super::terminal::eprint_line;
 use crate::admission::{self, Webhook, MAX_BODY_BYTES};
 
 /// Arguments of `admit`.
@@ -61,7 +62,7 @@ pub fn run(args: &AdmitArgs) -> Result<ExitCode> {
     let text = serde_json::to_string_pretty(&pretty).context("cannot encode the answer")?;
     print_stdout(&(text + "\n"))?;
     for line in stderr {
-        eprintln!("{line}");
+        eprint_line(&line);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 
+use super::terminal::eprint_line;
 use crate::server::dev_certs::generate;
 
 /// Arguments of `certs`.
@@ -40,11 +41,11 @@ pub fn run(args: &CertsArgs) -> Result<ExitCode> {
     write(&args.out.join("ca.crt"), &certificates.ca_pem, false)?;
     write(&args.out.join("tls.crt"), &certificates.cert_pem, false)?;
     write(&args.out.join("tls.key"), &certificates.key_pem, true)?;
-    eprintln!(
+    eprint_line(&format!(
         "wrote ca.crt, tls.crt and tls.key to {} (valid {} days)",
         args.out.display(),
         args.days
-    );
+    ));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -12,7 +12,8 @@ use serde::Serialize;
 use super::current::{missing_state_hint, CurrentArgs};
 use super::extensions::{runtime_extensions, with_discovered_variables};
 use super::files::{check_versions, read};
-use super::{print_stdout, EXIT_FINDINGS};
+use super::terminal::{eprint_line, print_text};
+use super::EXIT_FINDINGS;
 use crate::clock::now_rfc3339;
 use crate::offline::apply::{Applied, Verdict};
 use crate::offline::strict::{apply_validated, repeated_keys, Schemas, Validation};
@@ -59,7 +60,7 @@ struct Report<'a> {
 pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     let read = read(&args.files)?;
     if read.objects.is_empty() {
-        eprintln!("nothing to check: {}", read.summary(&args.files));
+        eprint_line(&format!("nothing to check: {}", read.summary(&args.files)));
         return Ok(ExitCode::SUCCESS);
     }
     let objects = read.objects;
@@ -84,14 +85,14 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     for sourced in objects {
         let findings = schemas.findings(&sourced.object);
         for repeated in repeated_keys(&sourced.duplicates, &sourced.source, args.validate) {
-            eprintln!("Warning: {repeated}");
+            eprint_line(&format!("Warning: {repeated}"));
         }
         let source = sourced.source.display().to_string();
         let mut object = sourced.object;
         if discovers {
             match with_discovered_variables(object.clone(), &extensions, &now) {
                 Ok(discovered) => object = discovered,
-                Err(message) => eprintln!("Warning: {source}: {message}"),
+                Err(message) => eprint_line(&format!("Warning: {source}: {message}")),
             }
         }
         let cluster = (object["kind"] == "Cluster").then(|| object.clone());
@@ -108,13 +109,13 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
         Format::Text => {
             for (_, applied) in &results {
                 for warning in &applied.warnings {
-                    eprintln!("Warning: {warning}");
+                    eprint_line(&format!("Warning: {warning}"));
                 }
                 // As kubectl: what was applied on stdout, a refusal on stderr, in file order.
                 match applied.verdict {
                     Verdict::Denied => {
-                        print_stdout(&std::mem::take(&mut out))?;
-                        eprintln!("{}", applied.message);
+                        print_text(&std::mem::take(&mut out))?;
+                        eprint_line(&applied.message);
                     }
                     _ => out.push_str(&format!("{} {}\n", applied.resource, applied.verdict)),
                 }
@@ -131,9 +132,9 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
             out = serde_json::to_string_pretty(&reports)? + "\n";
         }
     }
-    print_stdout(&out)?;
+    print_text(&out)?;
     for hint in hints {
-        eprintln!("{hint}");
+        eprint_line(&hint);
     }
     let denied = results
         .iter()

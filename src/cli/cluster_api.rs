@@ -17,7 +17,8 @@ use kube::api::{Api, ListParams};
 use serde::Serialize;
 
 use super::serve::kube_client;
-use super::{print_stdout, EXIT_FINDINGS};
+use super::terminal::print_text;
+use super::EXIT_FINDINGS;
 use crate::beside_cluster_api::{diagnose, Severity, State, Switch};
 use crate::controller::cluster_api_webhooks::switch_all;
 
@@ -71,12 +72,12 @@ async fn switch(client: &kube::Client, switch: Switch) -> Result<ExitCode> {
     changed.extend(switch_all::<MutatingWebhookConfiguration>(client, switch).await?);
     let state = if switch == Switch::Off { "off" } else { "on" };
     if changed.is_empty() {
-        print_stdout(&format!(
+        print_text(&format!(
             "Cluster API's webhooks for clusters, clusterclasses and extensionconfigs were already {state}\n"
         ))?;
     }
     for name in changed {
-        print_stdout(&format!("{name}: switched {state}\n"))?;
+        print_text(&format!("{name}: switched {state}\n"))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -131,7 +132,7 @@ async fn doctor(client: &kube::Client) -> Result<ExitCode> {
         };
         text.push_str(&format!("{mark} {}\n", finding.message));
     }
-    print_stdout(&text)?;
+    print_text(&text)?;
     let broken = findings.iter().any(|f| f.severity == Severity::Error);
     Ok(if broken {
         ExitCode::from(EXIT_FINDINGS)

@@ -8,6 +8,8 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
 use super::files::read;
+use super::terminal::{eprint_line, print_text};
+use super::yaml_out::to_yaml_of;
 use super::{print_stdout, EXIT_FAILURE, EXIT_FINDINGS};
 use crate::contract::check::{check_provider, Report};
 
@@ -46,24 +48,27 @@ pub fn run(args: &ContractArgs) -> Result<ExitCode> {
     let report = match check_provider(&objects, &args.kinds) {
         Ok(report) => report,
         Err(message) => {
-            eprintln!("error: {message}");
+            eprint_line(&format!("error: {message}"));
             return Ok(ExitCode::from(EXIT_FAILURE));
         }
     };
     if args.print_rbac {
         let text = match report.cluster_role() {
-            Some(role) => serde_yaml_ng::to_string(&role).context("cannot encode the ClusterRole")?,
+            Some(role) => to_yaml_of(&role).context("cannot encode the ClusterRole")?,
             None => "# the aggregated ClusterRoles among the files grant everything the controllers need\n"
                 .to_owned(),
         };
         print_stdout(&text)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let text = match args.output {
-        Format::Text => render_text(&report),
-        Format::Json => serde_json::to_string_pretty(&report).context("cannot encode the report")? + "\n",
-    };
-    print_stdout(&text)?;
+    match args.output {
+        Format::Text => print_text(&render_text(&report))?,
+        Format::Json => {
+            print_stdout(
+                &(serde_json::to_string_pretty(&report).context("cannot encode the report")? + "\n"),
+            )?;
+        }
+    }
     Ok(if report.findings.is_empty() {
         ExitCode::SUCCESS
     } else {

@@ -2,7 +2,8 @@
 //! ClusterResourceSetBinding and ExtensionConfig into another served version, with the same
 //! lossless converter the `/convert` webhook runs. Every other document is passed through as
 //! written (comments included); a converted document is printed as stable YAML (keys in their
-//! original order, new fields after them). Nothing is written when any object cannot be
+//! original order, new fields after them) that kubectl's YAML 1.1 reader reads back as the same
+//! values (see [`super::yaml_out`]). Nothing is written when any object cannot be
 //! converted: the command says why for each and exits 1.
 
 use std::path::{Path, PathBuf};
@@ -13,6 +14,8 @@ use clap::{Args, ValueEnum};
 use serde_json::Value;
 
 use super::files::{manifest_files, read_text};
+use super::terminal::eprint_line;
+use super::yaml_out::to_yaml;
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::api::convert::{convert, is_convertible, to_hub, without_written_forms, ContractVersions};
 use crate::store::contract::CRD_KIND;
@@ -111,7 +114,7 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
     }
     if !problems.is_empty() {
         for problem in &problems {
-            eprintln!("error: {problem}");
+            eprint_line(&format!("error: {problem}"));
         }
         return Ok(ExitCode::from(EXIT_FINDINGS));
     }
@@ -227,7 +230,7 @@ fn convert_document(
             .map(|t| t + "\n")
             .map_err(|e| vec![e.to_string()])?
     } else {
-        serde_yaml_ng::to_string(&value).map_err(|e| vec![e.to_string()])?
+        to_yaml(&value)
     };
     Ok(Some(text))
 }

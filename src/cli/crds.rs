@@ -11,6 +11,7 @@ use clap::Args;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 use super::print_stdout;
+use super::yaml_out::to_yaml_of;
 use crate::api::crd::{custom_resource_definitions_with, Options};
 
 /// Arguments of `crds`.
@@ -57,5 +58,5 @@ pub fn file_name(crd: &CustomResourceDefinition) -> String {
 }
 
 fn to_yaml(crd: &CustomResourceDefinition) -> Result<String> {
-    serde_yaml_ng::to_string(crd).context("cannot encode a CRD")
+    to_yaml_of(crd).context("cannot encode a CRD")
 }

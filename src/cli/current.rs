@@ -2,16 +2,18 @@
 //! management cluster, from exported files or read live (read-only), held in the offline API
 //! server as stored state before the files are applied over it.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::Value;
 
 use super::files::read_objects;
 use super::live::{read_current, Target};
+use crate::contract::crd_name::crd_name;
 use crate::offline::current::load_stored;
-use crate::store::MemoryStore;
+use crate::store::{MemoryStore, ObjectKey};
 
 /// Where the current state comes from.
 #[derive(Debug, Clone, Default, Args)]
@@ -69,15 +71,36 @@ impl CurrentArgs {
         };
         let mut store = MemoryStore::default();
         let count = objects.len();
+        let mut first_seen: HashMap<ObjectKey, String> = HashMap::new();
         for (source, object) in objects {
+            let key = ObjectKey::of(&object);
+            if let Some(first) = first_seen.get(&key) {
+                bail!("current state from {source}: {}", given_twice(&key, first));
+            }
             load_stored(&mut store, object, &source)
                 .with_context(|| format!("current state from {source}"))?;
+            first_seen.insert(key, source);
         }
         Ok(Some(CurrentState {
             store,
             objects: count,
         }))
     }
+}
+
+/// The API server's refusal of a second object of `key` (the first read from `first`): one
+/// cluster holds one object per kind, namespace and name, so which copy is current is unknown.
+fn given_twice(key: &ObjectKey, first: &str) -> String {
+    let resource = crd_name(&key.group, &key.kind);
+    format!(
+        "{} {:?} already exists: {} {}/{} is also in {first} (the current state holds one object per kind, \
+         namespace and name)",
+        resource.trim_end_matches('.'),
+        key.name,
+        key.kind,
+        key.namespace,
+        key.name
+    )
 }
 
 /// For a Cluster the webhooks refused because its version rules need its current control plane
@@ -166,5 +189,21 @@ mod tests {
             hint.contains("--current FILE") && hint.contains("--kubeconfig"),
             "{hint}"
         );
+    }
+
+    #[test]
+    fn an_object_given_twice_is_named_with_both_files() {
+        let key = ObjectKey::of(
+            &json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+            "metadata": {"name": "dev", "namespace": "ns"}}),
+        );
+        assert_eq!(
+            given_twice(&key, "a.yaml"),
+            "clusters.cluster.x-k8s.io \"dev\" already exists: Cluster ns/dev is also in a.yaml (the current \
+             state holds one object per kind, namespace and name)"
+        );
+        let config_map =
+            ObjectKey::of(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}));
+        assert!(given_twice(&config_map, "a.yaml").starts_with("configmaps \"c\" already exists"));
     }
 }

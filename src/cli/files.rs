@@ -2,13 +2,15 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
+use super::terminal::eprint_line;
 use crate::api::convert::to_hub;
 use crate::clock::now_rfc3339;
 use crate::offline::apply::{apply, Verdict};
 use crate::offline::edge::check_served;
+use crate::offline::yaml11_labels::first_mistyped;
 use crate::store::{parse_manifests_noting_duplicates, MemoryStore};
 
 /// Manifest file endings read from a directory.
@@ -88,6 +90,9 @@ pub fn read(paths: &[PathBuf]) -> Result<Read> {
         let text = read_text(&file)?;
         let parsed =
             parse_manifests_noting_duplicates(&text).with_context(|| format!("{}", file.display()))?;
+        if let Some(mistyped) = first_mistyped(&text, parsed.iter().map(|(object, _)| object)) {
+            bail!(mistyped.refusal(&file.display().to_string()));
+        }
         objects.extend(parsed.into_iter().map(|(object, duplicates)| SourcedObject {
             source: file.clone(),
             object,
@@ -216,10 +221,10 @@ fn collect_files(path: &Path, depth: usize, files: &mut Vec<PathBuf>) -> Result<
         match special_kind(&metadata.file_type()) {
             _ if !manifest => {}
             None => files.push(entry),
-            Some(kind) => eprintln!(
+            Some(kind) => eprint_line(&format!(
                 "Warning: skipped {}: not a regular file ({kind})",
                 entry.display()
-            ),
+            )),
         }
     }
     Ok(())

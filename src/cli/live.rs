@@ -19,6 +19,7 @@ use serde_json::Value;
 use crate::api::labels::CLUSTER_NAME_LABEL;
 use crate::contract::crd_name::crd_name;
 use crate::contract::ref_versions::template_refs;
+use crate::kube_credentials::{self, redacted};
 use crate::store::{group_of, object_value};
 
 /// The groups whose kinds a topology reads and owns.
@@ -65,17 +66,28 @@ async fn client(target: &Target<'_>) -> Result<Client> {
     };
     let config = match target.kubeconfig {
         Some(path) => {
-            let file = Kubeconfig::read_from(path)
-                .with_context(|| format!("cannot read the kubeconfig {}", path.display()))?;
+            let file = Kubeconfig::read_from(path).map_err(|err| {
+                anyhow::anyhow!(
+                    "cannot read the kubeconfig {}: {}",
+                    path.display(),
+                    redacted(&err)
+                )
+            })?;
             kube::Config::from_custom_kubeconfig(file, &options)
                 .await
-                .with_context(|| format!("cannot use the kubeconfig {}", path.display()))?
+                .map_err(|err| {
+                    anyhow::anyhow!("cannot use the kubeconfig {}: {}", path.display(), redacted(&err))
+                })?
         }
-        None => kube::Config::from_kubeconfig(&options)
-            .await
-            .context("cannot find a kubeconfig (set KUBECONFIG or give --kubeconfig PATH)")?,
+        None => kube::Config::from_kubeconfig(&options).await.map_err(|err| {
+            anyhow::anyhow!(
+                "cannot find a kubeconfig (set KUBECONFIG or give --kubeconfig PATH): {}",
+                redacted(&err)
+            )
+        })?,
     };
-    Client::try_from(config).context("cannot create the Kubernetes client")
+    kube_credentials::client(config)
+        .map_err(|why| anyhow::anyhow!("cannot create the Kubernetes client: {why}"))
 }
 
 /// A read-only view of the management cluster.

@@ -17,10 +17,14 @@ mod plan_current;
 mod plan_format;
 mod plan_resource_sets;
 mod serve;
+mod terminal;
+mod yaml_out;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+use crate::kube_credentials::redacted_messages;
 
 /// capi-topology: Cluster API ClusterClass and managed topology, as webhooks, controllers and an
 /// offline CLI.
@@ -97,18 +101,19 @@ pub fn run() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {}", render_error(&err));
+            terminal::eprint_line(&format!("error: {}", render_error(&err)));
             ExitCode::from(EXIT_FAILURE)
         }
     }
 }
 
 /// An error and its causes on one line, each said once: many error types repeat their
-/// source's message in their own, so a cause already in the text before it is left out.
+/// source's message in their own, so a cause already in the text before it is left out. A cause
+/// carrying credentials (a failing exec credential plugin, a kubeconfig that does not parse) is
+/// told without them.
 pub fn render_error(err: &anyhow::Error) -> String {
     let mut text = String::new();
-    for cause in err.chain() {
-        let message = cause.to_string();
+    for message in redacted_messages(err.as_ref()) {
         if text.contains(&message) {
             continue;
         }

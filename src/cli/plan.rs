@@ -14,6 +14,8 @@ use super::extensions::{runtime_extensions, with_discovered_variables, OfflineHo
 use super::files::{check_versions, read};
 use super::plan_format::Format;
 use super::plan_resource_sets::Section;
+use super::terminal::{eprint_line, print_text};
+use super::yaml_out::to_yaml;
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::api::convert::{from_hub, is_convertible, ContractVersions, ConvertError};
 use crate::api::Cluster;
@@ -102,7 +104,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     for sourced in objects {
         let findings = schemas.findings(&sourced.object);
         for repeated in repeated_keys(&sourced.duplicates, &sourced.source, args.validate) {
-            eprintln!("Warning: {repeated}");
+            eprint_line(&format!("Warning: {repeated}"));
         }
         let is_cluster =
             sourced.object["kind"] == "Cluster" && sourced.object["spec"]["topology"].is_object();
@@ -112,7 +114,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
             match with_discovered_variables(object.clone(), &extensions, PLAN_TIME) {
                 Ok(discovered) => object = discovered,
                 Err(message) => {
-                    eprintln!("{source}: {message}");
+                    eprint_line(&format!("{source}: {message}"));
                     failed = true;
                 }
             }
@@ -121,7 +123,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
         if args.validate == Validation::Warn {
             findings
                 .iter()
-                .for_each(|finding| eprintln!("Warning: {finding}"));
+                .for_each(|finding| eprint_line(&format!("Warning: {finding}")));
         }
         let applied = apply_validated(
             &mut store,
@@ -133,9 +135,9 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
             PLAN_TIME,
         )?;
         if applied.verdict == Verdict::Denied {
-            eprintln!("{source}: {}", applied.message);
+            eprint_line(&format!("{source}: {}", applied.message));
             if let Some(hint) = cluster.and_then(|c| missing_state_hint(&c, &applied.message)) {
-                eprintln!("{hint}");
+                eprint_line(&hint);
             }
             failed = true;
         } else if is_cluster {
@@ -144,7 +146,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     }
     let resource_sets = super::plan_resource_sets::render(&store, args.output, &mut failed);
     if clusters.is_empty() && !failed {
-        eprintln!("no Cluster with a spec.topology to plan: {summary}");
+        eprint_line(&format!("no Cluster with a spec.topology to plan: {summary}"));
     }
     let mut out = String::new();
     let mut list = JsonList::default();
@@ -162,7 +164,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
         match planned {
             Ok(planned) => render(&mut out, &mut list, args.output, (&namespace, name), planned)?,
             Err(err) => {
-                eprintln!("Cluster {namespace}/{name}: {err:#}");
+                eprint_line(&format!("Cluster {namespace}/{name}: {err:#}"));
                 failed = true;
             }
         }
@@ -175,7 +177,11 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     if let Some(document) = list.finish() {
         out.push_str(&(serde_json::to_string_pretty(&document)? + "\n"));
     }
-    print_stdout(&out)?;
+    match args.output {
+        // The difference is for reading; YAML and JSON are written escaped.
+        Format::Diff => print_text(&out)?,
+        Format::Yaml | Format::Json => print_stdout(&out)?,
+    }
     Ok(if failed {
         ExitCode::from(EXIT_FINDINGS)
     } else {
@@ -340,7 +346,7 @@ fn render(
             }
             out.push_str("---\n");
             let list = json!({"apiVersion": "v1", "kind": "List", "items": planned.desired});
-            out.push_str(&serde_yaml_ng::to_string(&list)?);
+            out.push_str(&to_yaml(&list));
         }
         Format::Json => list.add(namespace, name, planned)?,
         Format::Diff => {

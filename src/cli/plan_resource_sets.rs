@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use serde_json::{json, Value};
 
 use super::plan_format::Format;
+use super::terminal::eprint_line;
 use crate::addons::preview::{Previews, SetPreview};
 use crate::api::{Cluster, ClusterResourceSet, ADDONS_GROUP};
 use crate::decode::decode_value;
@@ -37,10 +38,10 @@ pub fn render(store: &MemoryStore, format: Format, broken: &mut bool) -> Option<
     let clusters = all::<Cluster>(store, "cluster.x-k8s.io", "Cluster");
     if clusters.is_empty() {
         let names: Vec<&str> = sets.iter().map(ClusterResourceSet::name).collect();
-        eprintln!(
+        eprint_line(&format!(
             "ClusterResourceSet {}: no Cluster in the files to select; add the Clusters (-f) to see what each would apply",
             names.join(", ")
-        );
+        ));
     }
     for cluster in clusters {
         let name = format!(
@@ -67,7 +68,7 @@ pub fn render(store: &MemoryStore, format: Format, broken: &mut bool) -> Option<
         }
     }
     for problem in &problems {
-        eprintln!("{problem}");
+        eprint_line(problem);
     }
     *broken |= !problems.is_empty();
     Some(match format {

@@ -14,6 +14,7 @@ use prometheus_client::registry::Registry;
 
 use super::files::admitted_store;
 use crate::controller::{self, ControllerKind, ControllerOptions};
+use crate::kube_credentials::{client, redacted_messages};
 use crate::metrics::Metrics;
 use crate::server::{self, AppState, Readiness, ServerConfig, ServerLimits};
 use crate::store::{ObjectSource, WatchCache};
@@ -248,7 +249,7 @@ async fn serve(args: &ServeArgs) -> Result<()> {
 }
 
 /// A client of the API server from `--kubeconfig`, or as kubectl finds one; failing, one line
-/// saying why and what to do.
+/// saying why and what to do, without the kubeconfig's credentials.
 pub(super) async fn kube_client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client> {
     let config = match kubeconfig {
         Some(path) => {
@@ -256,7 +257,7 @@ pub(super) async fn kube_client(kubeconfig: Option<&std::path::Path>) -> Result<
                 anyhow::anyhow!(
                     "cannot read the kubeconfig {}: {}",
                     path.display(),
-                    root_cause(&err)
+                    innermost(&err)
                 )
             })?;
             kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
@@ -265,27 +266,25 @@ pub(super) async fn kube_client(kubeconfig: Option<&std::path::Path>) -> Result<
                     anyhow::anyhow!(
                         "cannot use the kubeconfig {}: {}",
                         path.display(),
-                        root_cause(&err)
+                        innermost(&err)
                     )
                 })?
         }
         None => kube::Config::infer().await.map_err(|err| {
             anyhow::anyhow!(
-                "no Kubernetes API server to serve from ({err}); set KUBECONFIG or --kubeconfig, \
-                 run in a pod, or pass --objects DIR to serve over files"
+                "no Kubernetes API server to serve from ({}); set KUBECONFIG or --kubeconfig, \
+                 run in a pod, or pass --objects DIR to serve over files",
+                redacted_messages(&err).into_iter().next().unwrap_or_default()
             )
         })?,
     };
-    kube::Client::try_from(config).context("cannot create the Kubernetes client")
+    client(config).map_err(|why| anyhow::anyhow!("cannot create the Kubernetes client: {why}"))
 }
 
-/// The innermost cause of `err`: the one line that says what actually failed.
-fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = err;
-    while let Some(source) = cause.source() {
-        cause = source;
-    }
-    cause.to_string()
+/// The innermost cause of `err`, the one line that says what actually failed, without
+/// credentials.
+fn innermost(err: &(dyn std::error::Error + 'static)) -> String {
+    redacted_messages(err).pop().unwrap_or_default()
 }
 
 /// The leader-election identity: `--leader-election-identity` (the pod name), else the host name

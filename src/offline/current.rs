@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use super::apply::{apply, Applied, ApplyError};
+use super::apply::{apply, created, Applied, ApplyError, Verdict};
 use super::edge::check_served;
 use crate::api::convert::to_hub;
 use crate::store::{MemoryStore, ObjectKey, ObjectSource, StoreError};
@@ -42,10 +42,52 @@ pub fn apply_over(
     let key = ObjectKey::of(&object);
     let live = store.get(&key.group, &key.kind, &key.namespace, &key.name);
     let object = match live {
-        Some(live) => merged_over(&live, object),
+        Some(live) => match unreadable_last_applied(&live, &key.group) {
+            Some(reason) => return Ok(refused_patch(&object, source, reason)),
+            None => merged_over(&live, object),
+        },
         None => with_last_applied(object),
     };
     apply(store, object, source, now)
+}
+
+/// Why kubectl cannot build its patch from `live`'s last applied configuration (of a kind of
+/// `group`), `None` when it can (absent, or a JSON object). A kind kubectl knows (the core and
+/// `*.k8s.io` groups) gets a strategic merge patch, which says `invalid JSON document`; any other
+/// a JSON merge patch, which says `Invalid JSON Document`, or `Mismatched JSON Documents` for an
+/// array.
+fn unreadable_last_applied(live: &Value, group: &str) -> Option<&'static str> {
+    let text = live
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(LAST_APPLIED))?
+        .as_str()?;
+    let built_in = !group.contains('.') || group.ends_with(".k8s.io");
+    let parsed = serde_json::from_str::<Value>(text);
+    let fits = match &parsed {
+        Ok(Value::Object(_) | Value::Null) => true,
+        // An empty annotation is taken as `{}` by the JSON merge patch, not by the strategic one.
+        Err(_) => text.is_empty() && !built_in,
+        Ok(_) => false,
+    };
+    match (fits, built_in, parsed) {
+        (true, _, _) => None,
+        (false, true, _) => Some("invalid JSON document"),
+        (false, false, Ok(Value::Array(_))) => Some("Mismatched JSON Documents"),
+        (false, false, _) => Some("Invalid JSON Document"),
+    }
+}
+
+/// kubectl's failure to patch `object` (from `source`) over a live object whose last applied
+/// configuration it cannot read.
+fn refused_patch(object: &Value, source: &str, reason: &str) -> Applied {
+    let mut applied = created(object);
+    applied.verdict = Verdict::Denied;
+    applied.message = format!(
+        "error when applying patch to {}: error when creating patch with the original configuration \
+         (the live object's {LAST_APPLIED} annotation) for: {source:?}: {reason}",
+        applied.resource
+    );
+    applied
 }
 
 /// `file` merged over `live` (both converted to the stored version when they are of our kinds)
@@ -189,5 +231,57 @@ mod tests {
         );
         let stored = store.get("", "ConfigMap", "ns", "c").unwrap_or_default();
         assert_eq!(stored["metadata"]["uid"], "u1");
+    }
+
+    #[test]
+    fn an_unreadable_last_applied_configuration_fails_as_kubectl_fails() {
+        let cases = [
+            (
+                r#"{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Clus"#,
+                "cluster.x-k8s.io",
+                Some("Invalid JSON Document"),
+            ),
+            ("not json", "", Some("invalid JSON document")),
+            ("not json", "apps", Some("invalid JSON document")),
+            ("[]", "cluster.x-k8s.io", Some("Mismatched JSON Documents")),
+            ("1", "cluster.x-k8s.io", Some("Invalid JSON Document")),
+            ("", "", Some("invalid JSON document")),
+            ("", "cluster.x-k8s.io", None),
+            ("null", "cluster.x-k8s.io", None),
+            ("{}", "rbac.authorization.k8s.io", None),
+        ];
+        for (text, group, reason) in cases {
+            let live = json!({"metadata": {"annotations": {LAST_APPLIED: text}}});
+            assert_eq!(
+                unreadable_last_applied(&live, group),
+                reason,
+                "{text:?} of {group:?}"
+            );
+        }
+        assert_eq!(unreadable_last_applied(&json!({"metadata": {}}), ""), None);
+    }
+
+    #[test]
+    fn a_truncated_last_applied_configuration_is_not_configured_over() {
+        let mut store = MemoryStore::default();
+        let live = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": "ns", "annotations": {LAST_APPLIED: r#"{"apiVersion":"v1","#}},
+            "data": {"a": "1"}});
+        load_stored(&mut store, live, "current.yaml").unwrap_or_else(|err| panic!("{err}"));
+        let file = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": "ns"}, "data": {"a": "2"}});
+        let applied = apply_over(&mut store, file, "f.yaml", "1970-01-01T00:00:00Z")
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(applied.verdict, Verdict::Denied);
+        assert_eq!(
+            applied.message,
+            "error when applying patch to configmap/c: error when creating patch with the original \
+             configuration (the live object's kubectl.kubernetes.io/last-applied-configuration annotation) \
+             for: \"f.yaml\": invalid JSON document"
+        );
+        assert_eq!(
+            store.get("", "ConfigMap", "ns", "c").unwrap_or_default()["data"]["a"],
+            "1"
+        );
     }
 }

@@ -11,3 +11,4 @@ pub mod edge;
 pub mod list_maps;
 mod refusals;
 pub mod strict;
+pub mod yaml11_labels;

@@ -21,6 +21,7 @@ mod class_status;
 mod cluster_api;
 mod control_plane;
 mod controllers;
+mod convert_yaml11;
 mod deployment;
 mod dry_run;
 mod env;

@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// Runs the binary with `args` from the repository root; fails the test past `limit`.
-fn run_within(limit: Duration, args: &[&str]) -> Output {
+pub(crate) fn run_within(limit: Duration, args: &[&str]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_capi-topology"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(args)
@@ -48,7 +48,7 @@ fn run_within(limit: Duration, args: &[&str]) -> Output {
 }
 
 /// A fresh directory of this test's own under the system temp dir.
-fn temp_dir(name: &str) -> PathBuf {
+pub(crate) fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("capi-topology-hostile-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
@@ -62,11 +62,11 @@ fn mkfifo(path: &Path) -> bool {
         .is_ok_and(|status| status.success())
 }
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-const SOON: Duration = Duration::from_secs(20);
+pub(crate) const SOON: Duration = Duration::from_secs(20);
 
 #[test]
 fn a_fifo_in_a_directory_is_skipped_and_named() {

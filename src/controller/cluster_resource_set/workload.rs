@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::addons::work::ApplyMode;
 use crate::api::describe;
 use crate::controller::FIELD_MANAGER;
+use crate::kube_credentials::{self, redacted, redacted_messages};
 
 /// The suffix of the Secret holding a Cluster's kubeconfig.
 const KUBECONFIG_SUFFIX: &str = "-kubeconfig";
@@ -116,14 +117,15 @@ impl Workloads {
             .ok_or_else(|| unreachable(format!("no {KUBECONFIG_KEY:?} key")))?;
         let text = std::str::from_utf8(&bytes.0)
             .map_err(|_| unreachable("the kubeconfig is not UTF-8".to_owned()))?;
-        let kubeconfig = Kubeconfig::from_yaml(text).map_err(|e| unreachable(e.to_string()))?;
+        let kubeconfig = Kubeconfig::from_yaml(text).map_err(|e| unreachable(redacted(&e)))?;
         let mut config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
             .await
-            .map_err(|e| unreachable(e.to_string()))?;
+            .map_err(|e| unreachable(redacted(&e)))?;
         config.connect_timeout = Some(CONNECT_TIMEOUT);
         config.read_timeout = Some(REQUEST_TIMEOUT);
         config.write_timeout = Some(REQUEST_TIMEOUT);
-        let client = Client::try_from(config).map_err(|e| unreachable(e.to_string()))?;
+        // A removed auth provider (a `gcp` one's `cmd-path`) is refused before anything runs.
+        let client = kube_credentials::client(config).map_err(unreachable)?;
         Ok(Workload {
             client,
             kubeconfig_version: secret.metadata.resource_version,
@@ -225,11 +227,7 @@ fn classify(what: &str, error: &kube::Error) -> WorkloadError {
 }
 
 /// The innermost error, which names what actually failed (`Connection refused`), and is the same
-/// on every retry.
+/// on every retry; a cause carrying credentials (a failing exec plugin) told without them.
 fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = error;
-    while let Some(source) = cause.source() {
-        cause = source;
-    }
-    cause.to_string()
+    redacted_messages(error).pop().unwrap_or_default()
 }
