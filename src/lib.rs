@@ -15,6 +15,7 @@ pub mod controller;
 pub mod decode;
 pub mod field;
 pub mod go_format;
+pub mod managed_fields;
 pub mod metrics;
 pub mod offline;
 pub mod patches;

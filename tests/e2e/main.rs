@@ -23,6 +23,7 @@ mod control_plane;
 mod controllers;
 mod deployment;
 mod dry_run;
+mod dry_run_ownership;
 mod env;
 mod hostile_extensions;
 mod kubectl;
