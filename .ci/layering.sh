@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fails when a module imports one above it. The layers, lowest first (docs/ARCHITECTURE.md):
 #
-#   0 base      field, decode, go_format, metrics   helpers every layer may use; they import
-#                                                    nothing of the crate
+#   0 base      field, decode, go_format, metrics,  helpers every layer may use; they
+#               managed_fields                      import nothing of the crate
 #   1 api       wire types, selectors, conditions
 #   2 contract  the provider contract as data (api only)
 #   3 variables schemas, values, CEL
@@ -25,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 declare -A layer=(
-  [field]=0 [decode]=0 [go_format]=0 [metrics]=0
+  [field]=0 [decode]=0 [go_format]=0 [metrics]=0 [managed_fields]=0
   [api]=1
   [contract]=2
   [variables]=3

@@ -16,6 +16,7 @@ pub mod decode;
 pub mod field;
 pub mod go_format;
 pub mod kube_credentials;
+pub mod managed_fields;
 pub mod metrics;
 pub mod offline;
 pub mod patches;

@@ -213,3 +213,61 @@ fn a_truncated_last_applied_configuration_fails_as_kubectl_fails() {
     );
     assert!(!out.contains("cluster.cluster.x-k8s.io/dev configured"), "{out}");
 }
+
+/// The export with the MachineDeployment's `team` label, applied by the topology controller
+/// (`capi-topology`) alone, and its `shared` label, applied by Cluster API's manager too: the
+/// Cluster no longer sets either.
+fn labelled_current() -> PathBuf {
+    let dir = scratch("owned");
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join(CURRENT)
+            .join("dev.yaml"),
+    )
+    .expect("examples/current/dev.yaml");
+    let labels = "      topology.cluster.x-k8s.io/owned: ''\n    uid: 00000000-0000-4000-8000-000000000008\n";
+    let fields = "      time: '2026-11-20T09:14:08Z'\n      fieldsType: FieldsV1\n      fieldsV1:\n        f:spec: {}\n";
+    assert!(text.contains(labels) && text.contains(fields));
+    let text = text
+        .replacen(
+            labels,
+            &format!("      team: a\n      shared: b\n{labels}"),
+            1,
+        )
+        .replacen(
+            fields,
+            &format!(
+                "{}\n        f:metadata:\n          f:labels:\n            .: {{}}\n            f:team: {{}}\n            f:shared: {{}}\n\
+                 \x20   - manager: cluster-api-controller-manager\n      operation: Apply\n      fieldsType: FieldsV1\n      fieldsV1:\n\
+                 \x20       f:metadata:\n          f:labels:\n            f:shared: {{}}\n\
+                 \x20   - manager: manager\n      operation: Update\n      subresource: status\n      fieldsType: FieldsV1\n      fieldsV1:\n\
+                 \x20       f:status:\n          f:replicas: {{}}\n",
+                fields.trim_end()
+            ),
+            1,
+        );
+    std::fs::write(dir.join("dev.yaml"), text).expect("write the edited export");
+    dir
+}
+
+#[test]
+fn a_field_only_the_topology_applied_is_removed_and_the_shared_one_stays() {
+    let current = labelled_current().display().to_string();
+    let (code, out, err) = plan(&["-f", CLASS, DEV, "--current", &current, "-o", "diff"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(
+            "  ~ changed MachineDeployment default/dev-md-0-r2vbj\n      metadata.labels.team: \"a\" -> (removed)\n  * "
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("shared") && !out.contains("no changes"), "{out}");
+    assert!(
+        out.contains("MachineDeployment default/dev-md-0-r2vbj (md-0): no Machine rolls"),
+        "{out}"
+    );
+    // Without the records (`kubectl get -o yaml` leaves them out) nothing is known removed.
+    let (code, out, err) = plan(&["-f", CLASS, DEV, "--current", CURRENT, "-o", "diff"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("  no changes\n"), "{out}");
+}

@@ -20,6 +20,7 @@ use crate::api::labels::CLUSTER_NAME_LABEL;
 use crate::contract::crd_name::crd_name;
 use crate::contract::ref_versions::template_refs;
 use crate::kube_credentials::{self, redacted};
+use crate::managed_fields::{slim, TOPOLOGY_MANAGER};
 use crate::store::{group_of, object_value};
 
 /// The groups whose kinds a topology reads and owns.
@@ -211,7 +212,7 @@ impl Reader {
             .await
             .with_context(|| format!("cannot get {kind} {namespace}/{name}"))?;
         Ok(found.map(|object| {
-            let value = object_value(&object, &resource);
+            let value = live_value(&object, &resource);
             self.keep(value.clone());
             value
         }))
@@ -228,7 +229,7 @@ impl Reader {
             .await
             .with_context(|| format!("cannot get CustomResourceDefinition {name}"))?;
         if let Some(object) = found {
-            self.keep(object_value(&object, &resource));
+            self.keep(live_value(&object, &resource));
         }
         Ok(())
     }
@@ -272,10 +273,24 @@ impl Reader {
             anyhow::bail!("more than {MAX_LISTED} {kind} objects to read for one Cluster");
         }
         for object in &listed.items {
-            self.keep(object_value(object, &resource));
+            self.keep(live_value(object, &resource));
         }
         Ok(())
     }
+}
+
+/// An object read, as the API server returns it, with `apiVersion` and `kind` (list items may
+/// lack them) and `managedFields` slimmed as the controller's cache slims them. Unlike the
+/// cache's copy, `kubectl apply`'s last-applied annotation is kept: the files are applied over
+/// the object as kubectl merges them, which needs it to remove what the files no longer set.
+fn live_value(object: &DynamicObject, resource: &ApiResource) -> Value {
+    let mut value = serde_json::to_value(object).unwrap_or(Value::Null);
+    slim(&mut value, TOPOLOGY_MANAGER);
+    if let Some(map) = value.as_object_mut() {
+        map.insert("apiVersion".to_owned(), Value::from(resource.api_version.clone()));
+        map.insert("kind".to_owned(), Value::from(resource.kind.clone()));
+    }
+    value
 }
 
 fn text(object: &Value, pointer: &str) -> String {

@@ -65,6 +65,9 @@ pub fn plan_against_current(
         report.push_str(&rollout_line(&rollout));
     }
     let mut cluster_object = (*object).clone();
+    if let Some(metadata) = cluster_object["metadata"].as_object_mut() {
+        metadata.remove("managedFields");
+    }
     if let Some(refs) = &work.cluster_refs {
         for key in ["infrastructureRef", "controlPlaneRef"] {
             cluster_object["spec"][key] = refs["spec"][key].clone();
@@ -88,7 +91,12 @@ fn line(change: &Change) -> String {
         Change::Changed(what, fields) => {
             let mut text = format!("  ~ changed {what}\n");
             for field in fields {
-                text.push_str(&format!("      {}: {} -> {}\n", field.path, field.from, field.to));
+                // The controller's apply removes the field (it sets no field to null).
+                let to = match &field.to {
+                    Value::Null => "(removed)".to_owned(),
+                    to => to.to_string(),
+                };
+                text.push_str(&format!("      {}: {} -> {to}\n", field.path, field.from));
             }
             text
         }

@@ -11,10 +11,13 @@ use kube::core::{ApiResource, GroupVersionKind};
 use kube::{discovery, Client};
 use serde_json::Value;
 
+use crate::managed_fields::{slim, TOPOLOGY_MANAGER};
 use crate::topology::reconcile::contains;
+use crate::topology::server_side_apply::apply_effect;
 
-/// The field manager of every write.
-pub const FIELD_MANAGER: &str = "capi-topology";
+/// The field manager of every write (Cluster API's topology controller's, so that server-side
+/// apply ownership carries on between the two).
+pub const FIELD_MANAGER: &str = TOPOLOGY_MANAGER;
 
 /// What a sync did to one object.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,9 +43,10 @@ impl Syncer {
         }
     }
 
-    /// Applies `desired` unless `current` already holds every value of it.
+    /// Applies `desired` unless the apply would leave `current` as it is: every value of it
+    /// already held, no field this manager alone applied left to remove (see [`apply_effect`]).
     pub async fn apply(&self, desired: &Value, current: Option<&Value>) -> Result<Outcome, kube::Error> {
-        if current.is_some_and(|current| contains(current, desired)) {
+        if current.is_some_and(|current| apply_effect(current, desired).is_noop()) {
             return Ok(Outcome::Unchanged);
         }
         let (api, name) = self.api_for(desired).await?;
@@ -164,7 +168,10 @@ fn guarded(object: &Value, patch: &Value) -> Value {
     patch
 }
 
-/// A written object as the plain JSON the caches hold (`Null` if it cannot be represented).
+/// A written object as the plain JSON the caches hold, `managedFields` slimmed as the watch
+/// cache slims them (`Null` if it cannot be represented).
 fn as_value(object: &DynamicObject) -> Value {
-    serde_json::to_value(object).unwrap_or(Value::Null)
+    let mut value = serde_json::to_value(object).unwrap_or(Value::Null);
+    slim(&mut value, TOPOLOGY_MANAGER);
+    value
 }

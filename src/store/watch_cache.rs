@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 use super::{ClassEntry, MemoryStore, ObjectSource};
 use crate::api::convert::ContractVersions;
 use crate::api::Cluster;
+use crate::managed_fields::{self, TOPOLOGY_MANAGER};
 use crate::metrics::Metrics;
 
 /// The Cluster API group and the version watched: the v1beta2 hub our types decode.
@@ -445,12 +446,14 @@ async fn watch(shared: Arc<Shared>, resource: ApiResource, synced: Arc<AtomicBoo
 }
 
 /// An object from the API server as the store keeps it: with `apiVersion` and `kind` (list items
-/// may lack them) and without `managedFields` and `kubectl apply`'s copy of the object in the
-/// `kubectl.kubernetes.io/last-applied-configuration` annotation, which nothing here reads.
+/// may lack them), without `kubectl apply`'s copy of the object in the
+/// `kubectl.kubernetes.io/last-applied-configuration` annotation, which nothing here reads, and
+/// with `managedFields` slimmed to what the topology controller's apply model reads (see
+/// [`managed_fields::slim`]: none on an object it never applied).
 pub fn object_value(object: &DynamicObject, resource: &ApiResource) -> Value {
     let mut value = serde_json::to_value(object).unwrap_or(Value::Null);
+    managed_fields::slim(&mut value, TOPOLOGY_MANAGER);
     if let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut) {
-        metadata.remove("managedFields");
         let annotations = metadata.get_mut("annotations").and_then(Value::as_object_mut);
         if let Some(annotations) = annotations {
             // An empty map stays: Cluster API's builtin metadata tells it from none.
@@ -682,5 +685,21 @@ mod tests {
         assert_eq!(value["spec"]["paused"], true);
         assert!(value["metadata"].get("managedFields").is_none());
         assert_eq!(value["metadata"]["annotations"], json!({}));
+        let ours = json!({"manager": TOPOLOGY_MANAGER, "operation": "Apply", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {"f:paused": {}}}});
+        let object: DynamicObject = serde_json::from_value(json!({
+            "metadata": {"name": "a", "managedFields": [ours,
+                {"manager": "kubectl", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:x": {}}}}]},
+            "spec": {"paused": true}
+        }))
+        .unwrap();
+        let value = object_value(&object, &resource);
+        let kept = &value["metadata"]["managedFields"];
+        assert_eq!(kept[0], ours, "the topology's apply reads it");
+        assert_eq!(
+            kept[1]["fieldsV1"],
+            json!({"f:spec": {}}),
+            "others' fields among ours"
+        );
     }
 }

@@ -16,6 +16,7 @@ mod plan_patches;
 mod plan_upgrade;
 mod plan_workers;
 pub mod reconcile;
+pub mod server_side_apply;
 mod template_names;
 pub mod upgrade;
 pub mod upgrade_hooks;

@@ -1,38 +1,36 @@
 //! What a [`Reconciliation`] does to a running Cluster, as an operator asks it: which objects are
-//! created, changed (the fields the controller's apply sets to other values) or deleted, and per
-//! control plane and worker pool whether its Machines roll (version, template rotation,
-//! `rollout.after`) and what holds them. Pure.
+//! created, changed (the fields the controller's server-side apply sets to other values or
+//! removes, see [`server_side_apply`](super::server_side_apply)) or deleted, and per control
+//! plane and worker pool whether its Machines roll (version, template rotation, `rollout.after`)
+//! and what holds them. Pure.
 
 use serde_json::Value;
 
 use super::diff::{Change, FieldChange};
-use super::reconcile::{contains, Reconciliation};
+use super::reconcile::Reconciliation;
+use super::server_side_apply::{apply_effect, ApplyEffect};
 use super::upgrade::UpgradePlan;
 use crate::api::describe;
 use crate::api::labels::{
     CLUSTER_NAME_LABEL, TOPOLOGY_DEPLOYMENT_NAME_LABEL, TOPOLOGY_OWNED_LABEL, TOPOLOGY_POOL_NAME_LABEL,
 };
 
-/// Most nesting levels walked; deeper differences are reported whole.
-const MAX_DEPTH: usize = 64;
-
 /// The changes the controller would write: objects created, objects whose apply changes fields
-/// (each field the desired object sets to another value, compared as the controller compares
-/// before applying), the Cluster's references and topology labels where they differ from the
-/// current `cluster`'s, and objects deleted.
+/// (each field the desired object sets to another value, then each field the apply removes; the
+/// controller decides whether to write by the same [`apply_effect`]), the Cluster's references
+/// and topology labels where they differ from the current `cluster`'s, and objects deleted.
 pub fn changes(work: &Reconciliation, cluster: &Value) -> Vec<Change> {
     let mut changes = Vec::new();
     for (desired, current) in &work.objects {
-        match current {
-            None => changes.push(Change::Created(describe(desired))),
-            Some(current) if contains(current, desired) => {}
-            Some(current) => {
-                let mut fields = Vec::new();
-                for part in ["metadata", "spec"] {
-                    walk(part, &current[part], &desired[part], 0, &mut fields);
-                }
-                changes.push(Change::Changed(describe(desired), fields));
-            }
+        let Some(current) = current else {
+            changes.push(Change::Created(describe(desired)));
+            continue;
+        };
+        let effect = apply_effect(current, desired);
+        if !effect.is_noop() {
+            let mut fields = effect.changed;
+            fields.extend(effect.removed);
+            changes.push(Change::Changed(describe(desired), fields));
         }
     }
     if let Some(refs) = &work.cluster_refs {
@@ -63,33 +61,6 @@ pub fn changes(work: &Reconciliation, cluster: &Value) -> Vec<Change> {
     changes
 }
 
-/// The fields of `desired` that `current` does not hold: maps walked key by key, lists and
-/// scalars whole.
-fn walk(path: &str, current: &Value, desired: &Value, depth: usize, out: &mut Vec<FieldChange>) {
-    if contains(current, desired) {
-        return;
-    }
-    match desired {
-        Value::Object(map) if depth < MAX_DEPTH && current.is_object() => {
-            for (key, value) in map {
-                let child = format!("{path}.{key}");
-                walk(
-                    &child,
-                    current.get(key).unwrap_or(&Value::Null),
-                    value,
-                    depth + 1,
-                    out,
-                );
-            }
-        }
-        _ => out.push(FieldChange {
-            path: path.to_owned(),
-            from: current.clone(),
-            to: desired.clone(),
-        }),
-    }
-}
-
 /// Whether one control plane or worker pool's Machines roll, and what holds them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rollout {
@@ -113,28 +84,27 @@ pub fn rollouts(work: &Reconciliation, control_plane_kind: &str) -> Vec<Rollout>
     for (desired, current) in &work.objects {
         let kind = desired["kind"].as_str().unwrap_or_default();
         let labels = &desired["metadata"]["labels"];
+        // Compared with the object as the apply leaves it: a removed field moves too.
+        let applied = current
+            .as_ref()
+            .map(|current| (current, apply_effect(current, desired)));
+        let applied = applied.as_ref().map(|(current, effect)| (*current, effect));
         let rollout = if kind == control_plane_kind && !kind.is_empty() {
-            control_plane(desired, current.as_ref(), plan)
+            control_plane(desired, applied, plan)
         } else if kind == "MachineDeployment" {
             let topology = labels[TOPOLOGY_DEPLOYMENT_NAME_LABEL]
                 .as_str()
                 .unwrap_or_default();
             worker(
                 desired,
-                current.as_ref(),
+                applied,
                 topology,
                 plan,
                 &plan.machine_deployments_pending,
             )
         } else if kind == "MachinePool" {
             let topology = labels[TOPOLOGY_POOL_NAME_LABEL].as_str().unwrap_or_default();
-            worker(
-                desired,
-                current.as_ref(),
-                topology,
-                plan,
-                &plan.machine_pools_pending,
-            )
+            worker(desired, applied, topology, plan, &plan.machine_pools_pending)
         } else {
             continue;
         };
@@ -143,22 +113,25 @@ pub fn rollouts(work: &Reconciliation, control_plane_kind: &str) -> Vec<Rollout>
     out
 }
 
+/// A stored object and what the controller's apply does to it.
+type Applied<'a> = Option<(&'a Value, &'a ApplyEffect)>;
+
 /// `spec.X` of `object` as text, at the first of `pointers` that is set.
-fn field<'a>(object: Option<&'a Value>, pointers: &[&str]) -> Option<&'a str> {
-    let object = object?;
+fn field<'a>(object: &'a Value, pointers: &[&str]) -> Option<&'a str> {
     pointers
         .iter()
         .find_map(|p| object.pointer(p).and_then(Value::as_str))
 }
 
-/// "`what` a -> b" when the field differs between `current` and `desired`.
-fn moved(what: &str, current: Option<&Value>, desired: &Value, pointers: &[&str]) -> Option<String> {
-    let (from, to) = (field(current, pointers), field(Some(desired), pointers));
-    (from != to && to.is_some())
-        .then(|| format!("{what} {} -> {}", from.unwrap_or("none"), to.unwrap_or("none")))
+/// "`what` a -> b" when the field differs between the stored object and the object as the
+/// apply leaves it (`rollout.after` only when set: its removal rolls nothing).
+fn moved(what: &str, (current, effect): (&Value, &ApplyEffect), pointers: &[&str]) -> Option<String> {
+    let (from, to) = (field(current, pointers), field(&effect.after, pointers));
+    let rolls = from != to && (to.is_some() || what != "rollout.after");
+    rolls.then(|| format!("{what} {} -> {}", from.unwrap_or("none"), to.unwrap_or("none")))
 }
 
-fn control_plane(desired: &Value, current: Option<&Value>, plan: &UpgradePlan) -> Rollout {
+fn control_plane(desired: &Value, applied: Applied<'_>, plan: &UpgradePlan) -> Rollout {
     const VERSION: &[&str] = &["/spec/version"];
     const TEMPLATE: &[&str] = &[
         "/spec/machineTemplate/spec/infrastructureRef/name",
@@ -167,19 +140,22 @@ fn control_plane(desired: &Value, current: Option<&Value>, plan: &UpgradePlan) -
     const AFTER: &[&str] = &["/spec/rollout/after", "/spec/rolloutAfter"];
     let mut because = Vec::new();
     let mut provider_decides = Vec::new();
-    if let Some(current) = current {
-        because.extend(moved("version", Some(current), desired, VERSION));
-        because.extend(moved("machine template", Some(current), desired, TEMPLATE));
-        because.extend(moved("rollout.after", Some(current), desired, AFTER));
-        let mut fields = Vec::new();
-        walk("spec", &current["spec"], &desired["spec"], 0, &mut fields);
+    if let Some(applied) = applied {
+        because.extend(moved("version", applied, VERSION));
+        because.extend(moved("machine template", applied, TEMPLATE));
+        because.extend(moved("rollout.after", applied, AFTER));
+        let effect = applied.1;
+        let fields = effect.changed.iter().chain(&effect.removed);
         let named = |path: &str| {
             [VERSION, TEMPLATE, AFTER]
                 .iter()
                 .flat_map(|p| p.iter())
                 .any(|p| p.trim_start_matches('/').replace('/', ".") == path)
         };
-        provider_decides = fields.into_iter().map(|f| f.path).filter(|p| !named(p)).collect();
+        provider_decides = fields
+            .map(|f| f.path.clone())
+            .filter(|p| p.starts_with("spec.") && !named(p))
+            .collect();
     }
     let held = plan.control_plane_pending.then(|| {
         format!(
@@ -198,20 +174,20 @@ fn control_plane(desired: &Value, current: Option<&Value>, plan: &UpgradePlan) -
         because,
         provider_decides,
         held,
-        created: current.is_none(),
+        created: applied.is_none(),
     }
 }
 
 fn worker(
     desired: &Value,
-    current: Option<&Value>,
+    applied: Applied<'_>,
     topology: &str,
     plan: &UpgradePlan,
     pending: &super::upgrade::WorkersPending,
 ) -> Rollout {
     let template = |part: &str| format!("/spec/template/spec/{part}");
     let mut because = Vec::new();
-    if current.is_some() {
+    if let Some(applied) = applied {
         for (what, pointer) in [
             ("version", template("version")),
             ("infrastructure template", template("infrastructureRef/name")),
@@ -219,7 +195,7 @@ fn worker(
             ("failure domain", template("failureDomain")),
             ("rollout.after", "/spec/rollout/after".to_owned()),
         ] {
-            because.extend(moved(what, current, desired, &[pointer.as_str()]));
+            because.extend(moved(what, applied, &[pointer.as_str()]));
         }
     }
     let name = desired["metadata"]["name"].as_str().unwrap_or_default();
@@ -247,7 +223,7 @@ fn worker(
         because,
         provider_decides: Vec::new(),
         held,
-        created: current.is_none(),
+        created: applied.is_none(),
     }
 }
 

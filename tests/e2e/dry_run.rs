@@ -20,7 +20,7 @@ const EXPORTED: &str = "clusters,clusterclasses,dockerclusters,kubeadmcontrolpla
                         kubeadmconfigtemplates,machinedeployments,machinesets,machines,machinehealthchecks";
 
 /// `capi-topology plan -o diff` of `files` with `state` (`--current DIR` or `--kubeconfig PATH`).
-fn plan_diff(files: &[&str], state: &[&str]) -> Result<String, String> {
+pub fn plan_diff(files: &[&str], state: &[&str]) -> Result<String, String> {
     let mut command = Command::new(env!("CARGO_BIN_EXE_capi-topology"));
     command
         .current_dir(repo_path(""))

@@ -24,6 +24,7 @@ mod controllers;
 mod convert_yaml11;
 mod deployment;
 mod dry_run;
+mod dry_run_ownership;
 mod env;
 mod hostile_extensions;
 mod kubectl;
