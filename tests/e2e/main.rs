@@ -16,6 +16,7 @@ mod beside_cluster_api_conversion;
 mod beside_cluster_api_resource_set;
 mod beside_cluster_api_rotation;
 mod beside_cluster_api_upgrade;
+mod cache;
 mod class_rollout;
 mod class_status;
 mod cluster_api;
