@@ -23,6 +23,7 @@ mod cluster_api;
 mod control_plane;
 mod controllers;
 mod deployment;
+mod deployment_emulator;
 mod dry_run;
 mod env;
 mod hostile_extensions;
@@ -44,6 +45,10 @@ mod scale;
 mod scale_beside_cluster_api;
 mod scenarios;
 mod strict_fields;
+mod take_over;
+mod take_over_fleet;
+mod take_over_stack;
+mod take_over_switch;
 mod versions;
 mod webhook;
 
