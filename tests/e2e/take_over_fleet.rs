@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use crate::cache::cluster_api;
 use crate::cluster_api::clusterctl_defaults;
 use crate::kubectl::Kubectl;
-use crate::runtime_extensions::CONFIG;
+use crate::lifecycle_hooks::CONFIG;
 
 /// The Cluster of the inline class, and the one of the external class.
 pub const INLINE: &str = "inline";
