@@ -76,20 +76,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     let current = args.state.load(&written)?;
     let given = current.is_some();
     let mut store = current.map(|c| c.store).unwrap_or_default();
-    all.extend(
-        store
-            .names_of_kind(crate::api::runtime::RUNTIME_GROUP, "ExtensionConfig")
-            .into_iter()
-            .filter_map(|(namespace, name)| {
-                store.get(
-                    crate::api::runtime::RUNTIME_GROUP,
-                    "ExtensionConfig",
-                    &namespace,
-                    &name,
-                )
-            })
-            .map(|object| (*object).clone()),
-    );
+    all.extend(stored_extension_configs(&store));
     // External patches call the extensions of the files' ExtensionConfigs, as the controller would.
     let extensions = runtime_extensions(&all);
     // Without ExtensionConfigs in the files, classes keep the discovered variables they list.
@@ -173,6 +160,23 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     })
 }
 
+/// The ExtensionConfigs of the current state.
+pub(super) fn stored_extension_configs(store: &MemoryStore) -> Vec<Value> {
+    store
+        .names_of_kind(crate::api::runtime::RUNTIME_GROUP, "ExtensionConfig")
+        .into_iter()
+        .filter_map(|(namespace, name)| {
+            store.get(
+                crate::api::runtime::RUNTIME_GROUP,
+                "ExtensionConfig",
+                &namespace,
+                &name,
+            )
+        })
+        .map(|object| (*object).clone())
+        .collect()
+}
+
 /// The plan with our kinds converted to their older version; an error (naming the CRD) when a
 /// Cluster references a kind whose CRD with a contract label is not in the files.
 fn to_v1beta1(mut planned: Planned, contracts: &dyn ContractVersions) -> Result<Planned> {
@@ -214,6 +218,9 @@ pub(super) struct Planned {
     pub(super) upgrade: Option<Outline>,
     /// The `-o diff` lines, when made against the current state (else from `current`).
     pub(super) report: Option<String>,
+    /// Against the current state: each control plane or worker pool whose Machines would roll
+    /// or be created, and why.
+    pub(super) machine_rolls: Vec<String>,
 }
 
 /// The current and the desired objects of one Cluster (the Cluster itself first in the desired).
@@ -263,11 +270,18 @@ fn plan_cluster(
         held,
         upgrade: planned.upgrade.outline,
         report: None,
+        machine_rolls: Vec::new(),
     })
 }
 
 /// Appends one Cluster's plan to `out` in `format`.
-fn render(out: &mut String, format: Format, namespace: &str, name: &str, planned: &Planned) -> Result<()> {
+pub(super) fn render(
+    out: &mut String,
+    format: Format,
+    namespace: &str,
+    name: &str,
+    planned: &Planned,
+) -> Result<()> {
     let mut list = json!({"apiVersion": "v1", "kind": "List", "items": planned.desired});
     match format {
         Format::Yaml => {
