@@ -48,7 +48,6 @@ mod strict_fields;
 mod take_over;
 mod take_over_fleet;
 mod take_over_stack;
-mod take_over_switch;
 mod versions;
 mod webhook;
 

@@ -20,12 +20,13 @@ use crate::beside_cluster_api_upgrade::serve_hooks;
 use crate::deployment_emulator::{rolled_out, Emulator};
 use crate::kubectl::Kubectl;
 use crate::lifecycle_hooks::{chained_upgrade_hooks, count, hook_steps, RETRY};
-use crate::process::{http_get, poll};
+use crate::process::{http_get, poll, run_bounded};
 use crate::runtime_extensions::expect;
 use crate::runtime_extensions::extension::Extension;
 use crate::take_over_fleet::{self as fleet, Snapshot, EXTERNAL, INLINE, PENDING_HOOKS};
+use crate::take_over_stack::OWNING;
 use crate::take_over_stack::{Stack, DEPLOYMENTS};
-use crate::take_over_switch::{self as switch, OWNING};
+use crate::webhook::capi_topology;
 
 const PROVISIONED: Duration = Duration::from_secs(300);
 const UPGRADED: Duration = Duration::from_secs(300);
@@ -143,7 +144,13 @@ fn take_over(stack: &Stack, extension: &Extension) -> Result<[Snapshot; 2], Stri
         .lines()
         .count();
 
-    switch::take_over(kubectl)?;
+    command(stack, &["take-over"])?;
+    command(stack, &["take-over", "--apply", "--timeout=3m"])?;
+    let owner = command(stack, &["doctor"]).unwrap_or_else(|report| report);
+    expect(
+        owner.contains("capi-topology's topology controller owns the fleet"),
+        format!("doctor names capi-topology: {owner}"),
+    )?;
     switched(kubectl, &stack.emulator, "ClusterTopology=false", true)?;
 
     // Ours reconciles both Clusters (the hold goes on, GeneratePatches called), changing nothing.
@@ -217,7 +224,13 @@ fn take_over(stack: &Stack, extension: &Extension) -> Result<[Snapshot; 2], Stri
 /// Cluster) and replaces no Machine, rotates no clone.
 fn give_back(stack: &Stack, ours: &[Snapshot; 2]) -> Result<(), String> {
     let kubectl = &stack.kubectl;
-    switch::give_back(kubectl)?;
+    command(stack, &["give-back"])?;
+    command(stack, &["give-back", "--apply", "--timeout=3m"])?;
+    let owner = command(stack, &["doctor"]).unwrap_or_else(|report| report);
+    expect(
+        owner.contains("Cluster API's topology controller owns the fleet"),
+        format!("doctor names Cluster API: {owner}"),
+    )?;
     switched(kubectl, &stack.emulator, "ClusterTopology=true", false)?;
     for cluster in [INLINE, EXTERNAL] {
         resumed(kubectl, cluster)?;
@@ -239,6 +252,25 @@ fn give_back(stack: &Stack, ours: &[Snapshot; 2]) -> Result<(), String> {
         )?;
     }
     stack.emulator.check()
+}
+
+/// `capi-topology cluster-api <args>` on the stack's API server, as the admin: its output, an
+/// error with it when it fails.
+fn command(stack: &Stack, args: &[&str]) -> Result<String, String> {
+    let mut command = std::process::Command::new(capi_topology());
+    command
+        .arg("cluster-api")
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(stack.kubeconfig());
+    let out = run_bounded(command, None, Duration::from_secs(600))?;
+    let text = format!("{}{}", out.stdout, out.stderr);
+    eprintln!("take-over: `cluster-api {}`:\n{text}", args.join(" "));
+    if out.success {
+        Ok(text)
+    } else {
+        Err(format!("`cluster-api {}` failed:\n{text}", args.join(" ")))
+    }
 }
 
 /// Both Clusters now.

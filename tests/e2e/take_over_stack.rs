@@ -16,12 +16,15 @@ use crate::control_plane::ControlPlane;
 use crate::deployment_emulator::{rolled_out, Emulator, Spec};
 use crate::kubectl::Kubectl;
 use crate::process::{free_port, RunDir};
-use crate::take_over_switch::STANDBY;
 use crate::webhook::{capi_topology, generate_certs, read_pem};
 
 /// The images the emulator runs: Cluster API's core manager and capi-topology.
 const CORE_IMAGE: &str = "registry.k8s.io/cluster-api/cluster-api-controller:v1.14.0";
 const OUR_IMAGE: &str = "ghcr.io/capi-topology/capi-topology:e2e";
+/// capi-topology's controllers when it owns the fleet (what `cluster-api take-over` sets), and
+/// when it stands by (`serve` needs one controller; none of the topology ones).
+pub const OWNING: &str = "--controllers=topology,cluster-class,extension-config";
+const STANDBY: &str = "--controllers=extension-config";
 /// The Deployments the emulator runs.
 pub const DEPLOYMENTS: [(&str, &str); 3] = [
     ("capi-system", "capi-controller-manager"),
@@ -40,7 +43,7 @@ pub struct Stack {
     /// kubectl as the admin.
     pub kubectl: Kubectl,
     /// etcd and kube-apiserver (the audit log in the run directory), running until dropped.
-    _plane: ControlPlane,
+    plane: ControlPlane,
     /// Logs and data.
     pub run: RunDir,
 }
@@ -65,7 +68,7 @@ impl Stack {
             capi,
             controller_metrics: ours.controller_metrics,
             kubectl,
-            _plane: plane,
+            plane,
             run,
         };
         let kubectl = &stack.kubectl;
@@ -83,6 +86,11 @@ impl Stack {
         let out = kubectl.apply(&standby_configurations(kubectl, &ours), &[])?;
         out.success.then_some(()).ok_or(out.stderr)?;
         Ok(stack)
+    }
+
+    /// The admin kubeconfig.
+    pub fn kubeconfig(&self) -> &std::path::Path {
+        self.plane.kubeconfig()
     }
 
     /// The ends of the managers' logs and where the rest is, for a failure message.
