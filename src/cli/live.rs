@@ -174,6 +174,12 @@ impl Reader {
             }
         }
         self.list_all(RUNTIME_GROUP, "ExtensionConfig").await?;
+        // The Clusters' Namespaces, for their labels: an ExtensionConfig's namespaceSelector
+        // decides whether its handlers are called for a Cluster.
+        let namespaces: BTreeSet<String> = clusters.iter().map(|(namespace, _)| namespace.clone()).collect();
+        for namespace in namespaces {
+            self.get("", "Namespace", "", &namespace).await?;
+        }
         Ok(self.read)
     }
 

@@ -144,8 +144,19 @@ fn take_over(stack: &Stack, extension: &Extension) -> Result<[Snapshot; 2], Stri
         .lines()
         .count();
 
-    command(stack, &["take-over"])?;
-    command(stack, &["take-over", "--apply", "--timeout=3m"])?;
+    // The dry run: the only Machines that would roll are the held upgrade's workers (a step
+    // Cluster API's controller takes too once the hook lets go), so the switch is forced.
+    let report =
+        command(stack, &["take-over"]).expect_err("the dry run refuses: the upgrade rolls the workers");
+    let rolls: Vec<&str> = report.lines().filter(|l| l.contains("Machines roll")).collect();
+    let upgrade_only = rolls.len() == 1
+        && rolls[0].contains("MachineDeployment")
+        && rolls[0].contains(&format!("version {FROM} -> {TO}"));
+    expect(
+        upgrade_only && !report.contains("cannot plan"),
+        format!("the dry run: only the upgrade's workers roll: {report}"),
+    )?;
+    command(stack, &["take-over", "--apply", "--force", "--timeout=3m"])?;
     let owner = command(stack, &["doctor"]).unwrap_or_else(|report| report);
     expect(
         owner.contains("capi-topology's topology controller owns the fleet"),
