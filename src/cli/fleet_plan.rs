@@ -9,7 +9,7 @@ use anyhow::Result;
 use super::current::CurrentArgs;
 use super::extensions::runtime_extensions;
 use super::live::{topology_clusters, Target};
-use super::plan::{render, stored_extension_configs};
+use super::plan::{render, stored_extension_configs, stored_namespaces};
 use super::plan_current::plan_against_current;
 use super::plan_format::Format;
 use crate::beside_cluster_api::{ClusterPlan, DryRun};
@@ -32,7 +32,8 @@ pub fn plan_fleet(kubeconfig: Option<&Path>) -> Result<DryRun> {
     .load(&clusters)?
     .map(|state| state.store)
     .unwrap_or_default();
-    let extensions = runtime_extensions(&stored_extension_configs(&state));
+    let extensions =
+        runtime_extensions(&[stored_extension_configs(&state), stored_namespaces(&state)].concat());
     let mut plans = Vec::new();
     for cluster in &clusters {
         let namespace = cluster["metadata"]["namespace"].as_str().unwrap_or("default");

@@ -78,7 +78,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     let mut store = current.map(|c| c.store).unwrap_or_default();
     all.extend(stored_extension_configs(&store));
     // External patches call the extensions of the files' ExtensionConfigs, as the controller would.
-    let extensions = runtime_extensions(&all);
+    let extensions = runtime_extensions(&[all.as_slice(), &stored_namespaces(&store)].concat());
     // Without ExtensionConfigs in the files, classes keep the discovered variables they list.
     let discovers = all.iter().any(|o| o["kind"] == "ExtensionConfig");
     let mut clusters = Vec::new();
@@ -158,6 +158,17 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The Namespaces of the current state (an ExtensionConfig's namespaceSelector matches their
+/// labels).
+pub(super) fn stored_namespaces(store: &MemoryStore) -> Vec<Value> {
+    store
+        .names_of_kind("", "Namespace")
+        .into_iter()
+        .filter_map(|(namespace, name)| store.get("", "Namespace", &namespace, &name))
+        .map(|object| (*object).clone())
+        .collect()
 }
 
 /// The ExtensionConfigs of the current state.
