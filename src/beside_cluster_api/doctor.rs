@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::ownership::{name_of, ownership, Owner};
 use super::webhook_entries::{served_resource, MATCH_CONDITION_NAME, TAKEN_RESOURCES};
 
 /// The objects of a management cluster the diagnosis reads (all as the API server returns them).
@@ -17,6 +18,10 @@ pub struct State {
     pub provider_deployments: Vec<Value>,
     /// The name of capi-topology's own webhook configurations.
     pub own_configuration: String,
+    /// capi-topology's controller Deployments (labelled as in manifests/base/deployment.yaml).
+    pub own_deployments: Vec<Value>,
+    /// How many Clusters have a `spec.topology`.
+    pub topology_clusters: usize,
 }
 
 /// How much a finding matters.
@@ -40,7 +45,7 @@ pub struct Finding {
 }
 
 impl Finding {
-    fn new(severity: Severity, message: impl Into<String>) -> Finding {
+    pub(super) fn new(severity: Severity, message: impl Into<String>) -> Finding {
         Finding {
             severity,
             message: message.into(),
@@ -50,78 +55,25 @@ impl Finding {
 
 /// The diagnosis of `state`, most serious first.
 pub fn diagnose(state: &State) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    findings.extend(topology_gates(state));
-    findings.extend(webhook_owners(state));
-    findings.extend(crd_versions(state));
-    findings.sort_by_key(|finding| std::cmp::Reverse(finding.severity));
-    findings
-}
-
-fn name_of(object: &Value) -> String {
-    let meta = &object["metadata"];
-    match meta["namespace"].as_str() {
-        Some(ns) => format!("{ns}/{}", meta["name"].as_str().unwrap_or_default()),
-        None => meta["name"].as_str().unwrap_or_default().to_owned(),
-    }
-}
-
-/// The value of `gate` in a container's `--feature-gates=...` argument, if set there.
-fn feature_gate(container: &Value, gate: &str) -> Option<bool> {
-    let args = container["args"].as_array().into_iter().flatten();
-    let command = container["command"].as_array().into_iter().flatten();
-    args.chain(command)
-        .filter_map(Value::as_str)
-        .filter_map(|arg| arg.strip_prefix("--feature-gates="))
-        .flat_map(|gates| gates.split(','))
-        .filter_map(|pair| pair.split_once('='))
-        .find(|(name, _)| name.trim() == gate)
-        .map(|(_, value)| value.trim().eq_ignore_ascii_case("true"))
-}
-
-fn topology_gates(state: &State) -> Vec<Finding> {
-    let core = state
+    let core: Vec<&Value> = state
         .provider_deployments
         .iter()
         .filter(|d| d["metadata"]["labels"]["cluster.x-k8s.io/provider"] == "cluster-api")
-        .collect::<Vec<_>>();
+        .collect();
+    let mut findings = Vec::new();
     if core.is_empty() {
-        return vec![Finding::new(
+        findings.push(Finding::new(
             Severity::Warning,
             "no Deployment labelled cluster.x-k8s.io/provider=cluster-api: Cluster API's core manager \
              was not found (Machines, MachineSets and MachineDeployments need it)",
-        )];
+        ));
     }
-    core.into_iter()
-        .map(|deployment| {
-            let containers = deployment["spec"]["template"]["spec"]["containers"].as_array();
-            let on = containers
-                .into_iter()
-                .flatten()
-                .filter_map(|c| feature_gate(c, "ClusterTopology"))
-                .any(|on| on);
-            if on {
-                Finding::new(
-                    Severity::Error,
-                    format!(
-                        "Deployment {} runs Cluster API's own topology controller \
-                         (--feature-gates ClusterTopology=true): two topology controllers would \
-                         write every Cluster's objects; set ClusterTopology=false \
-                         (CLUSTER_TOPOLOGY=false for clusterctl)",
-                        name_of(deployment)
-                    ),
-                )
-            } else {
-                Finding::new(
-                    Severity::Ok,
-                    format!(
-                        "Deployment {}: Cluster API's topology controller is off",
-                        name_of(deployment)
-                    ),
-                )
-            }
-        })
-        .collect()
+    let (owner, owners) = ownership(&core, &state.own_deployments, state.topology_clusters);
+    findings.extend(owners);
+    findings.extend(webhook_owners(state, owner));
+    findings.extend(crd_versions(state));
+    findings.sort_by_key(|finding| std::cmp::Reverse(finding.severity));
+    findings
 }
 
 fn switched_off(webhook: &Value) -> bool {
@@ -132,7 +84,8 @@ fn switched_off(webhook: &Value) -> bool {
     })
 }
 
-fn webhook_owners(state: &State) -> Vec<Finding> {
+/// Who admits each of the resources capi-topology serves; `owner` decides who should.
+fn webhook_owners(state: &State, owner: Owner) -> Vec<Finding> {
     let mut findings = Vec::new();
     for kind in ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"] {
         for resource in TAKEN_RESOURCES {
@@ -153,6 +106,10 @@ fn webhook_owners(state: &State) -> Vec<Finding> {
             let ours = serving
                 .iter()
                 .any(|s| s.starts_with(&format!("{} (", state.own_configuration)));
+            if owner == Owner::ClusterApi && !serving.is_empty() {
+                findings.push(admitted_while_cluster_api_owns(kind, resource, &serving, ours));
+                continue;
+            }
             let message = match (serving.len(), ours) {
                 (1, true) => Finding::new(
                     Severity::Ok,
@@ -175,7 +132,7 @@ fn webhook_owners(state: &State) -> Vec<Finding> {
                     Severity::Error,
                     format!(
                         "{kind}: {resource} are admitted twice, by {}: run `capi-topology cluster-api \
-                         take-over` (or let the controller's cluster-api-webhooks switch do it)",
+                         take-over --apply` (or let the controller's cluster-api-webhooks switch do it)",
                         serving.join(", ")
                     ),
                 ),
@@ -184,6 +141,33 @@ fn webhook_owners(state: &State) -> Vec<Finding> {
         }
     }
     findings
+}
+
+/// While Cluster API's topology controller owns the fleet its webhooks admit; ours beside them
+/// is harmless (the same rules), ours alone is a switch left half done.
+fn admitted_while_cluster_api_owns(kind: &str, resource: &str, serving: &[String], ours: bool) -> Finding {
+    let by = serving.join(", ");
+    match (ours, serving.len()) {
+        (false, _) => Finding::new(
+            Severity::Ok,
+            format!("{kind}: {resource} are admitted by Cluster API ({by}), whose topology controller owns the fleet"),
+        ),
+        (true, 1) => Finding::new(
+            Severity::Warning,
+            format!(
+                "{kind}: {resource} are admitted by capi-topology alone while Cluster API's topology \
+                 controller owns the fleet: a switch was left half done; run `capi-topology cluster-api \
+                 take-over --apply` or `give-back --apply`"
+            ),
+        ),
+        (true, _) => Finding::new(
+            Severity::Warning,
+            format!(
+                "{kind}: {resource} are admitted twice, by {by}: `capi-topology cluster-api give-back \
+                 --apply` switches capi-topology's off"
+            ),
+        ),
+    }
 }
 
 fn crd_versions(state: &State) -> Vec<Finding> {
@@ -279,6 +263,12 @@ mod tests {
             ],
             provider_deployments: vec![core(gates)],
             own_configuration: "capi-topology".to_owned(),
+            own_deployments: vec![
+                json!({"metadata": {"name": "capi-topology-controller", "namespace": "capi-topology-system"},
+                "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "capi-topology",
+                    "args": ["serve", "--controllers=topology,cluster-class,extension-config"]}]}}}}),
+            ],
+            topology_clusters: 1,
         }
     }
 
@@ -315,6 +305,20 @@ mod tests {
             "{errors:#?}"
         );
         assert!(errors.iter().any(|e| e.contains("clusters are admitted twice, by capi-validating-webhook-configuration (validation.cluster.cluster.x-k8s.io), capi-topology")));
+    }
+
+    #[test]
+    fn while_cluster_api_owns_the_fleet_its_webhooks_admit() {
+        let mut standby = state(capi_webhooks(), "ClusterTopology=true");
+        standby.own_deployments[0]["spec"]["replicas"] = json!(0);
+        let findings = diagnose(&standby);
+        assert_eq!(errors(&findings), Vec::<&str>::new());
+        assert!(findings.iter().any(|f| f
+            .message
+            .contains("Cluster API's topology controller owns the fleet")));
+        assert!(findings.iter().any(|f| f.severity == Severity::Warning
+            && f.message.contains("clusters are admitted twice")
+            && f.message.contains("give-back --apply")));
     }
 
     #[test]

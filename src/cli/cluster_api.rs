@@ -1,10 +1,12 @@
 //! `capi-topology cluster-api`: capi-topology beside Cluster API's own managers. `doctor` reads a
-//! management cluster and says what is missing or in conflict; `take-over` and `give-back` switch
-//! Cluster API's own admission webhooks for the resources capi-topology serves off and on again
-//! (the install and uninstall steps of docs/beside-cluster-api.md).
+//! management cluster and says what is missing or in conflict, and which topology controller
+//! owns the fleet; `take-over` and `give-back` plan every topology-managed Cluster against its
+//! live state (a dry run, the default) and, with `--apply`, switch the fleet from Cluster API's
+//! topology controller to capi-topology's and back (docs/beside-cluster-api.md).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
@@ -13,17 +15,16 @@ use k8s_openapi::api::admissionregistration::v1::{
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ListParams};
+use kube::api::{Api, DynamicObject, ListParams};
+use kube::core::{ApiResource, GroupVersionKind};
 use serde::Serialize;
 
-use super::serve::kube_client;
+use super::cluster_api_switch::{switch, OWN_CONFIGURATION};
+use super::fleet_plan::plan_fleet;
+use super::serve::{kube_client, parse_duration};
 use super::terminal::print_text;
 use super::EXIT_FINDINGS;
-use crate::beside_cluster_api::{diagnose, Severity, State, Switch};
-use crate::controller::cluster_api_webhooks::switch_all;
-
-/// The name of capi-topology's own webhook configurations (manifests/base/webhooks.yaml).
-const OWN_CONFIGURATION: &str = "capi-topology";
+use crate::beside_cluster_api::{diagnose, Direction, Severity, State, OUR_CONTROLLER_SELECTOR};
 
 /// Arguments of `cluster-api`.
 #[derive(Debug, Args)]
@@ -39,47 +40,81 @@ pub struct ClusterApiArgs {
 /// What `cluster-api` does.
 #[derive(Debug, Subcommand)]
 pub enum Action {
-    /// Read the management cluster (never write) and say what is missing or in conflict: Cluster
-    /// API's topology controller on, webhooks registered twice or not at all, CRD versions.
-    /// Exits 1 when something must be fixed.
+    /// Read the management cluster (never write) and say which topology controller owns the
+    /// fleet (Cluster API's, capi-topology's; both is an error) and what is missing or in
+    /// conflict: webhooks registered twice or not at all, CRD versions. Exits 1 when something
+    /// must be fixed.
     Doctor,
-    /// Switch Cluster API's own admission webhooks for Clusters, ClusterClasses and
-    /// ExtensionConfigs off (an always-false match condition; nothing is deleted). Idempotent.
-    TakeOver,
-    /// Switch them on again, as installed (uninstall). Idempotent.
-    GiveBack,
+    /// Move the fleet from Cluster API's topology controller (ClusterTopology=true) to
+    /// capi-topology's. Without --apply a dry run (writes nothing): every topology-managed
+    /// Cluster planned against its live state; exits 1 when one would roll Machines. With
+    /// --apply: admission to capi-topology, Cluster API's controller stopped, ours started.
+    TakeOver(SwitchArgs),
+    /// Move the fleet back to Cluster API's topology controller: the same dry run; with --apply,
+    /// ours stopped, Cluster API's started (ClusterTopology=true), admission back to Cluster API.
+    GiveBack(SwitchArgs),
+}
+
+/// Arguments of `take-over` and `give-back`.
+#[derive(Debug, Args)]
+pub struct SwitchArgs {
+    /// Switch after the dry run (default: the dry run only).
+    #[arg(long)]
+    pub apply: bool,
+    /// Switch even when a Cluster would roll Machines or could not be planned.
+    #[arg(long, requires = "apply")]
+    pub force: bool,
+    /// How long each Deployment may take to roll out (and admission to answer): 500ms, 90s, 5m.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5m")]
+    pub timeout: Duration,
 }
 
 /// Runs `cluster-api`.
 pub fn run(args: &ClusterApiArgs) -> Result<ExitCode> {
     let _ = rustls::crypto::ring::default_provider().install_default();
+    let (direction, switch_args) = match &args.action {
+        Action::Doctor => return in_runtime(args, |client| async move { doctor(&client).await }),
+        Action::TakeOver(switch_args) => (Direction::TakeOver, switch_args),
+        Action::GiveBack(switch_args) => (Direction::GiveBack, switch_args),
+    };
+    let dry_run = plan_fleet(args.kubeconfig.as_deref())?;
+    print_text(&dry_run.text(direction))?;
+    let refusal = dry_run.refusal(direction);
+    if !switch_args.apply {
+        return Ok(match refusal {
+            Some(_) => ExitCode::from(EXIT_FINDINGS),
+            None => ExitCode::SUCCESS,
+        });
+    }
+    match refusal {
+        Some(refusal) if !switch_args.force => {
+            eprintln!("{refusal}");
+            return Ok(ExitCode::from(EXIT_FINDINGS));
+        }
+        Some(_) => print_text("--force: switching although the dry run would refuse\n")?,
+        None => {}
+    }
+    let timeout = switch_args.timeout;
+    in_runtime(args, move |client| async move {
+        switch(&client, direction, timeout).await?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Runs `work` with a client of the management cluster on a runtime of its own.
+fn in_runtime<F, Fut>(args: &ClusterApiArgs, work: F) -> Result<ExitCode>
+where
+    F: FnOnce(kube::Client) -> Fut,
+    Fut: std::future::Future<Output = Result<ExitCode>>,
+{
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
         let client = kube_client(args.kubeconfig.as_deref()).await?;
-        match args.action {
-            Action::Doctor => doctor(&client).await,
-            Action::TakeOver => switch(&client, Switch::Off).await,
-            Action::GiveBack => switch(&client, Switch::On).await,
-        }
+        work(client).await
     })
-}
-
-async fn switch(client: &kube::Client, switch: Switch) -> Result<ExitCode> {
-    let mut changed = switch_all::<ValidatingWebhookConfiguration>(client, switch).await?;
-    changed.extend(switch_all::<MutatingWebhookConfiguration>(client, switch).await?);
-    let state = if switch == Switch::Off { "off" } else { "on" };
-    if changed.is_empty() {
-        print_text(&format!(
-            "Cluster API's webhooks for clusters, clusterclasses and extensionconfigs were already {state}\n"
-        ))?;
-    }
-    for name in changed {
-        print_text(&format!("{name}: switched {state}\n"))?;
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 fn values<T: Serialize>(items: Vec<T>) -> Result<Vec<serde_json::Value>> {
@@ -102,6 +137,22 @@ where
     Ok(items)
 }
 
+/// How many Clusters have a `spec.topology` (none when the Cluster CRD is not installed).
+async fn topology_clusters(client: &kube::Client) -> Result<usize> {
+    let gvk = GroupVersionKind::gvk("cluster.x-k8s.io", "v1beta2", "Cluster");
+    let resource = ApiResource::from_gvk_with_plural(&gvk, "clusters");
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+    match api.list(&ListParams::default()).await {
+        Ok(list) => Ok(list
+            .items
+            .iter()
+            .filter(|cluster| cluster.data["spec"]["topology"].is_object())
+            .count()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(0),
+        Err(error) => Err(error).context("cannot list Clusters"),
+    }
+}
+
 async fn doctor(client: &kube::Client) -> Result<ExitCode> {
     let all = ListParams::default();
     let mut webhook_configurations = list::<ValidatingWebhookConfiguration>(client, &all).await?;
@@ -117,11 +168,15 @@ async fn doctor(client: &kube::Client) -> Result<ExitCode> {
         .collect();
     let provider_deployments =
         list::<Deployment>(client, &ListParams::default().labels("cluster.x-k8s.io/provider")).await?;
+    let own_deployments =
+        list::<Deployment>(client, &ListParams::default().labels(OUR_CONTROLLER_SELECTOR)).await?;
     let findings = diagnose(&State {
         webhook_configurations,
         crds,
         provider_deployments,
         own_configuration: OWN_CONFIGURATION.to_owned(),
+        own_deployments,
+        topology_clusters: topology_clusters(client).await?,
     });
     let mut text = String::new();
     for finding in &findings {

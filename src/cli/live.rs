@@ -60,6 +60,27 @@ pub fn read_current(target: &Target<'_>, files: &[Value]) -> Result<Vec<Value>> 
     })
 }
 
+/// Every Cluster with a `spec.topology`, in every namespace, as the API server returns it, in
+/// namespace/name order (read-only: one `list`).
+pub fn topology_clusters(target: &Target<'_>) -> Result<Vec<Value>> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the runtime to read the management cluster")?;
+    runtime.block_on(async {
+        let client = client(target).await?;
+        let mut reader = Reader::new(client).await?;
+        reader.list_all(CAPI_GROUP, "Cluster").await?;
+        let mut clusters: Vec<Value> = reader
+            .read
+            .into_iter()
+            .filter(|cluster| cluster["spec"]["topology"].is_object())
+            .collect();
+        clusters.sort_by_key(|c| (namespace_of(c), text(c, "/metadata/name")));
+        Ok(clusters)
+    })
+}
+
 async fn client(target: &Target<'_>) -> Result<Client> {
     let options = KubeConfigOptions {
         context: target.context.map(str::to_owned),
@@ -166,6 +187,12 @@ impl Reader {
             }
         }
         self.list_all(RUNTIME_GROUP, "ExtensionConfig").await?;
+        // The Clusters' Namespaces, for their labels: an ExtensionConfig's namespaceSelector
+        // decides whether its handlers are called for a Cluster.
+        let namespaces: BTreeSet<String> = clusters.iter().map(|(namespace, _)| namespace.clone()).collect();
+        for namespace in namespaces {
+            self.get("", "Namespace", "", &namespace).await?;
+        }
         Ok(self.read)
     }
 

@@ -5,12 +5,15 @@ mod admit_context;
 mod certs;
 mod check;
 mod cluster_api;
+mod cluster_api_deployments;
+mod cluster_api_switch;
 mod contract;
 mod convert;
 mod crds;
 mod current;
 mod extensions;
 mod files;
+mod fleet_plan;
 mod live;
 mod plan;
 mod plan_current;
@@ -60,8 +63,9 @@ pub enum Command {
     /// Write a development CA and a serving certificate signed by it (`ca.crt`, `tls.crt`,
     /// `tls.key`), for local use and tests. Production uses cert-manager.
     Certs(certs::CertsArgs),
-    /// Beside Cluster API's own managers: check a management cluster (`doctor`), switch Cluster
-    /// API's webhooks for the resources capi-topology serves off (`take-over`) or on (`give-back`).
+    /// Beside Cluster API's own managers: check a management cluster and say which topology
+    /// controller owns the fleet (`doctor`); move a fleet from Cluster API's topology controller
+    /// to capi-topology's (`take-over`) and back (`give-back`), a dry run unless `--apply`.
     #[command(name = "cluster-api")]
     ClusterApi(cluster_api::ClusterApiArgs),
     /// Serve the admission webhooks over HTTPS, reading objects from the API server (or files),

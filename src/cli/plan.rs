@@ -80,22 +80,9 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     let current = args.state.load(&written)?;
     let given = current.is_some();
     let mut store = current.map(|c| c.store).unwrap_or_default();
-    all.extend(
-        store
-            .names_of_kind(crate::api::runtime::RUNTIME_GROUP, "ExtensionConfig")
-            .into_iter()
-            .filter_map(|(namespace, name)| {
-                store.get(
-                    crate::api::runtime::RUNTIME_GROUP,
-                    "ExtensionConfig",
-                    &namespace,
-                    &name,
-                )
-            })
-            .map(|object| (*object).clone()),
-    );
+    all.extend(stored_extension_configs(&store));
     // External patches call the extensions of the files' ExtensionConfigs, as the controller would.
-    let extensions = runtime_extensions(&all);
+    let extensions = runtime_extensions(&[all.as_slice(), &stored_namespaces(&store)].concat());
     // Without ExtensionConfigs in the files, classes keep the discovered variables they list.
     let discovers = all.iter().any(|o| o["kind"] == "ExtensionConfig");
     let mut clusters = Vec::new();
@@ -189,6 +176,34 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     })
 }
 
+/// The Namespaces of the current state (an ExtensionConfig's namespaceSelector matches their
+/// labels).
+pub(super) fn stored_namespaces(store: &MemoryStore) -> Vec<Value> {
+    store
+        .names_of_kind("", "Namespace")
+        .into_iter()
+        .filter_map(|(namespace, name)| store.get("", "Namespace", &namespace, &name))
+        .map(|object| (*object).clone())
+        .collect()
+}
+
+/// The ExtensionConfigs of the current state.
+pub(super) fn stored_extension_configs(store: &MemoryStore) -> Vec<Value> {
+    store
+        .names_of_kind(crate::api::runtime::RUNTIME_GROUP, "ExtensionConfig")
+        .into_iter()
+        .filter_map(|(namespace, name)| {
+            store.get(
+                crate::api::runtime::RUNTIME_GROUP,
+                "ExtensionConfig",
+                &namespace,
+                &name,
+            )
+        })
+        .map(|object| (*object).clone())
+        .collect()
+}
+
 /// The plan with our kinds converted to their older version; an error (naming the CRD) when a
 /// Cluster references a kind whose CRD with a contract label is not in the files.
 fn to_v1beta1(mut planned: Planned, contracts: &dyn ContractVersions) -> Result<Planned> {
@@ -230,6 +245,9 @@ pub(super) struct Planned {
     pub(super) upgrade: Option<Outline>,
     /// The `-o diff` lines, when made against the current state (else from `current`).
     pub(super) report: Option<String>,
+    /// Against the current state: each control plane or worker pool whose Machines would roll
+    /// or be created, and why.
+    pub(super) machine_rolls: Vec<String>,
 }
 
 /// The current and the desired objects of one Cluster (the Cluster itself first in the desired).
@@ -283,6 +301,7 @@ fn plan_cluster(
         held,
         upgrade: planned.upgrade.outline,
         report: None,
+        machine_rolls: Vec::new(),
     })
 }
 
@@ -349,38 +368,41 @@ fn render(
             out.push_str(&to_yaml(&list));
         }
         Format::Json => list.add(namespace, name, planned)?,
-        Format::Diff => {
-            out.push_str(&format!("Cluster {namespace}/{name}:\n"));
-            if let Some(upgrade) = &planned.upgrade {
-                out.push_str(&upgrade.text("  "));
-            }
-            if let Some(report) = &planned.report {
-                render_report(out, report, planned.held.as_deref());
-                return Ok(());
-            }
-            // The Cluster is compared only for its references.
-            let changes = diff(&planned.current, planned.desired.get(1..).unwrap_or_default());
-            if changes.is_empty() && planned.held.is_none() {
-                out.push_str("  no changes\n");
-            }
-            for change in changes {
-                match change {
-                    Change::Created(what) => out.push_str(&format!("  + created {what}\n")),
-                    Change::Deleted(what) => out.push_str(&format!("  - deleted {what}\n")),
-                    Change::Changed(what, fields) => {
-                        out.push_str(&format!("  ~ changed {what}\n"));
-                        for field in fields {
-                            out.push_str(&format!("      {}: {} -> {}\n", field.path, field.from, field.to));
-                        }
-                    }
+        Format::Diff => render_diff(out, namespace, name, &planned),
+    }
+    Ok(())
+}
+
+/// Appends one Cluster's `-o diff` to `out`: its upgrade plan, then each change, rollout and hold.
+pub(super) fn render_diff(out: &mut String, namespace: &str, name: &str, planned: &Planned) {
+    out.push_str(&format!("Cluster {namespace}/{name}:\n"));
+    if let Some(upgrade) = &planned.upgrade {
+        out.push_str(&upgrade.text("  "));
+    }
+    if let Some(report) = &planned.report {
+        render_report(out, report, planned.held.as_deref());
+        return;
+    }
+    // The Cluster is compared only for its references.
+    let changes = diff(&planned.current, planned.desired.get(1..).unwrap_or_default());
+    if changes.is_empty() && planned.held.is_none() {
+        out.push_str("  no changes\n");
+    }
+    for change in changes {
+        match change {
+            Change::Created(what) => out.push_str(&format!("  + created {what}\n")),
+            Change::Deleted(what) => out.push_str(&format!("  - deleted {what}\n")),
+            Change::Changed(what, fields) => {
+                out.push_str(&format!("  ~ changed {what}\n"));
+                for field in fields {
+                    out.push_str(&format!("      {}: {} -> {}\n", field.path, field.from, field.to));
                 }
-            }
-            if let Some(line) = &planned.held {
-                out.push_str(&format!("  = held {line}\n"));
             }
         }
     }
-    Ok(())
+    if let Some(line) = &planned.held {
+        out.push_str(&format!("  = held {line}\n"));
+    }
 }
 
 /// The `-o diff` of a plan against the current state: its change and rollout lines, then what is

@@ -61,8 +61,14 @@ pub fn plan_against_current(
     for change in changes(&work, &object) {
         report.push_str(&line(&change));
     }
+    let mut machine_rolls = Vec::new();
     for rollout in rollouts(&work, &control_plane_kind) {
         report.push_str(&rollout_line(&rollout));
+        if rollout.created {
+            machine_rolls.push(format!("{}: created, with new Machines", rollout.what));
+        } else if !rollout.because.is_empty() {
+            machine_rolls.push(format!("{}: {}", rollout.what, rollout.because.join("; ")));
+        }
     }
     let mut cluster_object = (*object).clone();
     if let Some(metadata) = cluster_object["metadata"].as_object_mut() {
@@ -81,6 +87,7 @@ pub fn plan_against_current(
         held,
         upgrade: work.upgrade.outline.clone(),
         report: Some(report),
+        machine_rolls,
     })
 }
 

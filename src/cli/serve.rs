@@ -124,7 +124,7 @@ pub enum Component {
 }
 
 /// A duration written as a number with a unit: `500ms`, `9s`, `2m`.
-fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
     let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
     let number: u64 = number
@@ -133,7 +133,10 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     match unit {
         "ms" => Ok(Duration::from_millis(number)),
         "s" => Ok(Duration::from_secs(number)),
-        "m" => Ok(Duration::from_secs(number * 60)),
+        "m" => number
+            .checked_mul(60)
+            .map(Duration::from_secs)
+            .ok_or_else(|| format!("{text:?} is too long")),
         _ => Err(format!("{text:?} has no known unit: use ms, s or m")),
     }
 }

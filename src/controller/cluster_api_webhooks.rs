@@ -99,3 +99,16 @@ pub async fn run(client: Client, stop: CancellationToken) {
         keep_off::<MutatingWebhookConfiguration>(client, stop),
     );
 }
+
+/// Switches the entries for the resources capi-topology serves of the configuration of kind `K`
+/// named `name` `switch`; `Ok(None)` when there is no such configuration, else whether it changed.
+pub async fn switch_named<K>(client: &Client, name: &str, switch: Switch) -> anyhow::Result<Option<bool>>
+where
+    K: Resource<DynamicType = ()> + Clone + Debug + Serialize + DeserializeOwned,
+{
+    let api = Api::<K>::all(client.clone());
+    match api.get_opt(name).await? {
+        Some(configuration) => Ok(Some(switch_one(&api, &configuration, switch).await?)),
+        None => Ok(None),
+    }
+}

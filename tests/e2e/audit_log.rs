@@ -47,6 +47,34 @@ pub fn writes_since(path: &Path, from: usize) -> (Writes, usize) {
     (writes, lines)
 }
 
+/// The completed writes of `writer` in the audit log at `path` from its line `from` on, counted
+/// per group of the objects' names: the first of `groups` (Cluster names) that an object's name
+/// is or starts with followed by `-` (Cluster API's generated names), else `(other)`.
+pub fn writes_per_group(path: &Path, from: usize, writer: &str, groups: &[&str]) -> Writes {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut writes = Writes::new();
+    for line in text.lines().skip(from) {
+        let Some((who, key)) = write_of(line) else {
+            continue;
+        };
+        if who != writer {
+            continue;
+        }
+        let event: Value = serde_json::from_str(line).unwrap_or_default();
+        let name = event["objectRef"]["name"].as_str().unwrap_or_default();
+        let group = groups
+            .iter()
+            .find(|group| name == **group || name.starts_with(&format!("{group}-")))
+            .map_or("(other)", |group| *group);
+        *writes
+            .entry(group.to_owned())
+            .or_default()
+            .entry(key)
+            .or_default() += 1;
+    }
+    writes
+}
+
 /// The writer and `verb resource[/subresource]` of one audit event line, when it is a
 /// completed write.
 fn write_of(line: &str) -> Option<(String, String)> {
@@ -101,6 +129,8 @@ mod tests {
         assert_eq!(total(&writes, "capi-topology"), 3);
         assert_eq!(total(&writes, "capi-manager"), 1);
         assert_eq!(total(&writes, "kubectl"), 0);
+        let grouped = writes_per_group(&path, 0, "capi-topology", &["mem"]);
+        assert_eq!(grouped["(other)"]["patch clusters/status"], 2);
         let (later, _) = writes_since(&path, 2);
         assert_eq!(total(&later, "capi-topology"), 2);
         assert_eq!(total(&later, "capi-manager"), 0);

@@ -13,7 +13,8 @@ use crate::beside_cluster_api_conversion as conversion;
 use crate::beside_cluster_api_resource_set as resource_set;
 use crate::beside_cluster_api_rotation as rotation;
 use crate::beside_cluster_api_upgrade as upgrade;
-use crate::cluster_api::{clusterctl_defaults, module_dir, to_loopback, ClusterApi};
+use crate::cache::cluster_api;
+use crate::cluster_api::{clusterctl_defaults, to_loopback, ClusterApi};
 use crate::control_plane::ControlPlane;
 use crate::env::repo_path;
 use crate::kubectl::Kubectl;
@@ -63,7 +64,9 @@ pub fn our_configurations(kubectl: &Kubectl, port: u16, ca_pem: &str) -> String 
 /// clusterctl's variables filled in; the class lists the versions of the upgrade
 /// (`spec.kubernetesVersions`), so that the plan steps through the middle one.
 pub fn in_memory_manifests() -> (String, String) {
-    let templates = module_dir("sigs.k8s.io/cluster-api/test").join("infrastructure/docker/templates");
+    let templates = cluster_api()
+        .module("sigs.k8s.io/cluster-api/test")
+        .join("infrastructure/docker/templates");
     let read =
         |file: &str| std::fs::read_to_string(templates.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
     let fill = |text: String| {

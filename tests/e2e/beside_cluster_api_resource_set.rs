@@ -9,7 +9,7 @@ use std::time::Duration;
 use base64::Engine;
 use serde_json::Value;
 
-use crate::control_plane::binaries;
+use crate::cache::kubernetes;
 use crate::kubectl::Kubectl;
 use crate::process::{poll, RunDir};
 
@@ -148,5 +148,5 @@ fn workload_kubectl(run: &RunDir, kubectl: &Kubectl, cluster: &str) -> Result<Ku
         .map_err(|e| format!("{cluster}-kubeconfig: {e}"))?;
     let path = run.join(&format!("{cluster}-workload.kubeconfig"));
     std::fs::write(&path, kubeconfig).map_err(|e| e.to_string())?;
-    Ok(Kubectl::new(binaries().join("kubectl"), path))
+    Ok(Kubectl::new(kubernetes().tool("kubectl"), path))
 }

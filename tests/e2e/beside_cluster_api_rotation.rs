@@ -79,6 +79,19 @@ pub fn swap_machine_templates(
     within: Duration,
     available: impl Fn() -> bool,
 ) -> Result<(), String> {
+    swap_machine_templates_then(kubectl, cluster, count, within, available, true).map(drop)
+}
+
+/// [`swap_machine_templates`], the old clones' deletion required only when `old_deleted`;
+/// returns the old clones still there.
+pub fn swap_machine_templates_then(
+    kubectl: &Kubectl,
+    cluster: &str,
+    count: usize,
+    within: Duration,
+    available: impl Fn() -> bool,
+    old_deleted: bool,
+) -> Result<BTreeSet<String>, String> {
     let old_templates = cluster_templates(kubectl, cluster)?;
     let old_machines = machines(kubectl, cluster)?;
     let mut patch = Vec::new();
@@ -117,13 +130,14 @@ pub fn swap_machine_templates(
     loop {
         let templates = cluster_templates(kubectl, cluster)?;
         let now = machines(kubectl, cluster)?;
-        let rotated = templates.is_disjoint(&old_templates) && !templates.is_empty();
+        let left: BTreeSet<String> = templates.intersection(&old_templates).cloned().collect();
+        let rotated = (left.is_empty() || !old_deleted) && templates.len() > left.len();
         let replaced = now.len() == count
-            && now
-                .iter()
-                .all(|(name, from)| !old_machines.contains_key(name) && templates.contains(from));
+            && now.iter().all(|(name, from)| {
+                !old_machines.contains_key(name) && templates.contains(from) && !left.contains(from)
+            });
         if rotated && replaced && available() {
-            return Ok(());
+            return Ok(left);
         }
         if started.elapsed() > within {
             return Err(format!(

@@ -2,7 +2,9 @@
 # Builds Cluster API's own managers from Go modules into the per-machine e2e cache, once:
 # the core manager, the kubeadm control plane and bootstrap managers, and the Docker
 # provider's manager (whose in-memory backend simulates Machines without a Docker engine).
-# Later runs reuse them.
+# Later runs reuse them. The sources of the modules the tests read (each provider's
+# config/default, the Docker provider's class templates) are downloaded too, also when the
+# binaries are already there.
 #   usage: tests/e2e/build-cluster-api.sh   -> prints the bin directory on its last line
 set -euo pipefail
 
@@ -17,8 +19,12 @@ MANAGERS=(
   "capd-manager=sigs.k8s.io/cluster-api/test/infrastructure/docker"
 )
 
+# The modules whose sources the tests read (tests/e2e/cache.rs, CLUSTER_API_MODULES).
+SOURCES=("sigs.k8s.io/cluster-api@$CAPI_VERSION" "sigs.k8s.io/cluster-api/test@$CAPI_VERSION")
+
 missing=0
 for entry in "${MANAGERS[@]}"; do [[ -x "$BIN/${entry%%=*}" ]] || missing=1; done
+for module in "${SOURCES[@]}"; do [[ -d "$CACHE/gomodcache/$module" ]] || missing=1; done
 if [[ $missing == 0 ]]; then
   echo "$BIN"
   exit 0
@@ -57,6 +63,7 @@ MOD
 } > tools.go
 log "resolving Cluster API $CAPI_VERSION modules"
 go mod tidy >/dev/null 2>&1 || go mod tidy
+go mod download "${SOURCES[@]}"
 for entry in "${MANAGERS[@]}"; do
   name="${entry%%=*}"
   if [[ ! -x "$BIN/$name" ]]; then

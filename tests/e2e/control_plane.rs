@@ -1,14 +1,14 @@
 //! A throw-away Kubernetes control plane on loopback: etcd and kube-apiserver built by
-//! `build-binaries.sh`, an admin token, and a kubeconfig for kubectl and capi-topology.
+//! `build-binaries.sh` (ensured by [`crate::cache`]), an admin token, and a kubeconfig for kubectl and capi-topology.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::cache::{kubernetes, Kubernetes};
 use crate::kubectl::Kubectl;
 use crate::process::{free_port, http_get, http_post, poll, run_bounded, RunDir, Supervised};
 
@@ -19,32 +19,6 @@ const ETCD_READY: Duration = Duration::from_secs(30);
 const AUDIT_POLICY: &str = "audit-policy.yaml";
 /// The second admin user of an audited API server.
 const AUDITED_USER: &str = "capi-topology";
-
-/// The directory with `etcd`, `kube-apiserver` and `kubectl`, built (or found in the cache) by
-/// `tests/e2e/build-binaries.sh`, once per test process.
-pub fn binaries() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/build-binaries.sh");
-        // The first build takes up to 25 minutes; its progress goes to our stderr.
-        let output = Command::new("bash")
-            .arg(&script)
-            .stderr(std::process::Stdio::inherit())
-            .output()
-            .expect("run tests/e2e/build-binaries.sh");
-        assert!(output.status.success(), "tests/e2e/build-binaries.sh failed");
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let bin = PathBuf::from(stdout.lines().last().unwrap_or_default().trim());
-        for tool in ["etcd", "kube-apiserver", "kubectl", "kube-controller-manager"] {
-            assert!(
-                bin.join(tool).is_file(),
-                "{} is missing",
-                bin.join(tool).display()
-            );
-        }
-        bin
-    })
-}
 
 /// etcd plus kube-apiserver (and, when asked for, the garbage collector of
 /// kube-controller-manager), stopped when dropped (controller manager, API server, etcd).
@@ -80,7 +54,7 @@ impl ControlPlane {
         } else {
             format!("{name}-")
         };
-        let bin = binaries();
+        let bin = kubernetes();
         let (etcd, etcd_port) = start_etcd(run, bin, &prefix);
         let launch = Launch {
             run: run.path().to_path_buf(),
@@ -104,7 +78,7 @@ impl ControlPlane {
     /// Starts kube-controller-manager with only its garbage collector, so that objects whose
     /// owners are gone are deleted as in a real cluster.
     pub fn start_garbage_collector(&mut self, run: &RunDir) {
-        let mut command = Command::new(binaries().join("kube-controller-manager"));
+        let mut command = Command::new(kubernetes().tool("kube-controller-manager"));
         command.args([
             &format!("--kubeconfig={}", self.kubeconfig.display()),
             "--controllers=garbagecollector",
@@ -199,7 +173,7 @@ current-context: e2e
     /// until it is ready.
     pub fn restart_apiserver(&mut self) {
         let run = RunDir::adopt(&self.launch.run);
-        let (apiserver, _) = start_apiserver(&run, binaries(), &self.launch);
+        let (apiserver, _) = start_apiserver(&run, kubernetes(), &self.launch);
         self.apiserver = apiserver;
         self.wait_ready();
     }
@@ -212,7 +186,7 @@ current-context: e2e
 
     /// A kubectl for the admin.
     pub fn kubectl(&self) -> Kubectl {
-        Kubectl::new(binaries().join("kubectl"), self.kubeconfig.clone())
+        Kubectl::new(kubernetes().tool("kubectl"), self.kubeconfig.clone())
     }
 
     /// The end of the API server's log, for failure messages.
@@ -239,11 +213,11 @@ current-context: e2e
     }
 }
 
-fn start_etcd(run: &RunDir, bin: &Path, prefix: &str) -> (Supervised, u16) {
+fn start_etcd(run: &RunDir, bin: &Kubernetes, prefix: &str) -> (Supervised, u16) {
     let (client, peer) = (free_port(), free_port());
     let client_url = format!("http://127.0.0.1:{client}");
     let peer_url = format!("http://127.0.0.1:{peer}");
-    let mut command = Command::new(bin.join("etcd"));
+    let mut command = Command::new(bin.tool("etcd"));
     command.args([
         "--name=e2e",
         &format!("--data-dir={}", run.join(&format!("{prefix}etcd")).display()),
@@ -270,7 +244,7 @@ fn start_etcd(run: &RunDir, bin: &Path, prefix: &str) -> (Supervised, u16) {
     (etcd, client)
 }
 
-fn start_apiserver(run: &RunDir, bin: &Path, launch: &Launch) -> (Supervised, PathBuf) {
+fn start_apiserver(run: &RunDir, bin: &Kubernetes, launch: &Launch) -> (Supervised, PathBuf) {
     let (port, etcd_port, token, prefix) = (launch.port, launch.etcd_port, &launch.token, &launch.prefix);
     let certs = run.join(&format!("{prefix}apiserver-certs"));
     fs::create_dir_all(&certs).expect("create the API server's cert dir");
@@ -289,7 +263,7 @@ fn start_apiserver(run: &RunDir, bin: &Path, launch: &Launch) -> (Supervised, Pa
     }
     fs::write(&tokens, users).expect("write the token file");
 
-    let mut command = Command::new(bin.join("kube-apiserver"));
+    let mut command = Command::new(bin.tool("kube-apiserver"));
     command.args([
         &format!("--etcd-servers=http://127.0.0.1:{etcd_port}"),
         &format!("--cert-dir={}", certs.display()),
