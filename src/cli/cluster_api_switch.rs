@@ -69,7 +69,7 @@ pub async fn switch(client: &Client, direction: Direction, timeout: Duration) ->
             )
         })?;
     }
-    say(&match direction {
+    say(match direction {
         Direction::TakeOver => "take-over done: capi-topology's topology controller owns the fleet\n",
         Direction::GiveBack => "give-back done: Cluster API's topology controller owns the fleet\n",
     })?;
