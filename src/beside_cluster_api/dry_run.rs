@@ -91,7 +91,9 @@ impl DryRun {
         text.push_str(&format!(
             "{} topology-managed Clusters: {unchanged} without changes, {} with changes that roll no Machine, {} rolling Machines{}{}\n",
             self.clusters.len(),
-            self.clusters.len() - unchanged - rolling.len() - failed.len(),
+            self.clusters
+                .len()
+                .saturating_sub(unchanged + rolling.len() + failed.len()),
             rolling.len(),
             list(" (", &rolling, ")"),
             list(", not planned: ", &failed, ""),

@@ -38,18 +38,19 @@ struct GatesArg {
 /// `command` (without the program) then its `args`; only `args` when there is no `command` (the
 /// image's entrypoint is the program).
 pub fn manager_argv(container: &Value) -> Vec<String> {
-    let strings = |key: &str| -> Vec<String> {
-        container[key]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect()
-    };
-    let command = strings("command");
-    let args = strings("args");
+    let command = string_list(&container["command"]);
+    let args = string_list(&container["args"]);
     command.into_iter().skip(1).chain(args).collect()
+}
+
+/// The strings of a JSON list (a container's `command` or `args`); nothing for a non-list.
+pub fn string_list(list: &Value) -> Vec<String> {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
 }
 
 fn normalized(name: &str) -> String {

@@ -14,7 +14,7 @@ mod webhook_entries;
 
 pub use doctor::{diagnose, Finding, Severity, State};
 pub use dry_run::{ClusterPlan, Direction, DryRun, BEFORE_CLUSTER_DELETE_GIVEN_UP};
-pub use manager_flags::{feature_gate, manager_argv, with_feature_gate, CLUSTER_TOPOLOGY};
+pub use manager_flags::{feature_gate, manager_argv, string_list, with_feature_gate, CLUSTER_TOPOLOGY};
 pub use our_controllers::{
     container_args, controller_name, running_controllers, runs_our_topology, with_controllers,
     GIVE_BACK_CONTROLLERS, OUR_CONTROLLER_SELECTOR, TAKE_OVER_CONTROLLERS,

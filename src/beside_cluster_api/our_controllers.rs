@@ -6,6 +6,7 @@
 use clap::ValueEnum;
 use serde_json::Value;
 
+use super::manager_flags::string_list;
 use crate::controller::ControllerKind;
 
 /// The label selector of capi-topology's controller Deployment (manifests/base/deployment.yaml).
@@ -125,13 +126,7 @@ pub fn with_controllers(
 
 /// The first container's args of a Deployment (as JSON).
 pub fn container_args(deployment: &Value) -> Vec<String> {
-    deployment["spec"]["template"]["spec"]["containers"][0]["args"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_owned)
-        .collect()
+    string_list(&deployment["spec"]["template"]["spec"]["containers"][0]["args"])
 }
 
 /// Whether the Deployment (as JSON) runs capi-topology's topology controller: some replicas,

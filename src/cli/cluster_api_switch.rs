@@ -19,9 +19,9 @@ use serde_json::{json, Value};
 use super::cluster_api_deployments::{find_one, patch, replace_list, wait_rolled_out, Found};
 use super::terminal::print_text;
 use crate::beside_cluster_api::{
-    container_args, controller_name, manager_argv, running_controllers, with_controllers, with_feature_gate,
-    Direction, Switch, CLUSTER_API_PROVIDER_SELECTOR, CLUSTER_TOPOLOGY, GIVE_BACK_CONTROLLERS,
-    OUR_CONTROLLER_SELECTOR, TAKE_OVER_CONTROLLERS,
+    container_args, controller_name, manager_argv, running_controllers, string_list, with_controllers,
+    with_feature_gate, Direction, Switch, CLUSTER_API_PROVIDER_SELECTOR, CLUSTER_TOPOLOGY,
+    GIVE_BACK_CONTROLLERS, OUR_CONTROLLER_SELECTOR, TAKE_OVER_CONTROLLERS,
 };
 use crate::controller::cluster_api_webhooks::{switch_all, switch_named};
 use crate::controller::ControllerKind;
@@ -69,7 +69,7 @@ pub async fn switch(client: &Client, direction: Direction, timeout: Duration) ->
             )
         })?;
     }
-    say(&match direction {
+    say(match direction {
         Direction::TakeOver => "take-over done: capi-topology's topology controller owns the fleet\n",
         Direction::GiveBack => "give-back done: Cluster API's topology controller owns the fleet\n",
     })?;
@@ -198,6 +198,10 @@ async fn probe(client: &Client, timeout: Duration) -> Result<()> {
     loop {
         let message = match api.create(&params, &cluster).await {
             Ok(_) => return Ok(()),
+            Err(kube::Error::Api(status)) if status.code == 404 => bail!(
+                "the dry-run create of a Cluster in namespace default was refused before admission: {}",
+                status.message
+            ),
             Err(kube::Error::Api(status)) if !status.message.contains("failed calling webhook") => {
                 return Ok(())
             }
@@ -209,6 +213,16 @@ async fn probe(client: &Client, timeout: Duration) -> Result<()> {
         }
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
+}
+
+/// Waits for the Deployment's rollout, saying so.
+async fn rolled_out(client: &Client, found: &Found, timeout: Duration) -> Result<()> {
+    say(&format!(
+        "  Deployment {}: waiting until it is rolled out with no old Pod left\n",
+        found.id()
+    ))?;
+    wait_rolled_out(client, found, timeout).await?;
+    say(&format!("  Deployment {}: rolled out\n", found.id()))
 }
 
 /// Cluster API's core manager with `ClusterTopology` set `on`, rolled out with no old Pod left.
@@ -242,25 +256,14 @@ async fn core_manager(client: &Client, on: bool, timeout: Duration) -> Result<()
             core.id()
         ))?,
     }
-    say(&format!(
-        "  Deployment {}: waiting until it is rolled out with no old Pod left\n",
-        core.id()
-    ))?;
-    wait_rolled_out(client, &core, timeout).await?;
-    say(&format!("  Deployment {}: rolled out\n", core.id()))
+    rolled_out(client, &core, timeout).await
 }
 
 /// The ops writing `edited` (the manager's arguments after the program) back into the container's
 /// command (its entries after the program) and args.
 fn gate_ops(core: &Found, index: usize, container: &Value, edited: &[String]) -> Vec<Value> {
     let base = format!("/spec/template/spec/containers/{index}");
-    let command: Vec<String> = container["command"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_owned)
-        .collect();
+    let command = string_list(&container["command"]);
     let in_command = command.len().saturating_sub(1);
     let mut ops = Vec::new();
     if in_command > 0 {
@@ -334,10 +337,5 @@ async fn our_controllers(client: &Client, owning: bool, timeout: Duration) -> Re
             names.join(",")
         ))?;
     }
-    say(&format!(
-        "  Deployment {}: waiting until it is rolled out with no old Pod left\n",
-        ours.id()
-    ))?;
-    wait_rolled_out(client, &ours, timeout).await?;
-    say(&format!("  Deployment {}: rolled out\n", ours.id()))
+    rolled_out(client, &ours, timeout).await
 }

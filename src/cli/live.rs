@@ -50,10 +50,7 @@ pub struct Target<'a> {
 /// Reads the current state of every Cluster in `files` (objects as written); the objects read,
 /// as the API server returns them.
 pub fn read_current(target: &Target<'_>, files: &[Value]) -> Result<Vec<Value>> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the runtime to read the management cluster")?;
+    let runtime = runtime()?;
     runtime.block_on(async {
         let client = client(target).await?;
         Reader::new(client).await?.read(files).await
@@ -63,10 +60,7 @@ pub fn read_current(target: &Target<'_>, files: &[Value]) -> Result<Vec<Value>> 
 /// Every Cluster with a `spec.topology`, in every namespace, as the API server returns it, in
 /// namespace/name order (read-only: one `list`).
 pub fn topology_clusters(target: &Target<'_>) -> Result<Vec<Value>> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the runtime to read the management cluster")?;
+    let runtime = runtime()?;
     runtime.block_on(async {
         let client = client(target).await?;
         let mut reader = Reader::new(client).await?;
@@ -79,6 +73,13 @@ pub fn topology_clusters(target: &Target<'_>) -> Result<Vec<Value>> {
         clusters.sort_by_key(|c| (namespace_of(c), text(c, "/metadata/name")));
         Ok(clusters)
     })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the runtime to read the management cluster")
 }
 
 async fn client(target: &Target<'_>) -> Result<Client> {
