@@ -21,7 +21,7 @@ use crate::contract::crd_name::crd_name;
 use crate::contract::ref_versions::template_refs;
 use crate::kube_credentials::{self, redacted};
 use crate::managed_fields::{slim, TOPOLOGY_MANAGER};
-use crate::store::{group_of, object_value};
+use crate::store::group_of;
 
 /// The groups whose kinds a topology reads and owns.
 const CAPI_GROUP: &str = "cluster.x-k8s.io";

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::control_plane::binaries;
+use crate::cache;
 use crate::process::run_bounded;
 
 /// Strings YAML 1.1 types as something else when written plain.
@@ -70,7 +70,7 @@ fn kubectl_reads_converted_strings_as_strings() {
     convert.args(["convert", "--to", "v1beta2", "-f"]).arg(&yaml);
     let converted = run_bounded(convert, None, Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"));
     assert!(converted.success, "{}", converted.stderr);
-    let mut kubectl = Command::new(binaries().join("kubectl"));
+    let mut kubectl = Command::new(cache::kubernetes().tool("kubectl"));
     kubectl.args(["annotate", "--local", "-f", "-", "-o", "json", "probe=1"]);
     let read = run_bounded(
         kubectl,

@@ -53,28 +53,6 @@ spec:
         "spec.kubernetesVersions: Too many: 101: must have at most 100 items",
     ),
     (
-        "rule.yaml",
-        "apiVersion: cluster.x-k8s.io/v1beta2
-kind: Cluster
-metadata:
-  name: rule
-  namespace: default
-spec:
-  topology:
-    classRef:
-      name: quick-start
-    version: v1.34.0
-    controlPlane:
-      healthCheck:
-        checks:
-          unhealthyNodeConditions:
-          - type: Ready
-            status: Unknown
-            timeoutSeconds: 300
-",
-        "type must not be one of: Ready",
-    ),
-    (
         "spoke.yaml",
         "apiVersion: cluster.x-k8s.io/v1beta1
 kind: Cluster
