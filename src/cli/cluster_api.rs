@@ -16,7 +16,8 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, ListParams};
 use serde::Serialize;
 
-use super::serve::kube_client;
+use super::api_reads::{bounded_client, request_timeout_arg, RequestTimeout, DEFAULT_REQUEST_TIMEOUT};
+use super::serve::kube_config;
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::beside_cluster_api::{diagnose, Severity, State, Switch};
 use crate::controller::cluster_api_webhooks::switch_all;
@@ -33,6 +34,10 @@ pub struct ClusterApiArgs {
     /// Kubeconfig of the management cluster (default: `KUBECONFIG`, then ~/.kube/config).
     #[arg(long, value_name = "FILE", global = true)]
     pub kubeconfig: Option<PathBuf>,
+    /// How long one request to the API server may take, as kubectl's flag: `30s`, `2m`, a number
+    /// of seconds; `0` for no limit (kubectl's default; ours is 30s).
+    #[arg(long, value_name = "DURATION", global = true, value_parser = request_timeout_arg, default_value = DEFAULT_REQUEST_TIMEOUT)]
+    pub request_timeout: RequestTimeout,
 }
 
 /// What `cluster-api` does.
@@ -57,7 +62,8 @@ pub fn run(args: &ClusterApiArgs) -> Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let client = kube_client(args.kubeconfig.as_deref()).await?;
+        let config = kube_config(args.kubeconfig.as_deref()).await?;
+        let client = bounded_client(config, args.request_timeout)?;
         match args.action {
             Action::Doctor => doctor(&client).await,
             Action::TakeOver => switch(&client, Switch::Off).await,

@@ -9,7 +9,8 @@ use crate::api::convert::to_hub;
 use crate::clock::now_rfc3339;
 use crate::offline::apply::{apply, Verdict};
 use crate::offline::edge::check_served;
-use crate::store::{parse_manifests_noting_duplicates, MemoryStore};
+use crate::store::bounds::Budget;
+use crate::store::{parse_manifests_within, MemoryStore};
 
 /// Manifest file endings read from a directory.
 const MANIFEST_EXTENSIONS: [&str; 3] = ["yaml", "yml", "json"];
@@ -84,10 +85,12 @@ pub fn read(paths: &[PathBuf]) -> Result<Read> {
     let files: Vec<PathBuf> = manifest_files(paths)?.into_iter().map(|(_, file)| file).collect();
     let count = files.len();
     let mut objects = Vec::new();
+    // One budget for every file: the command's decoded manifests are bounded, not each file's.
+    let mut budget = Budget::default();
     for file in files {
         let text = read_text(&file)?;
         let parsed =
-            parse_manifests_noting_duplicates(&text).with_context(|| format!("{}", file.display()))?;
+            parse_manifests_within(&text, &mut budget).with_context(|| format!("{}", file.display()))?;
         objects.extend(parsed.into_iter().map(|(object, duplicates)| SourcedObject {
             source: file.clone(),
             object,

@@ -250,7 +250,13 @@ async fn serve(args: &ServeArgs) -> Result<()> {
 /// A client of the API server from `--kubeconfig`, or as kubectl finds one; failing, one line
 /// saying why and what to do.
 pub(super) async fn kube_client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client> {
-    let config = match kubeconfig {
+    let config = kube_config(kubeconfig).await?;
+    kube::Client::try_from(config).context("cannot create the Kubernetes client")
+}
+
+/// The client configuration [`kube_client`] uses.
+pub(super) async fn kube_config(kubeconfig: Option<&std::path::Path>) -> Result<kube::Config> {
+    Ok(match kubeconfig {
         Some(path) => {
             let file = kube::config::Kubeconfig::read_from(path).map_err(|err| {
                 anyhow::anyhow!(
@@ -275,8 +281,7 @@ pub(super) async fn kube_client(kubeconfig: Option<&std::path::Path>) -> Result<
                  run in a pod, or pass --objects DIR to serve over files"
             )
         })?,
-    };
-    kube::Client::try_from(config).context("cannot create the Kubernetes client")
+    })
 }
 
 /// The innermost cause of `err`: the one line that says what actually failed.

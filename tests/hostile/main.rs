@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod conversion;
+mod conversion_inputs;
 mod engine;
 mod extensions;
 mod inputs;
