@@ -64,6 +64,11 @@ fn decode_with_path<T: DeserializeOwned>(value: Value) -> Result<T, String> {
 /// ClusterClass of our real-world corpus has under 600.
 pub const MAX_JSON_CONTAINERS: usize = 40_000;
 
+/// Most JSON values (objects, arrays, keys, strings, numbers, booleans, nulls) one
+/// AdmissionReview may hold: free-form fields (variable values) decode each into a node of
+/// some 130 bytes, so this bounds them to some 50 MiB whatever the containers.
+pub const MAX_JSON_VALUES: usize = 400_000;
+
 /// Whether `json` opens at most `max` JSON objects and arrays (brackets inside strings are not
 /// counted). One linear pass, no allocation, and none at all for a text too short to hold more
 /// (each container takes at least two bytes).
@@ -74,10 +79,34 @@ pub fn within_containers(json: &[u8], max: usize) -> bool {
 /// How many JSON objects and arrays `json` opens (brackets inside strings are not counted), or
 /// `None` as soon as there are more than `max`. One linear pass, no allocation.
 pub fn count_containers(json: &[u8], max: usize) -> Option<usize> {
+    count_up_to(value_starts(json).filter(|b| matches!(b, b'{' | b'[')), max)
+}
+
+/// How many JSON values `json` holds, counting objects, arrays, keys, strings, numbers,
+/// booleans and nulls alike (what each costs decoded is about the same), or `None` as soon as
+/// there are more than `max`. One linear pass, no allocation; the text need not be valid JSON.
+pub fn count_values(json: &[u8], max: usize) -> Option<usize> {
+    count_up_to(value_starts(json), max)
+}
+
+fn count_up_to(items: impl Iterator<Item = u8>, max: usize) -> Option<usize> {
     let mut count = 0;
+    for _ in items {
+        count += 1;
+        if count > max {
+            return None;
+        }
+    }
+    Some(count)
+}
+
+/// The first byte of each JSON value in `json` (a key is a value here), in order: `{`, `[`, `"`
+/// or a scalar's first byte; bytes inside strings are skipped.
+fn value_starts(json: &[u8]) -> impl Iterator<Item = u8> + '_ {
     let mut in_string = false;
     let mut escaped = false;
-    for &byte in json {
+    let mut in_scalar = false;
+    json.iter().copied().filter(move |&byte| {
         if in_string {
             match (escaped, byte) {
                 (true, _) => escaped = false,
@@ -85,20 +114,21 @@ pub fn count_containers(json: &[u8], max: usize) -> Option<usize> {
                 (false, b'"') => in_string = false,
                 _ => {}
             }
-            continue;
+            return false;
         }
         match byte {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                count += 1;
-                if count > max {
-                    return None;
-                }
+            b'"' | b'{' | b'[' => {
+                in_string = byte == b'"';
+                in_scalar = false;
+                true
             }
-            _ => {}
+            b'}' | b']' | b',' | b':' | b' ' | b'\t' | b'\n' | b'\r' => {
+                in_scalar = false;
+                false
+            }
+            _ => !std::mem::replace(&mut in_scalar, true),
         }
-    }
-    Some(count)
+    })
 }
 
 #[cfg(test)]
@@ -142,6 +172,14 @@ mod tests {
             Some(4)
         );
         assert_eq!(count_containers(b"[]", 10), Some(1));
+    }
+
+    #[test]
+    fn values_are_keys_strings_scalars_and_containers() {
+        let text = br#"{"a": [1, true, null, -2.5e3], "b\"": "x,y", "c": {}}"#;
+        assert_eq!(count_values(text, 100), Some(11));
+        assert_eq!(count_values(text, 10), None);
+        assert_eq!(count_values(b"[[],[],[]]", 100), Some(4));
     }
 
     #[test]

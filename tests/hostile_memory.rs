@@ -1,13 +1,21 @@
-//! The whole hostile catalogue through the admission entry point in one process, alone in its
-//! test binary so that the process's peak resident memory is this run's: it must stay under the
-//! 128 MiB the server is budgeted for (its pod limit is 256 Mi).
+//! The whole hostile catalogue through the admission entry point in one process, then the
+//! hostile and the large legitimate ConversionReviews, one and four at once (`--max-in-flight`'s
+//! default), alone in its test binary so that the process's peak resident memory is this run's:
+//! one review must stay under the 128 MiB the server is budgeted for, four at once under the
+//! share of the pod's limit docs/deployment.md ("Limits") gives the evaluations.
 
+#[path = "hostile/conversion_inputs.rs"]
+mod conversion_inputs;
 #[path = "hostile/inputs.rs"]
 mod inputs;
 
 use capi_topology::admission;
+use capi_topology::api::convert::review::review_bytes;
+use capi_topology::api::convert::ContractVersions;
 
 const PEAK_BUDGET_KIB: u64 = 128 * 1024;
+/// Four reviews at once: the evaluations' share of the pod's limit (docs/deployment.md).
+const FOUR_AT_ONCE_BUDGET_KIB: u64 = 192 * 1024;
 
 /// Resets the process's peak resident set to its current one (Linux `clear_refs`), so that the
 /// next reading is the peak of what runs after; false where that is not possible.
@@ -22,8 +30,83 @@ fn peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// Every provider kind is served at v1beta2.
+struct AnyVersion;
+
+impl ContractVersions for AnyVersion {
+    fn version_of(&self, _group: &str, _kind: &str) -> Option<String> {
+        Some("v1beta2".to_owned())
+    }
+}
+
+/// The peak resident memory while `run` runs, in KiB; `None` where it cannot be measured.
+fn peak_of(run: impl FnOnce()) -> Option<u64> {
+    let measured = reset_peak();
+    run();
+    peak_rss_kib().filter(|_| measured)
+}
+
+/// Runs `copies` conversions of `body` at once; each must answer `status`.
+fn convert_at_once(body: &[u8], copies: usize, status: &str) {
+    std::thread::scope(|scope| {
+        for _ in 0..copies {
+            scope.spawn(|| {
+                let answer = review_bytes(body, &AnyVersion);
+                assert_eq!(
+                    answer.failure.is_none(),
+                    status == "Success",
+                    "{:?}",
+                    answer.failure
+                );
+            });
+        }
+    });
+}
+
+/// One test, so that no other runs beside a measurement.
 #[test]
 fn the_worst_inputs_stay_within_the_memory_budget() {
+    admission_catalogue();
+    conversion_reviews();
+}
+
+fn conversion_reviews() {
+    let cases = [
+        (
+            "2 MiB of empty arrays",
+            conversion_inputs::empty_arrays(2 << 20),
+            "Failure",
+        ),
+        (
+            "7 MiB of empty arrays",
+            conversion_inputs::empty_arrays(7 << 20),
+            "Failure",
+        ),
+        (
+            "10,000 small Clusters",
+            conversion_inputs::small_clusters(10_000),
+            "Success",
+        ),
+    ];
+    for (name, body, status) in &cases {
+        for (copies, budget) in [(1, PEAK_BUDGET_KIB), (4, FOUR_AT_ONCE_BUDGET_KIB)] {
+            let Some(peak) = peak_of(|| convert_at_once(body, copies, status)) else {
+                eprintln!("peak memory cannot be measured on this platform");
+                return;
+            };
+            eprintln!(
+                "{name}, {copies} at once: peak resident memory {} MiB",
+                peak / 1024
+            );
+            assert!(
+                peak < budget,
+                "{name}, {copies} at once: peak {peak} KiB over {budget} KiB"
+            );
+        }
+    }
+}
+
+fn admission_catalogue() {
     let store = inputs::store();
     let mut worst = (0, "");
     for build in inputs::catalogue() {

@@ -16,7 +16,7 @@ use super::webhook::{Kind, Webhook};
 use super::{edge, status, Outcome};
 use crate::api::runtime::ExtensionConfig;
 use crate::api::{Cluster, ClusterClass, ClusterResourceSet, ClusterResourceSetBinding};
-use crate::decode::{within_containers, MAX_JSON_CONTAINERS};
+use crate::decode::{count_values, within_containers, MAX_JSON_CONTAINERS, MAX_JSON_VALUES};
 use crate::store::ObjectSource;
 
 /// The largest AdmissionReview body we read: the API server caps a request at 3 MiB, and a
@@ -93,6 +93,15 @@ pub fn review(path: &str, body: &[u8], source: &dyn ObjectSource) -> AdmissionRe
             None,
             &format!(
                 "request body has more than {MAX_JSON_CONTAINERS} JSON objects and arrays; no ClusterClass or Cluster needs that many"
+            ),
+        );
+    }
+    // Each value takes a byte at least: a shorter body need not be counted.
+    if body.len() > MAX_JSON_VALUES && count_values(body, MAX_JSON_VALUES).is_none() {
+        return bad_request(
+            None,
+            &format!(
+                "request body has more than {MAX_JSON_VALUES} JSON values; no ClusterClass or Cluster needs that many"
             ),
         );
     }

@@ -19,9 +19,10 @@ use kube::api::{Api, DynamicObject, ListParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde::Serialize;
 
+use super::api_reads::{bounded_client, request_timeout_arg, RequestTimeout, DEFAULT_REQUEST_TIMEOUT};
 use super::cluster_api_switch::{switch, OWN_CONFIGURATION};
 use super::fleet_plan::plan_fleet;
-use super::serve::{kube_client, parse_duration};
+use super::serve::{kube_config, parse_duration};
 use super::terminal::print_text;
 use super::EXIT_FINDINGS;
 use crate::beside_cluster_api::{diagnose, Direction, Severity, State, OUR_CONTROLLER_SELECTOR};
@@ -35,6 +36,10 @@ pub struct ClusterApiArgs {
     /// Kubeconfig of the management cluster (default: `KUBECONFIG`, then ~/.kube/config).
     #[arg(long, value_name = "FILE", global = true)]
     pub kubeconfig: Option<PathBuf>,
+    /// How long one request to the API server may take, as kubectl's flag: `30s`, `2m`, a number
+    /// of seconds; `0` for no limit (kubectl's default; ours is 30s).
+    #[arg(long, value_name = "DURATION", global = true, value_parser = request_timeout_arg, default_value = DEFAULT_REQUEST_TIMEOUT)]
+    pub request_timeout: RequestTimeout,
 }
 
 /// What `cluster-api` does.
@@ -77,7 +82,7 @@ pub fn run(args: &ClusterApiArgs) -> Result<ExitCode> {
         Action::TakeOver(switch_args) => (Direction::TakeOver, switch_args),
         Action::GiveBack(switch_args) => (Direction::GiveBack, switch_args),
     };
-    let dry_run = plan_fleet(args.kubeconfig.as_deref())?;
+    let dry_run = plan_fleet(args.kubeconfig.as_deref(), args.request_timeout)?;
     print_text(&dry_run.text(direction))?;
     let refusal = dry_run.refusal(direction);
     if !switch_args.apply {
@@ -112,7 +117,8 @@ where
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let client = kube_client(args.kubeconfig.as_deref()).await?;
+        let config = kube_config(args.kubeconfig.as_deref()).await?;
+        let client = bounded_client(config, args.request_timeout)?;
         work(client).await
     })
 }

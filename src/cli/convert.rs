@@ -18,8 +18,9 @@ use super::terminal::eprint_line;
 use super::yaml_out::to_yaml;
 use super::{print_stdout, EXIT_FINDINGS};
 use crate::api::convert::{convert, is_convertible, to_hub, without_written_forms, ContractVersions};
+use crate::store::bounds::Budget;
 use crate::store::contract::CRD_KIND;
-use crate::store::{group_of, parse_manifests, MemoryStore};
+use crate::store::{group_of, parse_manifests, parse_manifests_within, MemoryStore};
 
 /// The versions `convert` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -73,9 +74,14 @@ struct Converted {
 /// Converts every file; exit 1 (nothing written) when an object cannot be converted.
 pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
     let mut inputs = Vec::new();
+    let mut budget = Budget::default();
     for (root, file) in manifest_files(&args.files)? {
         let text = read_text(&file)?;
-        let objects = parse_manifests(&text).with_context(|| format!("{}", file.display()))?;
+        let objects = parse_manifests_within(&text, &mut budget)
+            .with_context(|| format!("{}", file.display()))?
+            .into_iter()
+            .map(|(object, _)| object)
+            .collect::<Vec<_>>();
         inputs.push((root, file, text, objects));
     }
     // The CRDs among the files give the versions of the kinds Clusters reference.

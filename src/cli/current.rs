@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::Value;
 
+use super::api_reads::{request_timeout_arg, RequestTimeout, DEFAULT_REQUEST_TIMEOUT};
 use super::files::read_objects;
 use super::live::{read_current, Target};
 use crate::contract::crd_name::crd_name;
@@ -31,6 +32,10 @@ pub struct CurrentArgs {
     /// The kubeconfig context to read the current state from (implies --kubeconfig).
     #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
+    /// How long one request to the management cluster may take, as kubectl's flag: `30s`, `2m`,
+    /// a number of seconds; `0` for no limit (kubectl's default; ours is 30s).
+    #[arg(long, value_name = "DURATION", value_parser = request_timeout_arg, default_value = DEFAULT_REQUEST_TIMEOUT)]
+    pub request_timeout: RequestTimeout,
 }
 
 /// The current state loaded, and where from.
@@ -58,6 +63,7 @@ impl CurrentArgs {
             let target = Target {
                 kubeconfig: self.kubeconfig.as_ref().and_then(Option::as_deref),
                 context: self.context.as_deref(),
+                request_timeout: self.request_timeout,
             };
             read_current(&target, files)?
                 .into_iter()

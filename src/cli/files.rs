@@ -11,7 +11,8 @@ use crate::clock::now_rfc3339;
 use crate::offline::apply::{apply, Verdict};
 use crate::offline::edge::check_served;
 use crate::offline::yaml11_labels::first_mistyped;
-use crate::store::{parse_manifests_noting_duplicates, MemoryStore};
+use crate::store::bounds::Budget;
+use crate::store::{parse_manifests_within, MemoryStore};
 
 /// Manifest file endings read from a directory.
 const MANIFEST_EXTENSIONS: [&str; 3] = ["yaml", "yml", "json"];
@@ -86,10 +87,12 @@ pub fn read(paths: &[PathBuf]) -> Result<Read> {
     let files: Vec<PathBuf> = manifest_files(paths)?.into_iter().map(|(_, file)| file).collect();
     let count = files.len();
     let mut objects = Vec::new();
+    // One budget for every file: the command's decoded manifests are bounded, not each file's.
+    let mut budget = Budget::default();
     for file in files {
         let text = read_text(&file)?;
         let parsed =
-            parse_manifests_noting_duplicates(&text).with_context(|| format!("{}", file.display()))?;
+            parse_manifests_within(&text, &mut budget).with_context(|| format!("{}", file.display()))?;
         if let Some(mistyped) = first_mistyped(&text, parsed.iter().map(|(object, _)| object)) {
             bail!(mistyped.refusal(&file.display().to_string()));
         }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::current::CurrentArgs;
+use super::api_reads::RequestTimeout;
 use super::extensions::runtime_extensions;
 use super::live::{topology_clusters, Target};
 use super::plan::{render_diff, stored_extension_configs, stored_namespaces};
@@ -14,10 +15,11 @@ use super::plan_current::plan_against_current;
 use crate::beside_cluster_api::{ClusterPlan, DryRun};
 
 /// Plans every topology-managed Cluster the kubeconfig's management cluster holds.
-pub fn plan_fleet(kubeconfig: Option<&Path>) -> Result<DryRun> {
+pub fn plan_fleet(kubeconfig: Option<&Path>, request_timeout: RequestTimeout) -> Result<DryRun> {
     let target = Target {
         kubeconfig,
         context: None,
+        request_timeout,
     };
     let clusters = topology_clusters(&target)?;
     if clusters.is_empty() {
@@ -27,6 +29,7 @@ pub fn plan_fleet(kubeconfig: Option<&Path>) -> Result<DryRun> {
         current: Vec::new(),
         kubeconfig: Some(kubeconfig.map(PathBuf::from)),
         context: None,
+        request_timeout,
     }
     .load(&clusters)?
     .map(|state| state.store)

@@ -16,10 +16,11 @@ use kube::discovery::{ApiCapabilities, Discovery, Scope};
 use kube::Client;
 use serde_json::Value;
 
+use super::api_reads::{bounded_client, RequestTimeout};
 use crate::api::labels::CLUSTER_NAME_LABEL;
 use crate::contract::crd_name::crd_name;
 use crate::contract::ref_versions::template_refs;
-use crate::kube_credentials::{self, redacted};
+use crate::kube_credentials::redacted;
 use crate::managed_fields::{slim, TOPOLOGY_MANAGER};
 use crate::store::group_of;
 
@@ -35,7 +36,10 @@ const MACHINE_KINDS: [&str; 5] = [
     "MachineHealthCheck",
 ];
 /// Most objects read for one kind and Cluster (a bound on memory; a Cluster with more is refused).
-const MAX_LISTED: u32 = 5000;
+const MAX_LISTED: usize = 5000;
+/// Objects asked for per list request (`limit`, then `continue`): each answer stays far under
+/// the bound on an answer's size.
+const PAGE: u32 = 250;
 
 /// Where the management cluster is: a kubeconfig (else `KUBECONFIG`, then `~/.kube/config`) and
 /// an optional context.
@@ -45,6 +49,8 @@ pub struct Target<'a> {
     pub kubeconfig: Option<&'a Path>,
     /// The context to use instead of the current one.
     pub context: Option<&'a str>,
+    /// How long one request may take.
+    pub request_timeout: RequestTimeout,
 }
 
 /// Reads the current state of every Cluster in `files` (objects as written); the objects read,
@@ -109,8 +115,7 @@ async fn client(target: &Target<'_>) -> Result<Client> {
             )
         })?,
     };
-    kube_credentials::client(config)
-        .map_err(|why| anyhow::anyhow!("cannot create the Kubernetes client: {why}"))
+    bounded_client(config, target.request_timeout)
 }
 
 /// A read-only view of the management cluster.
@@ -284,26 +289,27 @@ impl Reader {
             return Ok(());
         };
         let api = self.api(&resource, &caps, namespace);
-        let mut params = ListParams::default().limit(MAX_LISTED);
+        let mut params = ListParams::default().limit(PAGE);
         if let Some(selector) = selector {
             params = params.labels(selector);
         }
-        let listed = api
-            .list(&params)
-            .await
-            .with_context(|| format!("cannot list {kind} in {}", namespace.unwrap_or("every namespace")))?;
-        if listed
-            .metadata
-            .continue_
-            .as_deref()
-            .is_some_and(|c| !c.is_empty())
-        {
-            anyhow::bail!("more than {MAX_LISTED} {kind} objects to read for one Cluster");
+        let mut listed = 0;
+        loop {
+            let page = api.list(&params).await.with_context(|| {
+                format!("cannot list {kind} in {}", namespace.unwrap_or("every namespace"))
+            })?;
+            listed += page.items.len();
+            if listed > MAX_LISTED {
+                anyhow::bail!("more than {MAX_LISTED} {kind} objects to read for one Cluster");
+            }
+            for object in &page.items {
+                self.keep(live_value(object, &resource));
+            }
+            match page.metadata.continue_.filter(|c| !c.is_empty()) {
+                Some(next) => params = params.continue_token(&next),
+                None => return Ok(()),
+            }
         }
-        for object in &listed.items {
-            self.keep(live_value(object, &resource));
-        }
-        Ok(())
     }
 }
 

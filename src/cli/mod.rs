@@ -2,6 +2,7 @@
 
 mod admit;
 mod admit_context;
+mod api_reads;
 mod certs;
 mod check;
 mod cluster_api;

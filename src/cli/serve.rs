@@ -14,7 +14,7 @@ use prometheus_client::registry::Registry;
 
 use super::files::admitted_store;
 use crate::controller::{self, ControllerKind, ControllerOptions};
-use crate::kube_credentials::{client, redacted_messages};
+use crate::kube_credentials::{client, redacted_messages, removed_auth_provider};
 use crate::metrics::Metrics;
 use crate::server::{self, AppState, Readiness, ServerConfig, ServerLimits};
 use crate::store::{ObjectSource, WatchCache};
@@ -254,6 +254,12 @@ async fn serve(args: &ServeArgs) -> Result<()> {
 /// A client of the API server from `--kubeconfig`, or as kubectl finds one; failing, one line
 /// saying why and what to do, without the kubeconfig's credentials.
 pub(super) async fn kube_client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client> {
+    let config = kube_config(kubeconfig).await?;
+    client(config).map_err(|why| anyhow::anyhow!("cannot create the Kubernetes client: {why}"))
+}
+
+/// The client configuration [`kube_client`] uses.
+pub(super) async fn kube_config(kubeconfig: Option<&std::path::Path>) -> Result<kube::Config> {
     let config = match kubeconfig {
         Some(path) => {
             let file = kube::config::Kubeconfig::read_from(path).map_err(|err| {
@@ -281,7 +287,11 @@ pub(super) async fn kube_client(kubeconfig: Option<&std::path::Path>) -> Result<
             )
         })?,
     };
-    client(config).map_err(|why| anyhow::anyhow!("cannot create the Kubernetes client: {why}"))
+    // A removed auth provider is refused before any client is built: its command never runs.
+    if let Some(refusal) = removed_auth_provider(&config.auth_info) {
+        anyhow::bail!("cannot create the Kubernetes client: {refusal}");
+    }
+    Ok(config)
 }
 
 /// The innermost cause of `err`, the one line that says what actually failed, without

@@ -5,13 +5,12 @@
 //! off the async workers) and reads the contract versions of referenced kinds from the source.
 
 use axum::extract::Request;
-use axum::http::{header, StatusCode};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use serde_json::{json, Value};
 
 use super::handlers::accept;
 use super::AppState;
-use crate::api::convert::review::{review_bytes, REVIEW_API_VERSION};
+use crate::api::convert::review::{failure, review_bytes};
 use crate::metrics::Rejection;
 
 /// The path the CRDs' `spec.conversion.webhook.clientConfig.service.path` names.
@@ -33,12 +32,15 @@ pub async fn convert(state: AppState, request: Request) -> Response {
         // The source answers the contract versions of referenced kinds from its CRDs.
         review_bytes(&body, source.as_ref())
     });
-    let review = match tokio::time::timeout(limits.deadline, evaluation).await {
-        Ok(Ok(review)) => review,
+    let answer = match tokio::time::timeout(limits.deadline, evaluation).await {
+        Ok(Ok(answer)) => answer,
         Ok(Err(_panicked)) => {
             state.metrics.reject(Rejection::Panicked);
             tracing::error!("the conversion panicked on this request; answered as a failure");
-            failure("the conversion failed on this request (an internal error); please report it")
+            failure(
+                "",
+                "the conversion failed on this request (an internal error); please report it".into(),
+            )
         }
         Err(_late) => {
             state.metrics.reject(Rejection::DeadlineExceeded);
@@ -46,41 +48,23 @@ pub async fn convert(state: AppState, request: Request) -> Response {
                 deadline_ms = limits.deadline.as_millis() as u64,
                 "conversion deadline exceeded"
             );
-            failure(&format!(
-                "the webhook could not convert these objects within {}s",
-                limits.deadline.as_secs_f32()
-            ))
+            failure(
+                "",
+                format!(
+                    "the webhook could not convert these objects within {}s",
+                    limits.deadline.as_secs_f32()
+                ),
+            )
         }
-    };
-    let text = |pointer: &str| {
-        review
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
     };
     tracing::info!(
-        uid = text("/response/uid"),
-        status = text("/response/result/status"),
+        uid = answer.uid,
+        status = if answer.failure.is_some() {
+            "Failure"
+        } else {
+            "Success"
+        },
         "conversion review"
     );
-    match serde_json::to_vec(&review) {
-        Ok(bytes) => ([(header::CONTENT_TYPE, "application/json")], bytes).into_response(),
-        Err(err) => {
-            tracing::error!(error = %err, "cannot encode the ConversionReview");
-            StatusCode::INTERNAL_SERVER_ERROR.into_response()
-        }
-    }
-}
-
-/// A failed review for a request the converter did not answer (its uid is not known here).
-fn failure(message: &str) -> Value {
-    json!({
-        "apiVersion": REVIEW_API_VERSION,
-        "kind": "ConversionReview",
-        "response": {
-            "uid": "",
-            "convertedObjects": [],
-            "result": {"status": "Failure", "message": message},
-        },
-    })
+    ([(header::CONTENT_TYPE, "application/json")], answer.bytes).into_response()
 }

@@ -3,6 +3,7 @@
 use serde::de::DeserializeSeed;
 use serde_json::Value;
 
+use super::bounds::{check, Bound, Budget};
 use super::duplicates::{Seen, Tracked};
 
 /// Why manifest text could not be read as Kubernetes objects.
@@ -16,6 +17,9 @@ pub enum ManifestError {
         /// The parser's error.
         source: serde_yaml_ng::Error,
     },
+    /// The text nests too deep or holds too many values (checked before it is decoded).
+    #[error(transparent)]
+    Bound(#[from] Bound),
     /// A document is not a Kubernetes object.
     #[error("document {document}: not a Kubernetes object: {reason}")]
     NotAnObject {
@@ -38,6 +42,16 @@ pub fn parse_manifests(text: &str) -> Result<Vec<Value>, ManifestError> {
 /// As [`parse_manifests`], with each object the paths of the keys it repeats
 /// (`spec.topology.version`); the last of repeated keys is the one kept.
 pub fn parse_manifests_noting_duplicates(text: &str) -> Result<Vec<(Value, Vec<String>)>, ManifestError> {
+    parse_manifests_within(text, &mut Budget::default())
+}
+
+/// As [`parse_manifests_noting_duplicates`], taking the values read from `budget` (shared by
+/// the files of one command); the text's depth and size are checked before it is decoded.
+pub fn parse_manifests_within(
+    text: &str,
+    budget: &mut Budget,
+) -> Result<Vec<(Value, Vec<String>)>, ManifestError> {
+    check(text, budget)?;
     let mut objects = Vec::new();
     for (index, document) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
         let position = index + 1;

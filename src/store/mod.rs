@@ -1,6 +1,7 @@
 //! Where objects come from: the [`ObjectSource`] trait the engine reads through, and its
 //! in-memory implementation for files and tests.
 
+pub mod bounds;
 mod class_entry;
 pub mod contract;
 mod duplicates;
@@ -16,7 +17,9 @@ use crate::api::convert::ContractVersions;
 use crate::api::Cluster;
 
 pub use class_entry::ClassEntry;
-pub use manifest::{parse_manifests, parse_manifests_noting_duplicates, ManifestError};
+pub use manifest::{
+    parse_manifests, parse_manifests_noting_duplicates, parse_manifests_within, ManifestError,
+};
 pub use memory::{MemoryStore, ObjectKey, StoreError};
 pub use watch_cache::{object_value, Changed, WatchCache, WATCHED_KINDS};
 

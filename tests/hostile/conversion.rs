@@ -1,12 +1,17 @@
 //! Objects of every converted kind with any one node replaced by a value of the wrong type, in
 //! both directions of the conversion (and through `/convert`'s handler): an error or a result,
-//! never a panic. The starting points are the conversion's own fixtures.
+//! never a panic. The starting points are the conversion's own fixtures. Then reviews too large
+//! in values or nesting, refused before they are decoded, and a legitimate list of 10,000
+//! Clusters converted in time (their memory: `tests/hostile_memory.rs`; over the wire, four at
+//! once: `server.rs`).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use capi_topology::api::convert::{self, review, ContractVersions};
 use capi_topology::store::parse_manifests;
 use serde_json::{json, Value};
+
+use super::conversion_inputs;
 
 /// Every provider kind is served at v1beta2.
 struct AnyVersion;
@@ -97,4 +102,58 @@ fn wrongly_typed_nodes_never_panic_the_conversion() {
         panics.len(),
         panics.join("\n")
     );
+}
+
+/// The most one hostile review may take in process: the API server's webhook timeout, in an
+/// unoptimised test build on a busy machine (a safety bound, not a timing target).
+const BOUND: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Converts `body`, failing past [`BOUND`]; the answer as JSON.
+fn convert_within_bound(body: &[u8]) -> Value {
+    let started = std::time::Instant::now();
+    let answer = review::review_bytes(body, &AnyVersion);
+    let took = started.elapsed();
+    assert!(took < BOUND, "took {took:?}");
+    serde_json::from_slice(&answer.bytes).expect("the answer is JSON")
+}
+
+#[test]
+fn a_review_of_hundreds_of_thousands_of_empty_arrays_is_refused_before_decoding() {
+    for bytes in [2 << 20, 7 << 20] {
+        let answer = convert_within_bound(&conversion_inputs::empty_arrays(bytes));
+        let result = &answer["response"]["result"];
+        assert_eq!(result["status"], "Failure", "{bytes}: {result}");
+        assert_eq!(answer["response"]["uid"], "u-arrays");
+        let message = result["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("cannot convert object 0: it holds more than 50000 JSON values"),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn a_list_of_ten_thousand_small_clusters_converts_one_at_a_time() {
+    let body = conversion_inputs::small_clusters(10_000);
+    assert!(body.len() > 3_000_000, "{} bytes", body.len());
+    let answer = convert_within_bound(&body);
+    assert_eq!(answer["response"]["result"]["status"], "Success");
+    let objects = answer["response"]["convertedObjects"].as_array().expect("a list");
+    assert_eq!(objects.len(), 10_000);
+    assert_eq!(objects[9_999]["apiVersion"], conversion_inputs::TO_V1BETA1);
+    assert_eq!(objects[9_999]["spec"]["topology"]["class"], "quick-start");
+}
+
+#[test]
+fn nesting_past_the_decoders_limit_fails_the_review() {
+    let deep = format!("{}{}", "[".repeat(1_000), "]".repeat(1_000));
+    let body = format!(
+        r#"{{"request": {{"uid": "u", "desiredAPIVersion": "{}", "objects": [{{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "spec": {{"x": {deep}}}}}]}}}}"#,
+        conversion_inputs::TO_V1BETA1
+    );
+    let answer = convert_within_bound(body.as_bytes());
+    let message = answer["response"]["result"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(message.contains("recursion limit exceeded"), "{message}");
 }

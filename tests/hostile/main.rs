@@ -8,6 +8,7 @@ mod cli_output;
 #[path = "../common/mod.rs"]
 mod common;
 mod conversion;
+mod conversion_inputs;
 mod engine;
 mod extensions;
 mod inputs;

@@ -1,6 +1,6 @@
 //! Hostile inputs of the offline commands: files that are not files (a FIFO that never gets a
 //! writer, an endless device, a huge file), add-on data listed thousands of times, object names
-//! the API server refuses. Each must end in seconds with a clear answer; the bounds here are
+//! the API server refuses, manifests nested 100,000 deep or holding millions of values. Each must end in seconds with a clear answer; the bounds here are
 //! generous safety bounds, not timing targets.
 
 use std::path::{Path, PathBuf};
@@ -9,6 +9,12 @@ use std::time::{Duration, Instant};
 
 /// Runs the binary with `args` from the repository root; fails the test past `limit`.
 pub(crate) fn run_within(limit: Duration, args: &[&str]) -> Output {
+    run_measured(limit, args).0
+}
+
+/// [`run_within`], with the child's peak resident memory in KiB as last seen while it ran
+/// (Linux `/proc`; `None` elsewhere or when it ended before the first look): a lower bound.
+fn run_measured(limit: Duration, args: &[&str]) -> (Output, Option<u64>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_capi-topology"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(args)
@@ -29,7 +35,10 @@ pub(crate) fn run_within(limit: Duration, args: &[&str]) -> Output {
         })
     };
     let (out, err) = (read(Box::new(stdout)), read(Box::new(stderr)));
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = None;
     let status = loop {
+        peak = peak_kib(&status_file).or(peak);
         if let Some(status) = child.try_wait().expect("wait") {
             break status;
         }
@@ -38,13 +47,21 @@ pub(crate) fn run_within(limit: Duration, args: &[&str]) -> Output {
             let _ = child.wait();
             panic!("capi-topology {args:?} still running after {limit:?}");
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(5));
     };
-    Output {
+    let output = Output {
         status,
         stdout: out.join().expect("stdout read"),
         stderr: err.join().expect("stderr read"),
-    }
+    };
+    (output, peak)
+}
+
+/// `VmHWM` of a `/proc/<pid>/status` file.
+fn peak_kib(status_file: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(status_file).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// A fresh directory of this test's own under the system temp dir.
@@ -238,5 +255,73 @@ fn broken_add_on_data_and_refused_names_fail_the_command() {
         lines[3],
         r#"The ExtensionConfig "e" is invalid: spec: Required value"#
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Most memory a refused hostile manifest may take (the refusal comes before decoding).
+const REFUSED_PEAK_KIB: u64 = 64 * 1024;
+
+/// Files nested 100,000 deep, in flow YAML, as JSON and as a flow mapping: refused at the
+/// 129th level as they are read (the full reader took a minute on the first and more than two on
+/// the last), by every reader of manifests.
+#[test]
+fn deeply_nested_manifests_are_refused_as_they_are_read() {
+    let dir = temp_dir("deep");
+    let files = [
+        (
+            "flow.yaml",
+            format!("x: {}{}\n", "[".repeat(100_000), "]".repeat(100_000)),
+        ),
+        (
+            "deep.json",
+            format!("{}1{}", r#"{"a": "#.repeat(100_000), "}".repeat(100_000)),
+        ),
+        (
+            "map.yaml",
+            format!("{}1{}\n", "{a: ".repeat(125_000), "}".repeat(125_000)),
+        ),
+    ];
+    for (name, content) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, content).expect("write");
+        let path = path.display().to_string();
+        for args in [
+            vec!["check", "-f", &path],
+            vec!["plan", "-f", "examples/quickstart", "--current", &path],
+            vec!["convert", "-f", &path, "--to", "v1beta2"],
+        ] {
+            let (output, peak) = run_measured(SOON, &args);
+            let stderr = text(&output.stderr);
+            assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+            assert!(
+                stderr.contains("document 1: nested deeper than 128 levels at line 1"),
+                "{args:?}: {stderr}"
+            );
+            if let Some(peak) = peak {
+                assert!(peak < REFUSED_PEAK_KIB, "{args:?}: peak {peak} KiB");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// 4.2 million values in one 8 MB file (the reader once took some 54 times its input): refused
+/// with the bound's name before any is decoded.
+#[test]
+fn manifests_past_the_value_budget_are_refused_before_decoding() {
+    let dir = temp_dir("many");
+    let path = dir.join("many.yaml");
+    std::fs::write(&path, format!("x: [{}1]\n", "1,".repeat(4_200_000))).expect("write");
+    let path = path.display().to_string();
+    let (output, peak) = run_measured(SOON, &["check", "-f", &path]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("document 1: more than 4000000 values in the manifests read (at line 1)"),
+        "{stderr}"
+    );
+    if let Some(peak) = peak {
+        assert!(peak < REFUSED_PEAK_KIB, "peak {peak} KiB");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

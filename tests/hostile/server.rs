@@ -352,3 +352,47 @@ async fn a_429_from_the_in_flight_cap_is_read_on_both_protocols() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     drop(stalled);
 }
+
+/// Four 7 MiB ConversionReviews of empty arrays at once, then four lists of 10,000 Clusters:
+/// each answered within the bound (the hostile ones as a `Failure` naming the limit), `/healthz`
+/// answering all the while.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_conversion_reviews_at_once_are_answered_while_the_server_stays_responsive() {
+    let (running, ca) = start_over("hostile-convert", ServerLimits::default(), store).await;
+    let bodies = [
+        (super::conversion_inputs::empty_arrays(7 << 20), "Failure"),
+        (super::conversion_inputs::small_clusters(10_000), "Success"),
+    ];
+    for (body, status) in bodies {
+        let started = Instant::now();
+        let requests: Vec<_> = (0..4)
+            .map(|_| {
+                let (admission, ca, body) = (running.admission, ca.clone(), body.clone());
+                tokio::spawn(async move { post(admission, &ca, b"h2", "/convert", body).await })
+            })
+            .collect();
+        let mut slowest = Duration::ZERO;
+        while !requests.iter().all(|r| r.is_finished()) {
+            let asked = Instant::now();
+            assert_eq!(get_probe(running.probes, "/healthz").await.0, 200);
+            slowest = slowest.max(asked.elapsed());
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        for request in requests {
+            let (_, code, answer) = request.await.expect("the request task");
+            assert_eq!(code, 200);
+            let review: Value = serde_json::from_slice(&answer).expect("a review");
+            assert_eq!(
+                review["response"]["result"]["status"], status,
+                "{}",
+                review["response"]["result"]
+            );
+        }
+        let took = started.elapsed();
+        assert!(took < 2 * BOUND, "{status}: four took {took:?}");
+        assert!(
+            slowest < HEALTHZ_BOUND,
+            "{status}: /healthz took {slowest:?} meanwhile"
+        );
+    }
+}

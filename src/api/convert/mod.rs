@@ -82,6 +82,12 @@ use serde_json::Value;
 pub use data::{CONVERSION_DATA, V1BETA1_FIELDS};
 pub use kept::{is_date_time, problems as v1beta1_fields_problems, without_written_forms, Problem};
 
+/// Nanoseconds of `text` as Go's `time.ParseDuration` reads it (`1m30s`, `250ms`), or `None`
+/// where Go fails.
+pub fn parse_go_duration_nanos(text: &str) -> Option<i64> {
+    duration::parse_nanos(text)
+}
+
 /// `seconds` as a v1beta1 (`metav1.Duration`) field prints it, e.g. `600` -> `10m0s`: for
 /// writers of v1beta1-contract provider objects (a control plane's `nodeDrainTimeout`).
 pub fn go_duration(seconds: i64) -> String {
