@@ -46,7 +46,6 @@ mod runtime_isolation;
 mod scale;
 mod scale_beside_cluster_api;
 mod scenarios;
-mod schema_constraints;
 mod strict_fields;
 mod take_over;
 mod take_over_fleet;
