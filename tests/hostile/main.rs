@@ -1,8 +1,10 @@
 //! The regression catalogue of hostile inputs (`inputs`), and what each must get: in process
 //! through the admission entry point (`engine`), and over the wire from the real server while
 //! its probes keep answering (`server`); hostile Runtime Extension answers through the real
-//! client (`extensions`); the offline commands on hostile files (`offline`).
+//! client (`extensions`); the offline commands on hostile files (`offline`) and against hostile
+//! API servers (`api_reads`).
 
+mod api_reads;
 #[path = "../common/mod.rs"]
 mod common;
 mod conversion;

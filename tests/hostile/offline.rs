@@ -14,7 +14,7 @@ fn run_within(limit: Duration, args: &[&str]) -> Output {
 
 /// [`run_within`], with the child's peak resident memory in KiB as last seen while it ran
 /// (Linux `/proc`; `None` elsewhere or when it ended before the first look): a lower bound.
-fn run_measured(limit: Duration, args: &[&str]) -> (Output, Option<u64>) {
+pub(super) fn run_measured(limit: Duration, args: &[&str]) -> (Output, Option<u64>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_capi-topology"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(args)
@@ -65,7 +65,7 @@ fn peak_kib(status_file: &str) -> Option<u64> {
 }
 
 /// A fresh directory of this test's own under the system temp dir.
-fn temp_dir(name: &str) -> PathBuf {
+pub(super) fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("capi-topology-hostile-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
@@ -79,7 +79,7 @@ fn mkfifo(path: &Path) -> bool {
         .is_ok_and(|status| status.success())
 }
 
-fn text(bytes: &[u8]) -> String {
+pub(super) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
@@ -280,9 +280,9 @@ fn deeply_nested_manifests_are_refused_as_they_are_read() {
             format!("{}1{}\n", "{a: ".repeat(125_000), "}".repeat(125_000)),
         ),
     ];
-    for (name, text) in files {
+    for (name, contents) in files {
         let path = dir.join(name);
-        std::fs::write(&path, text).expect("write");
+        std::fs::write(&path, contents).expect("write");
         let path = path.display().to_string();
         for args in [
             vec!["check", "-f", &path],
