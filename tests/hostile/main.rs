@@ -1,9 +1,11 @@
 //! The regression catalogue of hostile inputs (`inputs`), and what each must get: in process
 //! through the admission entry point (`engine`), and over the wire from the real server while
 //! its probes keep answering (`server`); hostile Runtime Extension answers through the real
-//! client (`extensions`); the offline commands on hostile files (`offline`); hostile kubeconfigs
-//! and names against what the commands print (`cli_output`).
+//! client (`extensions`); the offline commands on hostile files (`offline`) and against hostile
+//! API servers (`api_reads`); hostile kubeconfigs and names against what the commands print
+//! (`cli_output`).
 
+mod api_reads;
 mod cli_output;
 #[path = "../common/mod.rs"]
 mod common;

@@ -14,7 +14,7 @@ pub(crate) fn run_within(limit: Duration, args: &[&str]) -> Output {
 
 /// [`run_within`], with the child's peak resident memory in KiB as last seen while it ran
 /// (Linux `/proc`; `None` elsewhere or when it ended before the first look): a lower bound.
-fn run_measured(limit: Duration, args: &[&str]) -> (Output, Option<u64>) {
+pub(super) fn run_measured(limit: Duration, args: &[&str]) -> (Output, Option<u64>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_capi-topology"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(args)
