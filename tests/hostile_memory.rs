@@ -47,7 +47,9 @@ fn peak_of(run: impl FnOnce()) -> Option<u64> {
     let measured = reset_peak();
     let before = peak_rss_kib()?;
     run();
-    peak_rss_kib().filter(|_| measured).map(|peak| peak.saturating_sub(before))
+    peak_rss_kib()
+        .filter(|_| measured)
+        .map(|peak| peak.saturating_sub(before))
 }
 
 /// Runs `copies` conversions of `body` at once; each must answer `status`.
