@@ -108,11 +108,11 @@ fn a_version_change_is_checked_against_the_current_state() {
         "version: v1.30.4\n    versions:",
     );
     let upgrading = upgrading.display().to_string();
-    let (code, out, _) = run("check", &["-f", CLASS, UPGRADE, "--current", &upgrading]);
+    let (code, out, err) = run("check", &["-f", CLASS, UPGRADE, "--current", &upgrading]);
     assert_eq!(code, 1, "{out}");
     assert!(
-        out.contains("control plane is still completing a previous upgrade"),
-        "{out}"
+        err.contains("control plane is still completing a previous upgrade"),
+        "{out}{err}"
     );
     // Two minor versions at once are refused as the API server refuses them.
     let skip = scratch("skip");
@@ -124,11 +124,11 @@ fn a_version_change_is_checked_against_the_current_state() {
     )
     .expect("write");
     let skip = skip.display().to_string();
-    let (code, out, _) = run("check", &["-f", CLASS, &skip, "--current", CURRENT]);
+    let (code, out, err) = run("check", &["-f", CLASS, &skip, "--current", CURRENT]);
     assert_eq!(code, 1, "{out}");
     assert!(
-        out.contains("version cannot be increased from \"1.31.2\" to \"1.33.0\""),
-        "{out}"
+        err.contains("version cannot be increased from \"1.31.2\" to \"1.33.0\""),
+        "{out}{err}"
     );
 }
 
@@ -136,7 +136,7 @@ fn a_version_change_is_checked_against_the_current_state() {
 fn without_current_state_a_version_change_names_what_is_missing() {
     let (code, out, err) = run("check", &["-f", CLASS, DEV, UPGRADE]);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("object reference not set"), "{out}");
+    assert!(err.contains("object reference not set"), "{out}{err}");
     assert!(
         err.contains(
             "hint: a version change of Cluster default/dev is checked against the Cluster as it runs"
@@ -156,11 +156,11 @@ fn a_live_cluster_with_references_is_an_update_not_a_create() {
     let (code, out, err) = run("check", &["-f", CLASS, CURRENT, "--current", CURRENT]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("cluster.cluster.x-k8s.io/dev configured\n"), "{out}");
-    let (code, out, _) = run("check", &["-f", CLASS, CURRENT]);
+    let (code, out, err) = run("check", &["-f", CLASS, CURRENT]);
     assert_eq!(code, 1, "{out}");
     assert!(
-        out.contains("spec.infrastructureRef: Forbidden: cannot be set together with spec.topology"),
-        "{out}"
+        err.contains("spec.infrastructureRef: Forbidden: cannot be set together with spec.topology"),
+        "{out}{err}"
     );
 }
 
@@ -204,12 +204,12 @@ fn a_truncated_last_applied_configuration_fails_as_kubectl_fails() {
     );
     assert_eq!(code, 1, "{out}{err}");
     assert!(
-        out.contains(
+        err.contains(
             "error when applying patch to cluster.cluster.x-k8s.io/dev: error when creating patch with the \
              original configuration (the live object's kubectl.kubernetes.io/last-applied-configuration \
              annotation) for: \"examples/quickstart/10-cluster-dev.yaml\": Invalid JSON Document"
         ),
-        "{out}"
+        "{out}{err}"
     );
     assert!(!out.contains("cluster.cluster.x-k8s.io/dev configured"), "{out}");
 }
