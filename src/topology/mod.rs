@@ -17,6 +17,7 @@ mod plan_upgrade;
 mod plan_workers;
 pub mod reconcile;
 mod template_names;
+pub mod topology_finalizers;
 pub mod upgrade;
 pub mod upgrade_hooks;
 pub mod upgrade_outline;
