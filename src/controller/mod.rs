@@ -20,6 +20,7 @@ mod namespaces;
 mod shared_clusters;
 mod sync;
 mod topology;
+mod topology_finalizers;
 mod topology_status;
 
 use std::sync::Arc;
@@ -205,6 +206,8 @@ pub async fn run(
             subscription.store,
             clusters.clone(),
         )
+        // Cluster API's topology finalizers on MachineSets and MachineDeployments being deleted.
+        .reconcile_on(topology_finalizers::triggers(&cache, clusters.clone()))
         .watches_with(
             Api::all_with(client.clone(), &classes),
             classes.clone(),

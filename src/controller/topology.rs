@@ -95,6 +95,9 @@ pub async fn reconcile_cluster(
     if typed.spec.managed_topology().is_none() {
         return Ok(Action::await_change());
     }
+    // Honours pauses itself, as Cluster API's MachineSet and MachineDeployment topology
+    // controllers do.
+    super::topology_finalizers::clean_up(&ctx, &object).await?;
     if typed.spec.is_paused() || paused_annotation {
         let verdict = paused(typed.spec.is_paused(), paused_annotation);
         write_condition(&ctx, &object, &verdict).await?;

@@ -18,6 +18,7 @@ mod plan_workers;
 pub mod reconcile;
 pub mod server_side_apply;
 mod template_names;
+pub mod topology_finalizers;
 pub mod upgrade;
 pub mod upgrade_hooks;
 pub mod upgrade_outline;

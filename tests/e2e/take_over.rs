@@ -215,20 +215,51 @@ fn take_over(stack: &Stack, extension: &Extension) -> Result<[Snapshot; 2], Stri
     }
 
     // A class change rolled by capi-topology: templates rotated, both Machines replaced. The old
-    // worker clone Cluster API made is not deleted yet by capi-topology once its MachineSet is
-    // gone (Cluster API's own topology MachineSet controller does that, off now): reported.
-    let left = rotation::swap_machine_templates_then(
+    // MachineSet carries Cluster API's topology finalizer (its topology controllers are off
+    // now): capi-topology honours it, deletes the old clones and lets the MachineSet go.
+    rotation::swap_machine_templates_then(
         kubectl,
         INLINE,
         2,
         PROVISIONED,
         || fleet::versions(kubectl, INLINE).is_ok_and(|(_, available)| available),
-        false,
+        true,
     )?;
-    if !left.is_empty() {
-        eprintln!("take-over: old template clones of {INLINE} left after the rotation: {left:?}");
-    }
+    let deleting = wait_for_machine_sets_gone(kubectl, INLINE)?;
+    expect(
+        deleting.is_empty(),
+        format!("the old MachineSets of {INLINE} gone after the rotation: {deleting:?}"),
+    )?;
     snapshots(kubectl)
+}
+
+/// Waits (up to a minute) until no MachineSet of `cluster` is being deleted; those still are.
+fn wait_for_machine_sets_gone(kubectl: &Kubectl, cluster: &str) -> Result<Vec<String>, String> {
+    let started = std::time::Instant::now();
+    loop {
+        let text = kubectl.ok(&[
+            "get",
+            "machinesets.cluster.x-k8s.io",
+            "-n",
+            "default",
+            "-l",
+            &format!("cluster.x-k8s.io/cluster-name={cluster}"),
+            "-o",
+            "json",
+        ])?;
+        let list: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+        let deleting: Vec<String> = list["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|ms| !ms["metadata"]["deletionTimestamp"].is_null())
+            .map(|ms| format!("{} {}", ms["metadata"]["name"], ms["metadata"]["finalizers"]))
+            .collect();
+        if deleting.is_empty() || started.elapsed() > std::time::Duration::from_secs(60) {
+            return Ok(deleting);
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
 }
 
 /// Gives the fleet back; Cluster API's controller resumes (it carries out a change on each
