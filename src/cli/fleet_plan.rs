@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::current::CurrentArgs;
 use super::api_reads::RequestTimeout;
+use super::current::CurrentArgs;
 use super::extensions::runtime_extensions;
 use super::live::{topology_clusters, Target};
 use super::plan::{render_diff, stored_extension_configs, stored_namespaces};

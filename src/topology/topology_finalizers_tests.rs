@@ -119,10 +119,10 @@ fn paused_clusters_and_objects_are_left_alone() {
     let old = ms("c-md-old", true, &[MACHINE_SET_FINALIZER], "b", "i");
     let mut paused = cluster();
     paused["spec"]["paused"] = json!(true);
-    assert!(finalizer_cleanups(&paused, &[], &[old.clone()]).is_empty());
+    assert!(finalizer_cleanups(&paused, &[], std::slice::from_ref(&old)).is_empty());
     let mut annotated = cluster();
     annotated["metadata"]["annotations"] = json!({"cluster.x-k8s.io/paused": ""});
-    assert!(finalizer_cleanups(&annotated, &[], &[old.clone()]).is_empty());
+    assert!(finalizer_cleanups(&annotated, &[], std::slice::from_ref(&old)).is_empty());
     let mut object = (*old).clone();
     object["metadata"]["annotations"] = json!({"cluster.x-k8s.io/paused": ""});
     assert!(finalizer_cleanups(&cluster(), &[], &[Arc::new(object)]).is_empty());
