@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Memory benchmark of the webhook server: its peak RSS (VmHWM) when 64 clients each send a body of
-# the maximum size (7 MiB: a Cluster UPDATE whose object and oldObject are 3.5 MiB each) at once, and when 5,000 clients open TLS connections and leave them
+# the maximum size (7 MiB: a Cluster UPDATE whose object and oldObject are 3.5 MiB each) at once;
+# at /convert, when 20 clients each send a list of 10,000 small Clusters (3.4 MB) and when 64 send
+# 7 MiB of empty arrays (issue #36); and when 5,000 clients open TLS connections and leave them
 # idle. `serve --objects examples/quickstart/`, release build, default limits.
 #   usage: bash benches/memory.sh
 set -euo pipefail
@@ -56,6 +58,46 @@ done
 wait $(jobs -p | grep -v "^$server_pid$") 2>/dev/null || true
 echo "| at rest | $idle |"
 echo "| 64 concurrent 7 MiB reviews | $(peak) | answers: $(sort "$work/codes" | uniq -c | awk '{printf "%s x %s  ", $1, $2}')|"
+stop
+
+# /convert: the legitimate large list (a `kubectl get` of a fleet through v1beta1) from 20 clients
+# at once, then the hostile one (hub Clusters of ~2.4 million empty arrays) from 64.
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+def review(uid, objects):
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+            "request": {"uid": uid, "desiredAPIVersion": "cluster.x-k8s.io/v1beta1", "objects": objects}}
+def small(i):
+    return {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+            "metadata": {"name": f"cluster-{i:05}", "namespace": "fleet", "uid": f"0b7e6a4c-1f7e-4a51-9d0e-{i:012}",
+                         "resourceVersion": str(100000 + i), "labels": {"env": "dev"}},
+            "spec": {"topology": {"classRef": {"name": "quick-start"}, "version": "v1.31.0",
+                                  "controlPlane": {"replicas": 3},
+                                  "workers": {"machineDeployments": [{"class": "default-worker", "name": "md-0", "replicas": 2}]}}}}
+open(f"{work}/fleet.json", "w").write(json.dumps(review("fleet", [small(i) for i in range(10000)])))
+head = json.dumps(review("arrays", [{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+                                      "metadata": {"name": "c", "namespace": "default"}, "spec": {"x": "@"}}]))
+before, after = head.split('"@"')
+arrays = (7 * 1024 * 1024 - 4096 - len(head)) // 3
+open(f"{work}/arrays.json", "w").write(before + "[" + ",".join(["[]"] * arrays) + "]" + after)
+PY
+convert_at_once() {
+  local body=$1 clients=$2 codes="$work/codes-$(basename "$1")"
+  for _ in $(seq "$clients"); do
+    curl -s -o /dev/null -w '%{http_code}\n' --cacert "$work/certs/ca.crt" -H 'Content-Type: application/json' \
+      --data-binary @"$body" "https://localhost:$port/convert" >> "$codes" &
+  done
+  wait $(jobs -p | grep -v "^$server_pid$") 2>/dev/null || true
+  sort "$codes" | uniq -c | awk '{printf "%s x %s  ", $1, $2}'
+}
+start
+answers=$(convert_at_once "$work/fleet.json" 20)
+echo "| /convert: 20 concurrent lists of 10,000 Clusters (3.4 MB) | $(peak) | answers: $answers|"
+stop
+start
+answers=$(convert_at_once "$work/arrays.json" 64)
+echo "| /convert: 64 concurrent 7 MiB reviews of empty arrays | $(peak) | answers: $answers|"
 stop
 
 start

@@ -29,8 +29,12 @@ pub struct ClusterPlan {
     pub cluster: String,
     /// The plan's `-o diff` text (`Cluster ns/name:` and its lines), or why it could not be made.
     pub outcome: Result<String, String>,
-    /// The control planes and worker pools whose Machines would roll or be created, with why.
+    /// The control planes and worker pools whose Machines would roll or be created, with why
+    /// (the upgrade's own steps apart): the switch waits for these.
     pub rolls: Vec<String>,
+    /// The control planes and worker pools whose Machines roll for the version alone: a step of
+    /// the upgrade the Cluster declares, which Cluster API's controller takes too.
+    pub upgrade_rolls: Vec<String>,
     /// Whether the plan changes any object.
     pub changes: bool,
 }
@@ -71,32 +75,30 @@ impl DryRun {
             text.push_str("no topology-managed Cluster (none has a spec.topology): nothing would change\n");
             return text;
         }
-        let unchanged = self
-            .clusters
-            .iter()
-            .filter(|c| c.outcome.is_ok() && !c.changes)
-            .count();
-        let rolling: Vec<&str> = self
-            .clusters
-            .iter()
-            .filter(|c| !c.rolls.is_empty())
-            .map(|c| c.cluster.as_str())
-            .collect();
-        let failed: Vec<&str> = self
-            .clusters
-            .iter()
-            .filter(|c| c.outcome.is_err())
-            .map(|c| c.cluster.as_str())
-            .collect();
-        text.push_str(&format!(
-            "{} topology-managed Clusters: {unchanged} without changes, {} with changes that roll no Machine, {} rolling Machines{}{}\n",
-            self.clusters.len(),
+        let named = |verdict: Verdict| -> Vec<&str> {
             self.clusters
-                .len()
-                .saturating_sub(unchanged + rolling.len() + failed.len()),
+                .iter()
+                .filter(|c| Verdict::of(c) == verdict)
+                .map(|c| c.cluster.as_str())
+                .collect()
+        };
+        let upgrading = named(Verdict::Upgrading);
+        let rolling = named(Verdict::Rolling);
+        text.push_str(&format!(
+            "{} topology-managed Clusters: {} without changes, {} with changes that roll no Machine, \
+             {} upgrading{}, {} rolling Machines{}{}\n",
+            self.clusters.len(),
+            named(Verdict::Unchanged).len(),
+            named(Verdict::Changed).len(),
+            upgrading.len(),
+            list(
+                " (",
+                &upgrading,
+                ": Machines roll for the declared version, as under either controller)"
+            ),
             rolling.len(),
             list(" (", &rolling, ")"),
-            list(", not planned: ", &failed, ""),
+            list(", not planned: ", &named(Verdict::Unplanned), ""),
         ));
         if direction == Direction::TakeOver {
             text.push_str(&format!("note: {BEFORE_CLUSTER_DELETE_GIVEN_UP}\n"));
@@ -121,6 +123,32 @@ impl DryRun {
     }
 }
 
+/// Where one Cluster's plan puts it in the summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Unchanged,
+    Changed,
+    Upgrading,
+    Rolling,
+    Unplanned,
+}
+
+impl Verdict {
+    fn of(plan: &ClusterPlan) -> Verdict {
+        if plan.outcome.is_err() {
+            Verdict::Unplanned
+        } else if !plan.rolls.is_empty() {
+            Verdict::Rolling
+        } else if !plan.upgrade_rolls.is_empty() {
+            Verdict::Upgrading
+        } else if plan.changes {
+            Verdict::Changed
+        } else {
+            Verdict::Unchanged
+        }
+    }
+}
+
 fn list(before: &str, items: &[&str], after: &str) -> String {
     if items.is_empty() {
         String::new()
@@ -138,6 +166,7 @@ mod tests {
             cluster: cluster.to_owned(),
             outcome: Ok(report.to_owned()),
             rolls: rolls.iter().map(|r| (*r).to_owned()).collect(),
+            upgrade_rolls: Vec::new(),
             changes: !report.contains("no changes"),
         }
     }
@@ -149,7 +178,7 @@ mod tests {
         };
         assert_eq!(dry_run.refusal(Direction::TakeOver), None);
         let text = dry_run.text(Direction::TakeOver);
-        assert!(text.contains("1 topology-managed Clusters: 1 without changes, 0 with changes that roll no Machine, 0 rolling Machines\n"), "{text}");
+        assert!(text.contains("1 topology-managed Clusters: 1 without changes, 0 with changes that roll no Machine, 0 upgrading, 0 rolling Machines\n"), "{text}");
         assert!(
             text.contains("BeforeClusterDelete cannot hold a deletion"),
             "{text}"
@@ -171,6 +200,7 @@ mod tests {
                     cluster: "ns/c".to_owned(),
                     outcome: Err("ClusterClass ns/gone not found".to_owned()),
                     rolls: Vec::new(),
+                    upgrade_rolls: Vec::new(),
                     changes: false,
                 },
             ],
@@ -180,13 +210,41 @@ mod tests {
             text.contains("Cluster ns/c:\n  cannot plan: ClusterClass ns/gone not found\n"),
             "{text}"
         );
-        assert!(text.contains("3 topology-managed Clusters: 0 without changes, 1 with changes that roll no Machine, 1 rolling Machines (ns/b), not planned: ns/c\n"), "{text}");
+        assert!(text.contains("3 topology-managed Clusters: 0 without changes, 1 with changes that roll no Machine, 0 upgrading, 1 rolling Machines (ns/b), not planned: ns/c\n"), "{text}");
         let refusal = dry_run.refusal(Direction::GiveBack).unwrap_or_default();
         assert!(
             refusal.starts_with("give-back refused: Cluster ns/b, ns/c would roll"),
             "{refusal}"
         );
         assert!(refusal.contains("give-back --apply --force"), "{refusal}");
+    }
+
+    #[test]
+    fn the_declared_upgrade_going_on_does_not_refuse_the_switch() {
+        let mut upgrading = plan(
+            "ns/a",
+            "Cluster ns/a:\n  * MachineDeployment ns/a-md-0 (md-0): Machines roll (version v1.31.2 -> v1.32.0)\n",
+            &[],
+        );
+        upgrading.upgrade_rolls =
+            vec!["MachineDeployment ns/a-md-0 (md-0): version v1.31.2 -> v1.32.0".to_owned()];
+        let mut rotating = upgrading.clone();
+        rotating.cluster = "ns/b".to_owned();
+        let dry_run = DryRun {
+            clusters: vec![upgrading.clone()],
+        };
+        assert_eq!(dry_run.refusal(Direction::TakeOver), None);
+        let text = dry_run.text(Direction::TakeOver);
+        assert!(text.contains("1 topology-managed Clusters: 0 without changes, 0 with changes that roll no Machine, 1 upgrading (ns/a: Machines roll for the declared version, as under either controller), 0 rolling Machines\n"), "{text}");
+        rotating.rolls = vec!["KubeadmControlPlane ns/b-cp: machine template a -> b".to_owned()];
+        let dry_run = DryRun {
+            clusters: vec![upgrading, rotating],
+        };
+        assert_eq!(
+            dry_run.blocking(),
+            ["ns/b"],
+            "a rotation beside the upgrade still refuses"
+        );
     }
 
     #[test]

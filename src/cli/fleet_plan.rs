@@ -49,11 +49,13 @@ pub fn plan_fleet(kubeconfig: Option<&Path>, request_timeout: RequestTimeout) ->
                 changes: !report.contains("  no changes\n"),
                 outcome: Ok(report),
                 rolls: planned.machine_rolls,
+                upgrade_rolls: planned.upgrade_rolls,
             },
             Err(error) => ClusterPlan {
                 cluster: format!("{namespace}/{name}"),
                 outcome: Err(format!("{error:#}")),
                 rolls: Vec::new(),
+                upgrade_rolls: Vec::new(),
                 changes: false,
             },
         });

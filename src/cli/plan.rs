@@ -246,8 +246,11 @@ pub(super) struct Planned {
     /// The `-o diff` lines, when made against the current state (else from `current`).
     pub(super) report: Option<String>,
     /// Against the current state: each control plane or worker pool whose Machines would roll
-    /// or be created, and why.
+    /// or be created, and why (the upgrade's own steps apart).
     pub(super) machine_rolls: Vec<String>,
+    /// Against the current state: each control plane or worker pool whose Machines would roll
+    /// for the version alone, a step of the upgrade the Cluster declares.
+    pub(super) upgrade_rolls: Vec<String>,
 }
 
 /// The current and the desired objects of one Cluster (the Cluster itself first in the desired).
@@ -302,6 +305,7 @@ fn plan_cluster(
         upgrade: planned.upgrade.outline,
         report: None,
         machine_rolls: Vec::new(),
+        upgrade_rolls: Vec::new(),
     })
 }
 

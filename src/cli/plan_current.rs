@@ -61,11 +61,13 @@ pub fn plan_against_current(
     for change in changes(&work, &object) {
         report.push_str(&line(&change));
     }
-    let mut machine_rolls = Vec::new();
+    let (mut machine_rolls, mut upgrade_rolls) = (Vec::new(), Vec::new());
     for rollout in rollouts(&work, &control_plane_kind) {
         report.push_str(&rollout_line(&rollout));
         if rollout.created {
             machine_rolls.push(format!("{}: created, with new Machines", rollout.what));
+        } else if rollout.upgrade_step {
+            upgrade_rolls.push(format!("{}: {}", rollout.what, rollout.because.join("; ")));
         } else if !rollout.because.is_empty() {
             machine_rolls.push(format!("{}: {}", rollout.what, rollout.because.join("; ")));
         }
@@ -88,6 +90,7 @@ pub fn plan_against_current(
         upgrade: work.upgrade.outline.clone(),
         report: Some(report),
         machine_rolls,
+        upgrade_rolls,
     })
 }
 

@@ -74,6 +74,14 @@ pub struct Rollout {
     pub held: Option<String>,
     /// True when the object is created by this plan (its Machines are new).
     pub created: bool,
+    /// True when the version is the only reason its Machines roll: a step of the upgrade the
+    /// Cluster declares, which either topology controller carries out.
+    pub upgrade_step: bool,
+}
+
+/// Whether `because` names the version move alone.
+fn only_the_version(because: &[String]) -> bool {
+    matches!(because, [reason] if reason.starts_with("version "))
 }
 
 /// The rollout of the control plane (`control_plane_kind` is its kind) and of every
@@ -171,6 +179,7 @@ fn control_plane(desired: &Value, applied: Applied<'_>, plan: &UpgradePlan) -> R
     });
     Rollout {
         what: describe(desired),
+        upgrade_step: only_the_version(&because),
         because,
         provider_decides,
         held,
@@ -220,6 +229,7 @@ fn worker(
     };
     Rollout {
         what: format!("{} ({topology})", describe(desired)),
+        upgrade_step: only_the_version(&because),
         because,
         provider_decides: Vec::new(),
         held,
@@ -308,6 +318,39 @@ mod tests {
             paths,
             ["spec.version", "spec.machineTemplate.spec.infrastructureRef.name"]
         );
+    }
+
+    #[test]
+    fn a_version_move_alone_is_an_upgrade_step() {
+        let md = |version: &str, bootstrap: &str| {
+            json!({"kind": "MachineDeployment",
+                "metadata": {"name": "dev-md-0-x7k2p", "namespace": "ns",
+                    "labels": {TOPOLOGY_DEPLOYMENT_NAME_LABEL: "md-0"}},
+                "spec": {"template": {"spec": {"version": version,
+                    "bootstrap": {"configRef": {"name": bootstrap}}}}}})
+        };
+        let rollouts_of = |desired: Value, current: Value| {
+            let work = Reconciliation {
+                objects: vec![(desired, Some(current))],
+                cluster_refs: None,
+                deletions: Vec::new(),
+                upgrade: plan(),
+                hooks: HookEffects::default(),
+                requeue_after_seconds: None,
+            };
+            rollouts(&work, "KubeadmControlPlane")
+        };
+        let upgrade = rollouts_of(md("v1.32.0", "b"), md("v1.31.2", "b"));
+        assert_eq!(upgrade[0].because, ["version v1.31.2 -> v1.32.0"]);
+        assert!(upgrade[0].upgrade_step, "{upgrade:?}");
+        let rotation = rollouts_of(md("v1.32.0", "new"), md("v1.31.2", "old"));
+        assert_eq!(rotation[0].because.len(), 2, "{rotation:?}");
+        assert!(
+            !rotation[0].upgrade_step,
+            "a template rotation is no upgrade step"
+        );
+        let unchanged = rollouts_of(md("v1.31.2", "b"), md("v1.31.2", "b"));
+        assert!(!unchanged[0].upgrade_step);
     }
 
     #[test]

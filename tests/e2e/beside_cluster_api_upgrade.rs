@@ -183,17 +183,8 @@ pub fn chained(
         ("BeforeClusterUpgrade", PAUSING),
         ("BeforeWorkersUpgrade", DRAINING),
     ]));
-    let patch = format!(r#"{{"spec":{{"topology":{{"version":"{to}"}}}}}}"#);
-    kubectl.ok(&[
-        "patch",
-        "cluster",
-        cluster,
-        "-n",
-        "default",
-        "--type=merge",
-        "-p",
-        &patch,
-    ])?;
+    let patch = json!({"spec": {"topology": {"version": to}}});
+    kubectl.merge_patch(("cluster", "default", cluster), &patch, false)?;
     let started = Instant::now();
     let mut released = (false, false);
     let mut asked: Vec<String> = Vec::new();

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::kubectl::Kubectl;
+use crate::manifests::{quickstart_object, quickstart_templates, render};
 use crate::process::poll;
 
 /// How long the controller may take to write a class's status (it leads within a second or two).
@@ -40,4 +41,13 @@ pub fn wait_reconciled(kubectl: &Kubectl, namespace: &str, name: &str) -> Result
         }
         Ok(class.clone())
     })
+}
+
+/// Applies the quickstart templates and its ClusterClass in `default`, and waits for the class to
+/// be reconciled: the start of every scenario on the quickstart class.
+pub fn install_quickstart(kubectl: &Kubectl) -> Result<Value, String> {
+    kubectl.accepts(&render(&quickstart_templates()))?;
+    let class = quickstart_object("00-clusterclass.yaml", "ClusterClass");
+    kubectl.accepts(&render(&[class]))?;
+    wait_reconciled(kubectl, "default", "quick-start")
 }

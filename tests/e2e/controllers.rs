@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::class_status;
 use crate::env::Env;
 use crate::kubectl::Kubectl;
-use crate::manifests::{quickstart_object, quickstart_templates, render};
+use crate::manifests::{quickstart_object, render};
 use crate::process::poll;
 
 /// How long the controller may take to converge after a change.
@@ -135,16 +135,7 @@ fn the_topology_is_created_kept_and_upgraded_in_order() {
     let env = Env::with_webhooks("controllers");
     let kubectl = &env.kubectl;
     let fail = |e: String| -> ! { panic!("{e}\n{}", env.logs()) };
-    kubectl
-        .accepts(&render(&quickstart_templates()))
-        .unwrap_or_else(|e| fail(e));
-    kubectl
-        .accepts(&render(&[quickstart_object(
-            "00-clusterclass.yaml",
-            "ClusterClass",
-        )]))
-        .unwrap_or_else(|e| fail(e));
-    class_status::wait_reconciled(kubectl, "default", "quick-start").unwrap_or_else(|e| fail(e));
+    class_status::install_quickstart(kubectl).unwrap_or_else(|e| fail(e));
     kubectl
         .accepts(&render(&[quickstart_object("10-cluster-dev.yaml", "Cluster")]))
         .unwrap_or_else(|e| fail(e));

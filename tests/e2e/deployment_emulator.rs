@@ -301,17 +301,10 @@ impl World {
             "conditions": [{"type": "Available", "status": available_condition,
                 "reason": if available > 0 { "MinimumReplicasAvailable" } else { "MinimumReplicasUnavailable" }}],
         }});
-        self.kubectl.ok(&[
-            "patch",
-            "deployment",
-            deployment["metadata"]["name"].as_str().unwrap_or_default(),
-            "-n",
-            deployment["metadata"]["namespace"].as_str().unwrap_or_default(),
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            &status.to_string(),
-        ])?;
+        let name = deployment["metadata"]["name"].as_str().unwrap_or_default();
+        let namespace = deployment["metadata"]["namespace"].as_str().unwrap_or_default();
+        self.kubectl
+            .merge_patch(("deployment", namespace, name), &status, true)?;
         Ok(())
     }
 }

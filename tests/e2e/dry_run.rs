@@ -12,7 +12,7 @@ use crate::class_status;
 use crate::controllers::{condition, owned_by, provision_control_plane, CONVERGED};
 use crate::env::{repo_path, Env};
 use crate::kubectl::Kubectl;
-use crate::manifests::{quickstart_object, quickstart_templates, render};
+use crate::manifests::{quickstart_object, render};
 use crate::process::poll;
 
 /// The kinds a `kubectl get` exports for the Cluster's current state.
@@ -100,12 +100,7 @@ fn a_dry_run_against_the_cluster_is_what_the_controller_then_does() {
     let env = Env::with_webhooks("dry-run");
     let kubectl = &env.kubectl;
     let fail = |e: String| -> ! { panic!("{e}\n{}", env.logs()) };
-    kubectl
-        .accepts(&render(&quickstart_templates()))
-        .unwrap_or_else(|e| fail(e));
-    let class = quickstart_object("00-clusterclass.yaml", "ClusterClass");
-    kubectl.accepts(&render(&[class])).unwrap_or_else(|e| fail(e));
-    class_status::wait_reconciled(kubectl, "default", "quick-start").unwrap_or_else(|e| fail(e));
+    class_status::install_quickstart(kubectl).unwrap_or_else(|e| fail(e));
     let dev = quickstart_object("10-cluster-dev.yaml", "Cluster");
     kubectl.accepts(&render(&[dev])).unwrap_or_else(|e| fail(e));
     provision_control_plane(kubectl, "dev", "v1.31.2").unwrap_or_else(|e| fail(e));

@@ -15,7 +15,7 @@ use crate::controllers::{condition, owned_by, provision_control_plane, CONVERGED
 use crate::dry_run::plan_diff;
 use crate::env::Env;
 use crate::kubectl::Kubectl;
-use crate::manifests::{quickstart_object, quickstart_templates, render, with};
+use crate::manifests::{quickstart_object, render, with};
 use crate::process::poll;
 
 /// The kinds of the Cluster's objects compared before and after the controller's apply.
@@ -158,12 +158,7 @@ fn the_dry_run_shows_what_the_controllers_apply_removes_and_leaves_other_manager
     let env = Env::with_webhooks("dry-run-ownership");
     let kubectl = &env.kubectl;
     let fail = |e: String| -> ! { panic!("{e}\n{}", env.logs()) };
-    kubectl
-        .accepts(&render(&quickstart_templates()))
-        .unwrap_or_else(|e| fail(e));
-    let class = quickstart_object("00-clusterclass.yaml", "ClusterClass");
-    kubectl.accepts(&render(&[class])).unwrap_or_else(|e| fail(e));
-    class_status::wait_reconciled(kubectl, "default", "quick-start").unwrap_or_else(|e| fail(e));
+    class_status::install_quickstart(kubectl).unwrap_or_else(|e| fail(e));
     kubectl.accepts(&render(&[dev(true)])).unwrap_or_else(|e| fail(e));
     provision_control_plane(kubectl, "dev", "v1.31.2").unwrap_or_else(|e| fail(e));
     let settled = poll("dev to be reconciled", CONVERGED, || {

@@ -111,4 +111,30 @@ impl Kubectl {
             ))
         }
     }
+
+    /// `kubectl patch <resource> <name> -n <namespace> --type=merge -p <patch>`, on the status
+    /// subresource when `status` is set.
+    pub fn merge_patch(
+        &self,
+        target: (&str, &str, &str),
+        patch: &Value,
+        status: bool,
+    ) -> Result<String, String> {
+        let (resource, namespace, name) = target;
+        let body = patch.to_string();
+        let mut args = vec![
+            "patch",
+            resource,
+            name,
+            "-n",
+            namespace,
+            "--type=merge",
+            "-p",
+            &body,
+        ];
+        if status {
+            args.push("--subresource=status");
+        }
+        self.ok(&args)
+    }
 }

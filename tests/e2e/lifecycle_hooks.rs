@@ -411,16 +411,8 @@ fn upgrade_scenario(env: &mut Env, extension: &Extension) -> Result<(), String> 
     report_machine_deployments(kubectl, "dev")?;
 
     // BeforeClusterUpgrade holds the new version away from the control plane.
-    kubectl.ok(&[
-        "patch",
-        "cluster",
-        "dev",
-        "-n",
-        "default",
-        "--type=merge",
-        "-p",
-        r#"{"spec": {"topology": {"version": "v1.35.0"}}}"#,
-    ])?;
+    let upgrade = json!({"spec": {"topology": {"version": "v1.35.0"}}});
+    kubectl.merge_patch(("cluster", "default", "dev"), &upgrade, false)?;
     let held = poll("the upgrade to be held", CONVERGED, || {
         let condition = condition(&kubectl.get_json("cluster", "default", "dev")?);
         (condition["reason"] == "ClusterUpgrading"
@@ -544,17 +536,8 @@ fn report_machine_deployments(kubectl: &Kubectl, cluster: &str) -> Result<(), St
         let replicas = md["spec"]["replicas"].as_i64().unwrap_or(1);
         let status = json!({"status": {"replicas": replicas, "upToDateReplicas": replicas,
             "readyReplicas": replicas, "availableReplicas": replicas, "observedGeneration": md["metadata"]["generation"]}});
-        kubectl.ok(&[
-            "patch",
-            "machinedeployment",
-            md["metadata"]["name"].as_str().unwrap_or_default(),
-            "-n",
-            "default",
-            "--type=merge",
-            "--subresource=status",
-            "-p",
-            &status.to_string(),
-        ])?;
+        let name = md["metadata"]["name"].as_str().unwrap_or_default();
+        kubectl.merge_patch(("machinedeployment", "default", name), &status, true)?;
     }
     Ok(())
 }

@@ -70,17 +70,7 @@ pub fn mark_initialized(kubectl: &Kubectl, name: &str) -> Result<(), String> {
     }
     let status = json!({"status": {"initialization": {"controlPlaneInitialized": true},
         "conditions": conditions}});
-    kubectl.ok(&[
-        "patch",
-        "cluster",
-        name,
-        "-n",
-        "default",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        &status.to_string(),
-    ])?;
+    kubectl.merge_patch(("cluster", "default", name), &status, true)?;
     Ok(())
 }
 

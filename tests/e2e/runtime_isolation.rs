@@ -77,17 +77,8 @@ pub(crate) fn patched_then_isolated(env: &mut Env, extension: Extension) -> Resu
             value["value"] = json!("registry.example.com");
         }
     }
-    let change = json!({"spec": {"topology": {"variables": variables}}}).to_string();
-    kubectl.ok(&[
-        "patch",
-        "cluster",
-        "proxy-dev",
-        "-n",
-        "default",
-        "--type=merge",
-        "-p",
-        &change,
-    ])?;
+    let change = json!({"spec": {"topology": {"variables": variables}}});
+    kubectl.merge_patch(("cluster", "default", "proxy-dev"), &change, false)?;
     let blocked = condition(&wait_condition(
         kubectl,
         "cluster",

@@ -36,7 +36,7 @@ use crate::class_status;
 use crate::env::{repo_path, Env};
 use crate::kubectl::Kubectl;
 use crate::kubectl_watch::Watch;
-use crate::manifests::{quickstart_object, quickstart_templates, render};
+use crate::manifests::{quickstart_object, render};
 use crate::proc_stats::{cpu_seconds, peak_rss_mib, pid_of, wait_idle};
 use crate::process::run_bounded;
 
@@ -273,14 +273,7 @@ fn measure(n: usize) -> Row {
         .map(|name| pid_of(&env.run, name).unwrap_or_else(|e| panic!("{e}")))
         .collect();
     let cpu_now = || -> Vec<f64> { pids.iter().map(|pid| cpu_seconds(*pid).unwrap_or(0.0)).collect() };
-    kubectl.accepts(&render(&quickstart_templates())).unwrap();
-    kubectl
-        .accepts(&render(&[quickstart_object(
-            "00-clusterclass.yaml",
-            "ClusterClass",
-        )]))
-        .unwrap();
-    class_status::wait_reconciled(kubectl, "default", "quick-start").unwrap();
+    class_status::install_quickstart(kubectl).unwrap();
     let objects = clusters(n);
     let reconciled = ".status.conditions[?(@.type==\"TopologyReconciled\")].status";
     let mut watch = Watch::start(kubectl, "clusters", "default", reconciled).unwrap();

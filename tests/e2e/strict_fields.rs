@@ -62,7 +62,7 @@ fn strict_field_refusals_are_worded_as_kubectl_prints_them() {
     let path = file.display().to_string();
     let ours = check(&file);
     assert_eq!(ours.status.code(), Some(1));
-    let ours = String::from_utf8_lossy(&ours.stdout).into_owned();
+    let ours = String::from_utf8_lossy(&ours.stderr).into_owned();
     for verb in ["create", "apply"] {
         let out = kubectl
             .run(&[verb, "-f", &path], None)

@@ -87,17 +87,8 @@ fn fleet_by_cluster_api(kubectl: &Kubectl, extension: &Extension) -> Result<(), 
         )?;
     }
     holding(extension);
-    let patch = format!(r#"{{"spec":{{"topology":{{"version":"{TO}"}}}}}}"#);
-    kubectl.ok(&[
-        "patch",
-        "cluster",
-        INLINE,
-        "-n",
-        "default",
-        "--type=merge",
-        "-p",
-        &patch,
-    ])?;
+    let patch = json!({"spec": {"topology": {"version": TO}}});
+    kubectl.merge_patch(("cluster", "default", INLINE), &patch, false)?;
     let key = format!("default/{INLINE}");
     poll("BeforeWorkersUpgrade holding Cluster inline", UPGRADED, || {
         let calls = extension.calls();
@@ -144,19 +135,23 @@ fn take_over(stack: &Stack, extension: &Extension) -> Result<[Snapshot; 2], Stri
         .lines()
         .count();
 
-    // The dry run: the only Machines that would roll are the held upgrade's workers (a step
-    // Cluster API's controller takes too once the hook lets go), so the switch is forced.
-    let report =
-        command(stack, &["take-over"]).expect_err("the dry run refuses: the upgrade rolls the workers");
-    let rolls: Vec<&str> = report.lines().filter(|l| l.contains("Machines roll")).collect();
-    let upgrade_only = rolls.len() == 1
-        && rolls[0].contains("MachineDeployment")
-        && rolls[0].contains(&format!("version {FROM} -> {TO}"));
+    // The dry run: the only Machines that would roll are the held upgrade's workers, a step
+    // Cluster API's controller takes too once the hook lets go, so the switch is not refused.
+    let report = command(stack, &["take-over"])?;
+    let upgrading: Vec<&str> = report
+        .lines()
+        .filter(|l| l.starts_with("  * ") && l.contains("Machines roll"))
+        .collect();
+    let upgrade_only = upgrading.len() == 1
+        && upgrading[0].contains("MachineDeployment")
+        && upgrading[0].contains(&format!("(version {FROM} -> {TO})"))
+        && report.contains(&format!(", 1 upgrading (default/{INLINE}: "))
+        && report.contains(", 0 rolling Machines");
     expect(
         upgrade_only && !report.contains("cannot plan"),
         format!("the dry run: only the upgrade's workers roll: {report}"),
     )?;
-    command(stack, &["take-over", "--apply", "--force", "--timeout=3m"])?;
+    command(stack, &["take-over", "--apply", "--timeout=3m"])?;
     let owner = command(stack, &["doctor"]).unwrap_or_else(|report| report);
     expect(
         owner.contains("capi-topology's topology controller owns the fleet"),
@@ -398,16 +393,7 @@ fn resumed(kubectl: &Kubectl, cluster: &str) -> Result<(), String> {
     let annotation = "e2e.capi-topology.dev/given-back";
     let patch =
         json!({"spec": {"topology": {"controlPlane": {"metadata": {"annotations": {annotation: "yes"}}}}}});
-    kubectl.ok(&[
-        "patch",
-        "cluster",
-        cluster,
-        "-n",
-        "default",
-        "--type=merge",
-        "-p",
-        &patch.to_string(),
-    ])?;
+    kubectl.merge_patch(("cluster", "default", cluster), &patch, false)?;
     let selector = format!("cluster.x-k8s.io/cluster-name={cluster}");
     poll(
         &format!("Cluster API's controller to reconcile {cluster}"),

@@ -11,7 +11,7 @@ use crate::class_status;
 use crate::controllers::{condition, owned_by, provision_control_plane, CONVERGED};
 use crate::env::Env;
 use crate::kubectl::Kubectl;
-use crate::manifests::{quickstart_object, quickstart_templates, render, v1beta1_object, with};
+use crate::manifests::{render, v1beta1_object, with};
 use crate::process::poll;
 
 /// The Cluster resource at each served version, as a client pins it.
@@ -39,16 +39,7 @@ fn clients_of_both_versions_share_clusters_stored_as_v1beta2() {
     let env = Env::with_webhooks("versions");
     let kubectl = &env.kubectl;
     let fail = |e: String| -> ! { panic!("{e}\n{}", env.logs()) };
-    kubectl
-        .accepts(&render(&quickstart_templates()))
-        .unwrap_or_else(|e| fail(e));
-    kubectl
-        .accepts(&render(&[quickstart_object(
-            "00-clusterclass.yaml",
-            "ClusterClass",
-        )]))
-        .unwrap_or_else(|e| fail(e));
-    class_status::wait_reconciled(kubectl, "default", "quick-start").unwrap_or_else(|e| fail(e));
+    class_status::install_quickstart(kubectl).unwrap_or_else(|e| fail(e));
 
     // Written once by each client: `dev` as v1beta1 (examples/v1beta1), `hub` as v1beta2.
     kubectl
