@@ -36,7 +36,7 @@ import json, sys
 def entry(i):
     return {"manager": f"manager-{i}", "operation": "Update", "apiVersion": "cluster.x-k8s.io/v1beta1",
             "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:annotations": {"f:example.com/" + "k" * 1000: {}}}}}
-size = len(json.dumps(entry(0)))
+size = len(json.dumps(entry(99999)))  # the longest entry: manager names grow with i
 cluster = {"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
            "metadata": {"name": "big", "namespace": "default",
                         "managedFields": [entry(i) for i in range((7 * 1024 * 1024 - 8192) // 2 // (size + 2))]},

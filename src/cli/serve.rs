@@ -84,9 +84,13 @@ pub struct ServeArgs {
     /// docs/deployment.md, "Limits").
     #[arg(long, value_name = "N", default_value_t = ServerLimits::default().max_in_flight)]
     pub max_in_flight: usize,
-    /// How long a review waits for an evaluation place before it is answered 429.
+    /// How long an admission review waits for an evaluation place before it is answered 429.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "2s")]
     pub queue_wait: Duration,
+    /// How long a ConversionReview waits for an evaluation place before it is answered 429
+    /// (with --deadline, keep it under the API server's fixed 30 s for a conversion call).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "15s")]
+    pub conversion_queue_wait: Duration,
     /// How long one review's evaluation may run before it is answered with an error (keep it
     /// under the webhook configuration's timeoutSeconds).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "9s")]
@@ -148,6 +152,7 @@ impl ServeArgs {
             max_body_bytes: self.max_body_bytes,
             max_in_flight: self.max_in_flight.max(1),
             queue_wait: self.queue_wait,
+            conversion_queue_wait: self.conversion_queue_wait,
             deadline: self.deadline,
             max_connections: self.max_connections.max(1),
             max_header_bytes: self.max_header_bytes,

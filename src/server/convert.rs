@@ -21,7 +21,7 @@ pub const PATH: &str = crate::api::crd::CONVERSION_PATH;
 /// it, as the API server expects).
 pub async fn convert(state: AppState, request: Request) -> Response {
     let limits = state.limits;
-    let (body, place) = match accept(&state, request).await {
+    let (body, place) = match accept(&state, request, limits.conversion_queue_wait).await {
         Ok(accepted) => accepted,
         Err(refused) => return refused,
     };

@@ -4,7 +4,7 @@
 //! on it), measures, logs one span per review, and maps the answer to HTTP.
 
 use std::borrow::Cow;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::extract::Request;
@@ -72,7 +72,7 @@ pub async fn admit(state: AppState, webhook: Webhook, request: Request) -> Respo
 async fn admit_in(state: AppState, webhook: Webhook, request: Request, span: tracing::Span) -> Response {
     let started = Instant::now();
     let limits = state.limits;
-    let (body, place) = match accept(&state, request).await {
+    let (body, place) = match accept(&state, request, state.limits.queue_wait).await {
         Ok(accepted) => accepted,
         Err(refused) => return refused,
     };
@@ -188,6 +188,7 @@ fn failed(uid: Option<String>, message: &str) -> AdmissionReview<DynamicObject> 
 pub(super) async fn accept(
     state: &AppState,
     request: Request,
+    queue_wait: Duration,
 ) -> Result<(Bytes, OwnedSemaphorePermit), Response> {
     let limits = state.limits;
     let declared = request
@@ -195,20 +196,21 @@ pub(super) async fn accept(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
     if declared.is_some_and(|length| length > limits.max_body_bytes) {
-        return Err(refuse(state, Rejection::BodyTooLarge));
+        return Err(refuse(state, Rejection::BodyTooLarge, queue_wait));
     }
-    let place = tokio::time::timeout(limits.queue_wait, state.in_flight.clone().acquire_owned()).await;
+    let place = tokio::time::timeout(queue_wait, state.in_flight.clone().acquire_owned()).await;
     let Ok(Ok(place)) = place else {
-        return Err(refuse(state, Rejection::Overloaded));
+        return Err(refuse(state, Rejection::Overloaded, queue_wait));
     };
     let Ok(body) = axum::body::to_bytes(request.into_body(), limits.max_body_bytes).await else {
-        return Err(refuse(state, Rejection::BodyTooLarge));
+        return Err(refuse(state, Rejection::BodyTooLarge, queue_wait));
     };
     Ok((body, place))
 }
 
-/// The answer to a request refused before evaluation (a Kubernetes `Status`), counted.
-pub(super) fn refuse(state: &AppState, reason: Rejection) -> Response {
+/// The answer to a request refused before evaluation (a Kubernetes `Status`), counted;
+/// `waited` is how long it waited for an evaluation place.
+fn refuse(state: &AppState, reason: Rejection, waited: Duration) -> Response {
     state.metrics.reject(reason);
     tracing::warn!(reason = reason.as_str(), "admission request refused");
     match reason {
@@ -219,7 +221,7 @@ pub(super) fn refuse(state: &AppState, reason: Rejection) -> Response {
                 &format!(
                     "too many reviews in flight: all {} evaluation places stayed taken for {} ms; retry",
                     state.limits.max_in_flight,
-                    state.limits.queue_wait.as_millis()
+                    waited.as_millis()
                 ),
             );
             response

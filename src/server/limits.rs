@@ -13,8 +13,13 @@ pub struct ServerLimits {
     /// Reviews evaluated at once; only these read and hold a body and its decoded objects, so
     /// they bound the server's memory (docs/deployment.md, "Limits", has the worst case).
     pub max_in_flight: usize,
-    /// How long a review waits for one of those places before it is answered 429.
+    /// How long an admission review waits for one of those places before it is answered 429.
     pub queue_wait: Duration,
+    /// How long a ConversionReview waits for one of those places before it is answered 429.
+    /// Longer than an admission review's: the API server gives a conversion call its fixed
+    /// 30 s, does not retry it, and fails the client's whole read or write when it fails, while
+    /// a waiting review holds only its connection (bodies are read once a place is taken).
+    pub conversion_queue_wait: Duration,
     /// How long a review's evaluation may run before it is answered with an error (kept under
     /// the API server's webhook timeout, so the operator reads our reason, not a timeout).
     pub deadline: Duration,
@@ -37,6 +42,7 @@ impl Default for ServerLimits {
             max_body_bytes: 7 * 1024 * 1024,
             max_in_flight: 4,
             queue_wait: Duration::from_secs(2),
+            conversion_queue_wait: Duration::from_secs(15),
             deadline: Duration::from_secs(9),
             max_connections: 512,
             max_header_bytes: 16 * 1024,

@@ -402,3 +402,59 @@ async fn four_conversion_reviews_at_once_are_answered_while_the_server_stays_res
         );
     }
 }
+
+/// A ConversionReview waits for an evaluation place longer than an admission review does (the
+/// API server neither retries a conversion nor gives it less than 30 s): while a stalled upload
+/// holds the only place, an admission review is answered 429 and a conversion waits, then is
+/// answered once the place frees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversion_waits_for_a_place_where_an_admission_review_gets_429() {
+    use tokio::io::AsyncWriteExt;
+    let limits = ServerLimits {
+        max_in_flight: 1,
+        queue_wait: Duration::from_millis(10),
+        conversion_queue_wait: Duration::from_secs(60),
+        deadline: Duration::from_secs(60),
+        ..ServerLimits::default()
+    };
+    let (running, ca) = start_over("conversion-waits", limits, store).await;
+    let mut stalled = connect(running.admission, &ca, b"http/1.1").await.unwrap();
+    let head = format!(
+        "POST {VALIDATE_CLUSTER} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{{"
+    );
+    stalled.write_all(head.as_bytes()).await.unwrap();
+    stalled.flush().await.unwrap();
+    let mut held = false;
+    for _ in 0..100 {
+        let (_, status, _) = post(
+            running.admission,
+            &ca,
+            b"h2",
+            VALIDATE_CLUSTER,
+            cluster_update(10_000),
+        )
+        .await;
+        if status == 429 {
+            held = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(held, "the stalled request never held the evaluation place");
+    let body = super::conversion_inputs::small_clusters(10);
+    let (admission, ca_pem) = (running.admission, ca.clone());
+    let conversion = tokio::spawn(async move { post(admission, &ca_pem, b"h2", "/convert", body).await });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !conversion.is_finished(),
+        "the conversion was answered while the only place was held: {:?}",
+        conversion
+            .await
+            .map(|(_, status, answer)| (status, String::from_utf8_lossy(&answer).into_owned()))
+    );
+    drop(stalled);
+    let (_, status, answer) = conversion.await.expect("the conversion task");
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
+    let review: Value = serde_json::from_slice(&answer).expect("a review");
+    assert_eq!(review["response"]["result"]["status"], "Success");
+}
