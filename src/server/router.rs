@@ -13,31 +13,34 @@ use tower_http::timeout::TimeoutLayer;
 use super::{convert, handlers, refusals, AppState};
 use crate::admission::Webhook;
 
-/// How long past the evaluation deadline a request may take before it is answered 408.
+/// How long past its deadline (and, for a conversion, its queue wait) a request may take
+/// before it is answered 408.
 const TIMEOUT_MARGIN: Duration = Duration::from_secs(1);
 
-/// The routes over `state`: `POST` on each webhook path and on `/convert`.
+/// The routes over `state`: `POST` on each webhook path and on `/convert`, each under its
+/// request timeout (a conversion may also wait its longer queue wait).
 pub fn router(state: AppState) -> Router {
-    let timeout = state.limits.deadline + TIMEOUT_MARGIN;
+    let limits = state.limits;
+    let timeout = |after: Duration| {
+        TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, after + TIMEOUT_MARGIN)
+    };
     let mut router = Router::new().route(
         convert::PATH,
-        post(|State(state): State<AppState>, request: Request| convert::convert(state, request)),
+        post(|State(state): State<AppState>, request: Request| convert::convert(state, request))
+            .layer(timeout(limits.conversion_queue_wait + limits.deadline)),
     );
     for webhook in Webhook::ALL {
         router = router.route(
             webhook.path(),
             post(move |State(state): State<AppState>, request: Request| {
                 handlers::admit(state, webhook, request)
-            }),
+            })
+            .layer(timeout(limits.deadline)),
         );
     }
     router
         .fallback(refusals::not_found)
         .method_not_allowed_fallback(refusals::method_not_allowed)
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
-            timeout,
-        ))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             refusals::answer_first,
