@@ -95,7 +95,12 @@ pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) ->
     }
     if let Some(kind) = admitted_kind {
         let verb = if old.is_some() { "patching" } else { "creating" };
-        let schema_refusal = refusals::schema_refusal(&object);
+        // The API server checks the object in the version it was written in; our webhooks
+        // see it in the hub, so a spoke object is checked as written.
+        let spoke = object["apiVersion"]
+            .as_str()
+            .is_some_and(|v| v.rsplit('/').next() != Some(crate::api::HUB_VERSION));
+        let written = spoke.then(|| object.clone());
         object = match to_stored(object, source, verb) {
             Ok(stored) => stored,
             Err(message) => {
@@ -105,7 +110,7 @@ pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) ->
             }
         };
         object = carry_server_fields(object, old.as_ref());
-        match admit_through_webhooks(store, kind, object, old.as_ref(), source, schema_refusal) {
+        match admit_through_webhooks(store, kind, object, old.as_ref(), source, written) {
             Ok((admitted, warnings)) => {
                 applied.warnings = warnings;
                 object = admitted;
@@ -169,15 +174,15 @@ pub(super) fn created(object: &Value) -> Applied {
 }
 
 /// Runs the kind's mutating then validating webhook; the admitted (defaulted) object, or kubectl's
-/// message for a denial. Warnings either way. `schema_refusal` is what the API server's schema
-/// check refuses: it answers after the mutating webhooks, before the validating ones.
+/// message for a denial. Warnings either way. The API server's schema check runs between them,
+/// on the mutated object, or on `written` (the object as written in a spoke version).
 fn admit_through_webhooks(
     store: &MemoryStore,
     kind: Kind,
     object: Value,
     old: Option<&Value>,
     source: &str,
-    schema_refusal: Option<String>,
+    written: Option<Value>,
 ) -> Result<(Value, Vec<String>), (String, Vec<String>)> {
     let operation = if old.is_some() {
         Operation::Update
@@ -187,10 +192,10 @@ fn admit_through_webhooks(
     let verb = if old.is_some() { "patching" } else { "creating" };
     let mut warnings = Vec::new();
     let mut object = object;
-    let mut schema_refusal = schema_refusal;
+    let mut schema_checked = false;
     for webhook in Webhook::of_kind(kind) {
-        if !webhook.mutating {
-            if let Some(message) = schema_refusal.take() {
+        if !webhook.mutating && !std::mem::replace(&mut schema_checked, true) {
+            if let Some(message) = schema_refusal(&object, old, written.as_ref()) {
                 return Err((message, warnings));
             }
         }
@@ -217,7 +222,20 @@ fn admit_through_webhooks(
             }
         }
     }
+    if !schema_checked {
+        if let Some(message) = schema_refusal(&object, old, written.as_ref()) {
+            return Err((message, warnings));
+        }
+    }
     Ok((object, warnings))
+}
+
+/// The API server's schema check of `written` (a spoke object as written) or else of the
+/// mutated hub `object`, against the stored `old` where both are in the same version.
+fn schema_refusal(object: &Value, old: Option<&Value>, written: Option<&Value>) -> Option<String> {
+    let checked = written.unwrap_or(object);
+    let old = old.filter(|old| old["apiVersion"] == checked["apiVersion"]);
+    refusals::schema_refusal(checked, old)
 }
 
 fn reason_of(response: &AdmissionResponse) -> &str {

@@ -1,0 +1,143 @@
+//! The CRDs' schema constraints (Cluster API v1.14.0's, carried by ours) in the API server's
+//! words: objects breaking several constraints at once are refused by `kubectl apply` against
+//! the real API server with our CRDs and webhooks, and `capi-topology check` prints the same
+//! causes for each (compared as sets: kube-openapi walks an object's properties in Go's map order).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+use crate::env::Env;
+
+/// Each object and a cause its refusal must name.
+const CASES: &[(&str, &str, &str)] = &[
+    (
+        "limits.yaml",
+        "apiVersion: cluster.x-k8s.io/v1beta2
+kind: Cluster
+metadata:
+  name: limits
+  namespace: default
+spec:
+  topology:
+    classRef:
+      name: Quick_Start_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+    version: v1.34.0
+    controlPlane:
+      replicas: -1
+      taints:
+      - key: k
+        effect: Sometimes
+",
+        "spec.topology.classRef.name: Too long: may not be more than 253 bytes",
+    ),
+    (
+        "versions.yaml",
+        "apiVersion: cluster.x-k8s.io/v1beta2
+kind: ClusterClass
+metadata:
+  name: versions
+  namespace: default
+spec:
+  infrastructure:
+    templateRef:
+      apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+      kind: DockerClusterTemplate
+      name: t
+  controlPlane:
+    templateRef:
+      apiVersion: controlplane.cluster.x-k8s.io/v1beta2
+      kind: KubeadmControlPlaneTemplate
+      name: t
+  kubernetesVersions: [VERSIONS]
+",
+        "spec.kubernetesVersions: Too many: 101: must have at most 100 items",
+    ),
+    (
+        "rule.yaml",
+        "apiVersion: cluster.x-k8s.io/v1beta2
+kind: Cluster
+metadata:
+  name: rule
+  namespace: default
+spec:
+  topology:
+    classRef:
+      name: quick-start
+    version: v1.34.0
+    controlPlane:
+      healthCheck:
+        checks:
+          unhealthyNodeConditions:
+          - type: Ready
+            status: Unknown
+            timeoutSeconds: 300
+",
+        "type must not be one of: Ready",
+    ),
+    (
+        "spoke.yaml",
+        "apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata:
+  name: spoke
+  namespace: default
+spec:
+  topology:
+    class: ''
+    version: v1.34.0
+",
+        "spec.topology.class in body should be at least 1 chars long",
+    ),
+];
+
+/// The causes of a refusal as kubectl prints it (`The Cluster "c" is invalid: \n* a\n* b`).
+fn causes(message: &str) -> BTreeSet<String> {
+    let message = message.trim_end();
+    match message.split_once(" is invalid: ") {
+        Some((_, causes)) => causes
+            .split("\n* ")
+            .map(str::trim)
+            .filter(|cause| !cause.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        None => BTreeSet::from([message.to_owned()]),
+    }
+}
+
+fn check(file: &Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_capi-topology"))
+        .arg("check")
+        .arg("-f")
+        .arg(file)
+        .output()
+        .expect("run capi-topology check");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn schema_constraints_are_refused_as_the_api_server_refuses_them() {
+    let env = Env::with_webhooks("schema-constraints");
+    let versions: Vec<String> = (0..101).map(|i| format!("v1.{i}.0")).collect();
+    for (name, manifest, cause) in CASES {
+        let file = env.run.join(name);
+        std::fs::write(&file, manifest.replace("VERSIONS", &versions.join(", "))).expect("write manifest");
+        let out = env
+            .kubectl
+            .run(&["apply", "-f", &file.display().to_string()], None)
+            .unwrap_or_else(|e| panic!("{e}\n{}", env.logs()));
+        assert!(!out.success, "{name}: the API server took it: {}", out.stdout);
+        let theirs = causes(&out.stderr);
+        assert!(
+            theirs.iter().any(|line| line.contains(cause)),
+            "{name}: {theirs:#?}"
+        );
+        assert_eq!(causes(&check(&file)), theirs, "{name}");
+    }
+}
