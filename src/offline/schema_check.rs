@@ -92,7 +92,7 @@ pub fn schema_errors(object: &Value, old: Option<&Value>) -> FieldErrors {
     if errors.iter().any(blocks_rules) {
         errors.push(FieldError::invalid(
             &FieldPath::new("<nil>"),
-            "null",
+            Value::Null,
             RULES_NOT_CHECKED,
         ));
     } else if let Some(rules) = &compiled.rules {
