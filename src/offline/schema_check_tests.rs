@@ -76,7 +76,7 @@ fn lengths_patterns_and_enums_are_refused_in_the_api_servers_words() {
     assert_eq!(
         found.last().map(String::as_str),
         Some(
-            r#"<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"#
+            r#"<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"#
         )
     );
 }
