@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use super::edge::{check_served, to_stored, UnknownVersion};
 use super::refusals;
 use crate::admission::{self, Kind, Webhook};
+use crate::api::convert::from_hub;
 use crate::api::ClusterClass;
 use crate::contract::ref_versions::{ref_versions_condition, template_refs};
 use crate::controller::cluster_class_status::class_status_patch;
@@ -96,7 +97,7 @@ pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) ->
     if let Some(kind) = admitted_kind {
         let verb = if old.is_some() { "patching" } else { "creating" };
         // The API server checks the object in the version it was written in; our webhooks
-        // see it in the hub, so a spoke object is checked as written.
+        // see it in the hub (see `schema_refusal`).
         let spoke = object["apiVersion"]
             .as_str()
             .is_some_and(|v| v.rsplit('/').next() != Some(crate::api::HUB_VERSION));
@@ -175,7 +176,8 @@ pub(super) fn created(object: &Value) -> Applied {
 
 /// Runs the kind's mutating then validating webhook; the admitted (defaulted) object, or kubectl's
 /// message for a denial. Warnings either way. The API server's schema check runs between them,
-/// on the mutated object, or on `written` (the object as written in a spoke version).
+/// on the mutated object in the version it was written in (`written`: as written in a spoke
+/// version).
 fn admit_through_webhooks(
     store: &MemoryStore,
     kind: Kind,
@@ -193,9 +195,11 @@ fn admit_through_webhooks(
     let mut warnings = Vec::new();
     let mut object = object;
     let mut schema_checked = false;
+    let mut patched = false;
     for webhook in Webhook::of_kind(kind) {
         if !webhook.mutating && !std::mem::replace(&mut schema_checked, true) {
-            if let Some(message) = schema_refusal(&object, old, written.as_ref()) {
+            let written = written.as_ref().map(|written| (written, patched));
+            if let Some(message) = schema_refusal(store, &object, old, written) {
                 return Err((message, warnings));
             }
         }
@@ -213,7 +217,10 @@ fn admit_through_webhooks(
         if let Some(patch) = &response.patch {
             let applied = serde_json::from_slice::<json_patch::Patch>(patch)
                 .map_err(|err| err.to_string())
-                .and_then(|patch| json_patch::patch(&mut object, &patch).map_err(|err| err.to_string()));
+                .and_then(|patch| {
+                    patched |= !patch.0.is_empty();
+                    json_patch::patch(&mut object, &patch).map_err(|err| err.to_string())
+                });
             if let Err(err) = applied {
                 return Err((
                     format!("error: the mutating webhook returned a patch that does not apply: {err}"),
@@ -223,19 +230,33 @@ fn admit_through_webhooks(
         }
     }
     if !schema_checked {
-        if let Some(message) = schema_refusal(&object, old, written.as_ref()) {
+        let written = written.as_ref().map(|written| (written, patched));
+        if let Some(message) = schema_refusal(store, &object, old, written) {
             return Err((message, warnings));
         }
     }
     Ok((object, warnings))
 }
 
-/// The API server's schema check of `written` (a spoke object as written) or else of the
-/// mutated hub `object`, against the stored `old` where both are in the same version.
-fn schema_refusal(object: &Value, old: Option<&Value>, written: Option<&Value>) -> Option<String> {
-    let checked = written.unwrap_or(object);
-    let old = old.filter(|old| old["apiVersion"] == checked["apiVersion"]);
-    refusals::schema_refusal(checked, old)
+/// The API server's schema check of the hub `object` after the mutating webhooks, in the version
+/// it was written in, against the stored `old` in that version (for ratcheting). `written` is
+/// the object as written in a spoke version, and whether a mutating webhook patched it: the API
+/// server converts a patched object back from the webhook's version (the hub), as
+/// [`from_hub`] does, and checks an unpatched one as written.
+fn schema_refusal(
+    versions: &MemoryStore,
+    object: &Value,
+    old: Option<&Value>,
+    written: Option<(&Value, bool)>,
+) -> Option<String> {
+    let Some((written, patched)) = written else {
+        return refusals::schema_refusal(object, old);
+    };
+    let version = written["apiVersion"].as_str().unwrap_or_default();
+    let in_written = |hub: &Value| from_hub(hub.clone(), version, versions).ok();
+    let checked = patched.then(|| in_written(object)).flatten();
+    let old = old.and_then(in_written);
+    refusals::schema_refusal(checked.as_ref().unwrap_or(written), old.as_ref())
 }
 
 fn reason_of(response: &AdmissionResponse) -> &str {

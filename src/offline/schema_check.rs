@@ -33,22 +33,34 @@ struct Compiled {
 const RULES_NOT_CHECKED: &str = "some validation rules were not checked because the object was invalid; \
                                  correct the existing errors to complete validation";
 
-/// Our schemas compiled once, by `(group, version, kind)`; a schema that does not compile is
-/// left out (a unit test proves ours all do).
-fn compiled() -> &'static HashMap<(String, String, String), Compiled> {
-    static COMPILED: OnceLock<HashMap<(String, String, String), Compiled>> = OnceLock::new();
-    COMPILED.get_or_init(|| {
+/// `(group, version, kind)` of one of our served versions.
+type Key = (String, String, String);
+
+/// The schema of `key` compiled, once and only when first asked for (a check of Clusters
+/// compiles no MachinePool schema); `None` for a kind or version that is not ours, or a schema
+/// that does not compile (a unit test proves ours all do).
+fn compiled(key: &Key) -> Option<&'static Compiled> {
+    static COMPILED: OnceLock<HashMap<Key, OnceLock<Option<Compiled>>>> = OnceLock::new();
+    let all = COMPILED.get_or_init(|| {
         our_schemas()
-            .iter()
-            .filter_map(|(key, schema)| {
-                let mut schema = schema.clone();
-                integral_bounds(&mut schema);
-                let props: JSONSchemaProps = serde_json::from_value(schema).ok()?;
-                let schema = Schema::compile(&props).ok()?;
-                let rules = CelRules::compile_to_evaluate(&props, &FieldPath::root()).ok();
-                Some((key.clone(), Compiled { schema, rules }))
-            })
+            .keys()
+            .map(|key| (key.clone(), OnceLock::new()))
             .collect()
+    });
+    all.get(key)?
+        .get_or_init(|| our_schemas().get(key).and_then(compile))
+        .as_ref()
+}
+
+/// One schema compiled for checking, with its CEL rules.
+fn compile(schema: &Value) -> Option<Compiled> {
+    let mut schema = schema.clone();
+    integral_bounds(&mut schema);
+    let props: JSONSchemaProps = serde_json::from_value(schema).ok()?;
+    let rules = CelRules::compile_to_evaluate(&props, &FieldPath::root()).ok();
+    Some(Compiled {
+        schema: Schema::compile(&props).ok()?,
+        rules,
     })
 }
 
@@ -80,7 +92,7 @@ pub fn schema_errors(object: &Value, old: Option<&Value>) -> FieldErrors {
         api_version.rsplit('/').next().unwrap_or_default().to_owned(),
         object["kind"].as_str().unwrap_or_default().to_owned(),
     );
-    let Some(compiled) = compiled().get(&key) else {
+    let Some(compiled) = compiled(&key) else {
         return duplicate_keys(object);
     };
     let object = without_status(object);

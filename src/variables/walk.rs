@@ -235,6 +235,10 @@ impl Walker<'_> {
     fn string(&mut self, schema: &Schema, text: &str, name: &str) {
         let props = &schema.props;
         let length = i64::try_from(text.chars().count()).unwrap_or(i64::MAX);
+        // kube-apiserver reports a custom resource's first failing string keyword only
+        // (maxLength, minLength, pattern in that order: kube-openapi's string validator); the
+        // format is a validator of its own.
+        let mut stop = false;
         if let Some(max) = props.max_length.filter(|max| length > *max) {
             let detail = format!("may not be more than {max} bytes");
             self.errors.push(FieldError::new(
@@ -243,21 +247,18 @@ impl Walker<'_> {
                 None,
                 detail,
             ));
-            // kube-apiserver reports a custom resource's first failing string keyword only
-            // (seen in tests/e2e/schema_constraints.rs).
-            if self.own_values {
-                return;
-            }
+            stop = self.own_values;
         }
-        if let Some(min) = props.min_length.filter(|min| length < *min) {
+        if let Some(min) = props.min_length.filter(|min| !stop && length < *min) {
             self.report(
                 ErrorType::Invalid,
                 name,
                 || Value::from(text),
                 format!("should be at least {min} chars long"),
             );
+            stop = self.own_values;
         }
-        if let Some(pattern) = schema.pattern.as_ref().filter(|p| !p.is_match(text)) {
+        if let Some(pattern) = schema.pattern.as_ref().filter(|p| !stop && !p.is_match(text)) {
             let message = format!("should match '{}'", pattern.as_str());
             self.report(ErrorType::Invalid, name, || Value::from(text), message);
         }
