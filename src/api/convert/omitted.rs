@@ -93,14 +93,13 @@ pub(super) fn drop_empty_structs(kind: &str, obj: &mut Obj) {
 /// Drops the empty object at `path` below `obj`, for every item and value the path steps into.
 fn drop_at(obj: &mut Obj, path: &[Step]) {
     match path {
-        [Step::Field(name)] => {
+        [Step::Field(name)]
             if obj
                 .get(name)
                 .and_then(Value::as_object)
-                .is_some_and(Obj::is_empty)
-            {
-                obj.remove(name);
-            }
+                .is_some_and(Obj::is_empty) =>
+        {
+            obj.remove(name);
         }
         [Step::Field(name), rest @ ..] => {
             if let Some(child) = obj.get_mut(name) {
