@@ -363,6 +363,7 @@ fn served_version(
     if let Some(status) = version.status {
         schema["properties"]["status"] = status();
     }
+    super::crd_constraints::apply(kind.kind, version.name, &mut schema);
     let scale = kind.scale.as_ref().map(|scale| CustomResourceSubresourceScale {
         spec_replicas_path: ".spec.replicas".to_owned(),
         status_replicas_path: ".status.replicas".to_owned(),
@@ -386,8 +387,10 @@ fn served_version(
 }
 
 /// The structural OpenAPI schema of `T`: subschemas inlined, `Option`s and enums rewritten the
-/// way Kubernetes wants them, then `nullable` and `title` dropped (Cluster API's CRDs have
-/// neither, so `null`s are pruned as there).
+/// way Kubernetes wants them, then `nullable`, `title` and `default` dropped (Cluster API's CRDs
+/// have no `nullable`, so `null`s are pruned as there; the `default`s schemars writes for
+/// `#[serde(default)]` fields would make the API server fill in values Cluster API leaves out,
+/// so the only defaults are Cluster API's own, from [`super::crd_constraints`]).
 fn structural_schema<T: JsonSchema>() -> Value {
     let generator = SchemaSettings::openapi3()
         .with(|s| {
@@ -404,13 +407,14 @@ fn structural_schema<T: JsonSchema>() -> Value {
     schema
 }
 
-/// Removes `nullable` and `title` from a schema node and every node below it.
+/// Removes `nullable`, `title` and `default` from a schema node and every node below it.
 fn strip_annotations(node: &mut Value) {
     let Some(map) = node.as_object_mut() else {
         return;
     };
     map.remove("nullable");
     map.remove("title");
+    map.remove("default");
     for key in ["items", "additionalProperties", "not"] {
         if let Some(child) = map.get_mut(key) {
             strip_annotations(child);

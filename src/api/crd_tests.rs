@@ -314,11 +314,12 @@ fn variable_schemas_and_values_are_kept_as_given() {
         cluster["properties"]["value"]["x-kubernetes-preserve-unknown-fields"],
         true
     );
-    // The v1beta1 schema requires the name; the hub's does not yet (its `+required` fields
-    // carry `serde(default)`, which schemars reads as optional).
-    let spoke = &schema_of("Cluster", "v1beta1")["properties"]["spec"]["properties"]["topology"]
-        ["properties"]["variables"]["items"];
-    assert_eq!(spoke["required"], json!(["name"]));
+    // Both versions require the name and the value, as Cluster API v1.14.0's CRDs do.
+    for version in ["v1beta1", "v1beta2"] {
+        let items = &schema_of("Cluster", version)["properties"]["spec"]["properties"]["topology"]
+            ["properties"]["variables"]["items"];
+        assert_eq!(items["required"], json!(["name", "value"]), "{version}");
+    }
 }
 
 fn schema_of_cluster_variables() -> Value {

@@ -15,6 +15,7 @@ pub mod conditions;
 pub mod control_plane;
 pub mod convert;
 pub mod crd;
+pub mod crd_constraints;
 mod json_schema;
 pub mod labels;
 mod list_map;

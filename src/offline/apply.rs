@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use super::edge::{check_served, to_stored, UnknownVersion};
 use super::refusals;
 use crate::admission::{self, Kind, Webhook};
+use crate::api::convert::from_hub;
 use crate::api::ClusterClass;
 use crate::contract::ref_versions::{ref_versions_condition, template_refs};
 use crate::controller::cluster_class_status::class_status_patch;
@@ -95,7 +96,12 @@ pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) ->
     }
     if let Some(kind) = admitted_kind {
         let verb = if old.is_some() { "patching" } else { "creating" };
-        let schema_refusal = refusals::schema_refusal(&object);
+        // The API server checks the object in the version it was written in; our webhooks
+        // see it in the hub (see `schema_refusal`).
+        let spoke = object["apiVersion"]
+            .as_str()
+            .is_some_and(|v| v.rsplit('/').next() != Some(crate::api::HUB_VERSION));
+        let written = spoke.then(|| object.clone());
         object = match to_stored(object, source, verb) {
             Ok(stored) => stored,
             Err(message) => {
@@ -105,7 +111,7 @@ pub fn apply(store: &mut MemoryStore, object: Value, source: &str, now: &str) ->
             }
         };
         object = carry_server_fields(object, old.as_ref());
-        match admit_through_webhooks(store, kind, object, old.as_ref(), source, schema_refusal) {
+        match admit_through_webhooks(store, kind, object, old.as_ref(), source, written) {
             Ok((admitted, warnings)) => {
                 applied.warnings = warnings;
                 object = admitted;
@@ -169,15 +175,16 @@ pub(super) fn created(object: &Value) -> Applied {
 }
 
 /// Runs the kind's mutating then validating webhook; the admitted (defaulted) object, or kubectl's
-/// message for a denial. Warnings either way. `schema_refusal` is what the API server's schema
-/// check refuses: it answers after the mutating webhooks, before the validating ones.
+/// message for a denial. Warnings either way. The API server's schema check runs between them,
+/// on the mutated object in the version it was written in (`written`: as written in a spoke
+/// version).
 fn admit_through_webhooks(
     store: &MemoryStore,
     kind: Kind,
     object: Value,
     old: Option<&Value>,
     source: &str,
-    schema_refusal: Option<String>,
+    written: Option<Value>,
 ) -> Result<(Value, Vec<String>), (String, Vec<String>)> {
     let operation = if old.is_some() {
         Operation::Update
@@ -187,10 +194,12 @@ fn admit_through_webhooks(
     let verb = if old.is_some() { "patching" } else { "creating" };
     let mut warnings = Vec::new();
     let mut object = object;
-    let mut schema_refusal = schema_refusal;
+    let mut schema_checked = false;
+    let mut patched = false;
     for webhook in Webhook::of_kind(kind) {
-        if !webhook.mutating {
-            if let Some(message) = schema_refusal.take() {
+        if !webhook.mutating && !std::mem::replace(&mut schema_checked, true) {
+            let written = written.as_ref().map(|written| (written, patched));
+            if let Some(message) = schema_refusal(store, &object, old, written) {
                 return Err((message, warnings));
             }
         }
@@ -208,7 +217,10 @@ fn admit_through_webhooks(
         if let Some(patch) = &response.patch {
             let applied = serde_json::from_slice::<json_patch::Patch>(patch)
                 .map_err(|err| err.to_string())
-                .and_then(|patch| json_patch::patch(&mut object, &patch).map_err(|err| err.to_string()));
+                .and_then(|patch| {
+                    patched |= !patch.0.is_empty();
+                    json_patch::patch(&mut object, &patch).map_err(|err| err.to_string())
+                });
             if let Err(err) = applied {
                 return Err((
                     format!("error: the mutating webhook returned a patch that does not apply: {err}"),
@@ -217,7 +229,34 @@ fn admit_through_webhooks(
             }
         }
     }
+    if !schema_checked {
+        let written = written.as_ref().map(|written| (written, patched));
+        if let Some(message) = schema_refusal(store, &object, old, written) {
+            return Err((message, warnings));
+        }
+    }
     Ok((object, warnings))
+}
+
+/// The API server's schema check of the hub `object` after the mutating webhooks, in the version
+/// it was written in, against the stored `old` in that version (for ratcheting). `written` is
+/// the object as written in a spoke version, and whether a mutating webhook patched it: the API
+/// server converts a patched object back from the webhook's version (the hub), as
+/// [`from_hub`] does, and checks an unpatched one as written.
+fn schema_refusal(
+    versions: &MemoryStore,
+    object: &Value,
+    old: Option<&Value>,
+    written: Option<(&Value, bool)>,
+) -> Option<String> {
+    let Some((written, patched)) = written else {
+        return refusals::schema_refusal(object, old);
+    };
+    let version = written["apiVersion"].as_str().unwrap_or_default();
+    let in_written = |hub: &Value| from_hub(hub.clone(), version, versions).ok();
+    let checked = patched.then(|| in_written(object)).flatten();
+    let old = old.and_then(in_written);
+    refusals::schema_refusal(checked.as_ref().unwrap_or(written), old.as_ref())
 }
 
 fn reason_of(response: &AdmissionResponse) -> &str {

@@ -10,5 +10,6 @@ pub mod current;
 pub mod edge;
 pub mod list_maps;
 mod refusals;
+pub mod schema_check;
 pub mod strict;
 pub mod yaml11_labels;

@@ -45,10 +45,11 @@ pub fn check(object: &mut Value) -> Result<(), String> {
     Err(invalid(kind, name, &errors))
 }
 
-/// kubectl's message when the API server's schema check refuses `object` (as written, in its
-/// version): duplicate list-map keys ([`super::list_maps`]); none when it passes.
-pub fn schema_refusal(object: &Value) -> Option<String> {
-    let errors = super::list_maps::duplicate_keys(object);
+/// kubectl's message when the API server's schema check ([`super::schema_check`]) refuses
+/// `object` (in the version it was written in; `old` the stored object in that version); none
+/// when it passes.
+pub fn schema_refusal(object: &Value, old: Option<&Value>) -> Option<String> {
+    let errors = super::schema_check::schema_errors(object, old);
     if errors.is_empty() {
         return None;
     }

@@ -17,6 +17,21 @@ impl Schema {
     pub fn validate(&self, value: &Value, path: &FieldPath, shown: &Value, errors: &mut FieldErrors) {
         validate(self, value, path, shown, errors);
     }
+
+    /// Validates a whole custom resource as the API server validates it against its CRD's
+    /// schema: fields named from the object's root (`spec.topology.classRef.name`), each error
+    /// showing the offending field's own value (a count for item and property counts).
+    pub fn validate_resource(&self, object: &Value, errors: &mut FieldErrors) {
+        let root = FieldPath::root();
+        let mut walker = Walker {
+            base: &root,
+            shown: object,
+            own_values: true,
+            errors: Vec::new(),
+        };
+        walker.node(self, object, "", 0);
+        errors.extend(walker.errors);
+    }
 }
 
 /// Validates `value` against `schema`, adding errors under `base` (`...variables[x].value`);
@@ -25,6 +40,7 @@ fn validate(schema: &Schema, value: &Value, base: &FieldPath, shown: &Value, err
     let mut walker = Walker {
         base,
         shown,
+        own_values: false,
         errors: Vec::new(),
     };
     walker.node(schema, value, "", 0);
@@ -38,6 +54,9 @@ fn validate(schema: &Schema, value: &Value, base: &FieldPath, shown: &Value, err
 struct Walker<'a> {
     base: &'a FieldPath,
     shown: &'a Value,
+    /// Errors show the offending field's own value (a custom resource's schema check) instead
+    /// of `shown` (Cluster API's variable errors).
+    own_values: bool,
     errors: Vec<FieldError>,
 }
 
@@ -52,27 +71,34 @@ impl Walker<'_> {
         }
     }
 
-    fn shown(&self) -> Value {
-        Value::from(to_go_json(self.shown))
+    /// The value an error shows: `own` (the field's value, or a count) for a custom resource,
+    /// else the whole variable value as Go renders its JSON.
+    fn shown(&self, own: impl FnOnce() -> Value) -> Value {
+        if self.own_values {
+            own()
+        } else {
+            Value::from(to_go_json(self.shown))
+        }
     }
 
-    /// A keyword error: at the field, detail `"<name> in body <message>"` (just the message at the root).
-    fn report(&mut self, kind: ErrorType, name: &str, message: String) {
+    /// A keyword error: at the field, detail `"<name> in body <message>"` (just the message at
+    /// the root), showing `own` for a custom resource.
+    fn report(&mut self, kind: ErrorType, name: &str, own: impl FnOnce() -> Value, message: String) {
         let detail = if name.is_empty() {
             message
         } else {
             format!("{name} in body {message}")
         };
-        let error = FieldError::new(kind, &self.path(name), Some(self.shown()), detail);
+        let error = FieldError::new(kind, &self.path(name), Some(self.shown(own)), detail);
         self.errors.push(error);
     }
 
     /// A combinator error: at the value itself, naming the field in quotes.
-    fn report_combinator(&mut self, name: &str, message: &str) {
+    fn report_combinator(&mut self, name: &str, value: &Value, message: &str) {
         let error = FieldError::new(
             ErrorType::Invalid,
             self.base,
-            Some(self.shown()),
+            Some(self.shown(|| value.clone())),
             format!("{name:?} {message}"),
         );
         self.errors.push(error);
@@ -90,6 +116,7 @@ impl Walker<'_> {
             self.report(
                 ErrorType::Invalid,
                 name,
+                || value.clone(),
                 format!("is nested deeper than {MAX_DEPTH} levels"),
             );
             return;
@@ -100,6 +127,7 @@ impl Walker<'_> {
                 self.report(
                     ErrorType::TypeInvalid,
                     name,
+                    || Value::Null,
                     format!("must be of type {expected}: \"null\""),
                 );
             }
@@ -130,7 +158,7 @@ impl Walker<'_> {
             });
         if !ok {
             let message = format!("must be of type {expected}: {actual:?}");
-            self.report(ErrorType::TypeInvalid, name, message);
+            self.report(ErrorType::TypeInvalid, name, || value.clone(), message);
         }
     }
 
@@ -149,7 +177,7 @@ impl Walker<'_> {
                 }
             }
             if !passed {
-                self.report_combinator(name, "must validate at least one schema (anyOf)");
+                self.report_combinator(name, value, "must validate at least one schema (anyOf)");
                 self.errors.extend(best.unwrap_or_default());
             }
         }
@@ -167,6 +195,7 @@ impl Walker<'_> {
             if valid == 0 {
                 self.report_combinator(
                     name,
+                    value,
                     "must validate one and only one schema (oneOf). Found none valid",
                 );
                 self.errors.extend(best.unwrap_or_default());
@@ -174,7 +203,7 @@ impl Walker<'_> {
                 let message = format!(
                     "must validate one and only one schema (oneOf). Found {valid} valid alternatives"
                 );
-                self.report_combinator(name, &message);
+                self.report_combinator(name, value, &message);
             }
         }
         if !schema.all_of.is_empty() {
@@ -187,14 +216,18 @@ impl Walker<'_> {
                 self.errors.extend(found);
             }
             if valid == 0 {
-                self.report_combinator(name, "must validate all the schemas (allOf). None validated");
+                self.report_combinator(
+                    name,
+                    value,
+                    "must validate all the schemas (allOf). None validated",
+                );
             } else if valid < schema.all_of.len() {
-                self.report_combinator(name, "must validate all the schemas (allOf)");
+                self.report_combinator(name, value, "must validate all the schemas (allOf)");
             }
         }
         if let Some(not) = &schema.not {
             if self.branch(not, value, name, depth + 1).is_empty() {
-                self.report_combinator(name, "must not validate the schema (not)");
+                self.report_combinator(name, value, "must not validate the schema (not)");
             }
         }
     }
@@ -202,6 +235,10 @@ impl Walker<'_> {
     fn string(&mut self, schema: &Schema, text: &str, name: &str) {
         let props = &schema.props;
         let length = i64::try_from(text.chars().count()).unwrap_or(i64::MAX);
+        // kube-apiserver reports a custom resource's first failing string keyword only
+        // (maxLength, minLength, pattern in that order: kube-openapi's string validator); the
+        // format is a validator of its own.
+        let mut stop = false;
         if let Some(max) = props.max_length.filter(|max| length > *max) {
             let detail = format!("may not be more than {max} bytes");
             self.errors.push(FieldError::new(
@@ -210,26 +247,30 @@ impl Walker<'_> {
                 None,
                 detail,
             ));
+            stop = self.own_values;
         }
-        if let Some(min) = props.min_length.filter(|min| length < *min) {
+        if let Some(min) = props.min_length.filter(|min| !stop && length < *min) {
             self.report(
                 ErrorType::Invalid,
                 name,
+                || Value::from(text),
                 format!("should be at least {min} chars long"),
             );
+            stop = self.own_values;
         }
-        if let Some(pattern) = schema.pattern.as_ref().filter(|p| !p.is_match(text)) {
+        if let Some(pattern) = schema.pattern.as_ref().filter(|p| !stop && !p.is_match(text)) {
             let message = format!("should match '{}'", pattern.as_str());
-            self.report(ErrorType::Invalid, name, message);
+            self.report(ErrorType::Invalid, name, || Value::from(text), message);
         }
         if !props.format.is_empty() && !formats::is_valid(&props.format, text) {
             let message = format!("must be of type {}: {text:?}", props.format);
-            self.report(ErrorType::TypeInvalid, name, message);
+            self.report(ErrorType::TypeInvalid, name, || Value::from(text), message);
         }
     }
 
     fn number(&mut self, schema: &Schema, number: &Number, name: &str) {
         let props = &schema.props;
+        let own = Value::Number(number.clone());
         let Some(number) = number.as_f64() else {
             return;
         };
@@ -240,7 +281,12 @@ impl Walker<'_> {
                 (number < min as f64, "greater than or equal to")
             };
             if fails {
-                self.report(ErrorType::Invalid, name, format!("should be {phrase} {min}"));
+                self.report(
+                    ErrorType::Invalid,
+                    name,
+                    || own.clone(),
+                    format!("should be {phrase} {min}"),
+                );
             }
         }
         if let Some(max) = props.maximum {
@@ -250,7 +296,12 @@ impl Walker<'_> {
                 (number > max as f64, "less than or equal to")
             };
             if fails {
-                self.report(ErrorType::Invalid, name, format!("should be {phrase} {max}"));
+                self.report(
+                    ErrorType::Invalid,
+                    name,
+                    || own.clone(),
+                    format!("should be {phrase} {max}"),
+                );
             }
         }
     }
@@ -267,11 +318,12 @@ impl Walker<'_> {
             self.report(
                 ErrorType::Invalid,
                 name,
+                || Value::from(count),
                 format!("should have at least {min} items"),
             );
         }
         if let Some(max) = props.max_items.filter(|max| count > *max) {
-            self.too_many(name, max);
+            self.too_many(name, count, max);
         }
         let duplicated = props.unique_items == Some(true)
             && items
@@ -282,15 +334,17 @@ impl Walker<'_> {
             self.report(
                 ErrorType::Invalid,
                 name,
+                || Value::Array(items.to_vec()),
                 "shouldn't contain duplicates".to_owned(),
             );
         }
     }
 
     /// `Too many` at the field: its detail never names the field.
-    fn too_many(&mut self, name: &str, max: i64) {
+    fn too_many(&mut self, name: &str, count: i64, max: i64) {
         let detail = format!("must have at most {max} items");
-        let error = FieldError::new(ErrorType::TooMany, &self.path(name), Some(self.shown()), detail);
+        let shown = self.shown(|| Value::from(count));
+        let error = FieldError::new(ErrorType::TooMany, &self.path(name), Some(shown), detail);
         self.errors.push(error);
     }
 
@@ -301,11 +355,12 @@ impl Walker<'_> {
             self.report(
                 ErrorType::Invalid,
                 name,
+                || Value::from(count),
                 format!("should have at least {min} properties"),
             );
         }
         if let Some(max) = props.max_properties.filter(|max| count > *max) {
-            self.too_many(name, max);
+            self.too_many(name, count, max);
         }
         for (key, child) in map {
             if let Some(property) = schema.properties.get(key) {
@@ -337,7 +392,7 @@ impl Walker<'_> {
             .map(|v| v.as_str().map_or_else(|| to_go_json(v), str::to_owned))
             .collect();
         let supported: Vec<&str> = supported.iter().map(String::as_str).collect();
-        let error = FieldError::not_supported(&self.path(name), self.shown(), &supported);
+        let error = FieldError::not_supported(&self.path(name), self.shown(|| value.clone()), &supported);
         self.errors.push(error);
     }
 }

@@ -46,6 +46,7 @@ mod runtime_isolation;
 mod scale;
 mod scale_beside_cluster_api;
 mod scenarios;
+mod schema_constraints;
 mod strict_fields;
 mod take_over;
 mod take_over_fleet;

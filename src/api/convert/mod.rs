@@ -17,6 +17,8 @@
 //!   a v1beta1 `int32` always writes (replica counters) the hub really had.
 //! - durations become whole seconds (`"1s5ms"` → `1`) and come back as Go prints them (`"1s"`),
 //!   unless the hub kept the written form (below).
+//! - spoke → hub leaves out the optional structs Go's v1beta2 types marshal with `omitzero`
+//!   when they come out empty (a v1beta1 `metadata: {}`), see `omitted`.
 //! - Cluster `infrastructureRef`/`controlPlaneRef` and a Machine template's
 //!   `infrastructureRef`/`bootstrap.configRef` (MachineDeployment, MachineSet, MachinePool)
 //!   lose their apiVersion for an apiGroup; the way back asks [`ContractVersions`] which version the referenced CRD serves for the contract.
@@ -53,6 +55,7 @@ mod machine_health_check;
 mod machine_pool;
 mod machine_set;
 mod machine_spec;
+mod omitted;
 pub mod paths;
 mod refs;
 mod resource_set;
@@ -343,6 +346,7 @@ pub fn to_hub(mut object: Value) -> Result<Value, ConvertError> {
     data::take_annotation(obj, V1BETA1_FIELDS);
     let written = kept::written_durations(kind, obj);
     kind.spoke_to_hub(obj, &ctx)?;
+    omitted::drop_empty_structs(&kind_name, obj);
     data::keep_first(obj, written);
     obj.insert("apiVersion".into(), Value::String(hub_api_version));
     Ok(object)
