@@ -21,9 +21,8 @@ const TIMEOUT_MARGIN: Duration = Duration::from_secs(1);
 /// request timeout (a conversion may also wait its longer queue wait).
 pub fn router(state: AppState) -> Router {
     let limits = state.limits;
-    let timeout = |after: Duration| {
-        TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, after + TIMEOUT_MARGIN)
-    };
+    let timeout =
+        |after: Duration| TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, after + TIMEOUT_MARGIN);
     let mut router = Router::new().route(
         convert::PATH,
         post(|State(state): State<AppState>, request: Request| convert::convert(state, request))
