@@ -37,20 +37,11 @@ fn only(kubectl: &Kubectl, resource: &str) -> Result<Value, String> {
     }
 }
 
-fn patch(kubectl: &Kubectl, resource: &str, name: &str, patch: &Value, extra: &[&str]) {
-    let body = patch.to_string();
-    let mut args = vec![
-        "patch",
-        resource,
-        name,
-        "-n",
-        "default",
-        "--type=merge",
-        "-p",
-        &body,
-    ];
-    args.extend_from_slice(extra);
-    kubectl.ok(&args).unwrap_or_else(|e| panic!("{e}"));
+/// A merge patch of `resource` `default/name` (its status when `status`); panics on a refusal.
+fn patch(kubectl: &Kubectl, resource: &str, name: &str, patch: &Value, status: bool) {
+    kubectl
+        .merge_patch((resource, "default", name), patch, status)
+        .unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// Plays the control plane provider (KubeadmControlPlane v1beta2, the v1beta2 contract): its
@@ -72,7 +63,7 @@ pub fn report_control_plane(kubectl: &Kubectl, name: &str, version: &str) {
             "version": version, "versions": [{"version": version, "replicas": replicas}],
             "replicas": replicas, "upToDateReplicas": replicas, "readyReplicas": replicas,
             "availableReplicas": replicas}}),
-        &["--subresource=status"],
+        true,
     );
 }
 
@@ -189,7 +180,7 @@ fn the_topology_is_created_kept_and_upgraded_in_order() {
         "dev",
         &json!({"spec": {"topology": {"workers": {"machineDeployments": [
         {"class": "default-worker", "name": "md-0", "replicas": 3}]}}}}),
-        &[],
+        false,
     );
     poll("the worker pool to scale", CONVERGED, || {
         let md = kubectl.get_json("machinedeployment", "default", &md_name)?;
@@ -205,7 +196,7 @@ fn the_topology_is_created_kept_and_upgraded_in_order() {
         "machinedeployment",
         &md_name,
         &json!({"spec": {"replicas": 7}, "metadata": {"labels": {"team": "blue"}}}),
-        &[],
+        false,
     );
     poll("the hand edit to be undone", CONVERGED, || {
         let md = kubectl.get_json("machinedeployment", "default", &md_name)?;
@@ -226,7 +217,7 @@ fn the_topology_is_created_kept_and_upgraded_in_order() {
         "dev",
         &json!({"spec": {"topology": {"variables": [
         {"name": "kubeletLogLevel", "value": 5}]}}}),
-        &[],
+        false,
     );
     poll("the bootstrap template to rotate", CONVERGED, || {
         let md = kubectl.get_json("machinedeployment", "default", &md_name)?;
@@ -250,7 +241,7 @@ fn the_topology_is_created_kept_and_upgraded_in_order() {
         "cluster",
         "dev",
         &json!({"spec": {"topology": {"version": "v1.32.0"}}}),
-        &[],
+        false,
     );
     poll("the control plane to be upgraded first", CONVERGED, || {
         let cp = kubectl.get_json("kubeadmcontrolplane", "default", &cp_name)?;
@@ -285,7 +276,7 @@ fn the_topology_is_created_kept_and_upgraded_in_order() {
         &json!({"spec": {"topology": {"workers": {"machineDeployments": [
         {"class": "default-worker", "name": "md-0", "replicas": 3},
         {"class": "default-worker", "name": "md-1", "replicas": 1}]}}}}),
-        &[],
+        false,
     );
     poll("the second worker pool", CONVERGED, || {
         let count = owned(kubectl, "machinedeployment")?.len();
@@ -300,7 +291,7 @@ fn the_topology_is_created_kept_and_upgraded_in_order() {
         "dev",
         &json!({"spec": {"topology": {"workers": {"machineDeployments": [
         {"class": "default-worker", "name": "md-0", "replicas": 3}]}}}}),
-        &[],
+        false,
     );
     poll("the removed worker pool to go", CONVERGED, || {
         let mds = owned(kubectl, "machinedeployment")?.len();

@@ -58,21 +58,7 @@ fn merge(
     patch: &Value,
     status: bool,
 ) -> Result<String, String> {
-    let body = patch.to_string();
-    let mut args = vec![
-        "patch",
-        resource,
-        name,
-        "-n",
-        "default",
-        "--type=merge",
-        "-p",
-        &body,
-    ];
-    if status {
-        args.push("--subresource=status");
-    }
-    kubectl.ok(&args)
+    kubectl.merge_patch((resource, "default", name), patch, status)
 }
 
 #[test]
