@@ -162,7 +162,7 @@ fn deployment_of(ms: &Value) -> Option<String> {
 }
 
 /// The bootstrap config template and infrastructure machine template `object` references
-/// (v1beta2 `apiGroup` references, or v1beta1 `apiVersion` ones).
+/// (read from the v1beta2 hub, as the watch cache holds them).
 fn templates(object: &Value) -> Vec<TemplateRef> {
     [
         "/spec/template/spec/bootstrap/configRef",
@@ -175,20 +175,11 @@ fn templates(object: &Value) -> Vec<TemplateRef> {
 }
 
 fn template_ref(reference: &Value) -> Option<TemplateRef> {
-    let group = match reference.get("apiGroup").and_then(Value::as_str) {
-        Some(group) => group.to_owned(),
-        None => {
-            let api_version = reference.get("apiVersion")?.as_str()?;
-            api_version
-                .rsplit_once('/')
-                .map_or("", |(group, _)| group)
-                .to_owned()
-        }
-    };
+    let text = |key: &str| Some(reference.get(key)?.as_str()?.to_owned());
     Some(TemplateRef {
-        group,
-        kind: reference.get("kind")?.as_str()?.to_owned(),
-        name: reference.get("name")?.as_str()?.to_owned(),
+        group: text("apiGroup")?,
+        kind: text("kind")?,
+        name: text("name")?,
     })
 }
 

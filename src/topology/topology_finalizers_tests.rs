@@ -127,14 +127,3 @@ fn paused_clusters_and_objects_are_left_alone() {
     object["metadata"]["annotations"] = json!({"cluster.x-k8s.io/paused": ""});
     assert!(finalizer_cleanups(&cluster(), &[], &[Arc::new(object)]).is_empty());
 }
-
-#[test]
-fn v1beta1_references_name_their_group_by_api_version() {
-    let mut old = (*ms("c-md-old", true, &[MACHINE_SET_FINALIZER], "b", "i")).clone();
-    old["spec"]["template"]["spec"]["infrastructureRef"] = json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerMachineTemplate", "name": "i"});
-    let cleanups = finalizer_cleanups(&cluster(), &[], &[Arc::new(old)]);
-    assert_eq!(
-        cleanups[0].unused_templates[1].group,
-        "infrastructure.cluster.x-k8s.io"
-    );
-}

@@ -266,6 +266,18 @@ mod tests {
         }
     }
 
+    /// A reconciliation of `objects` (desired, stored) under [`plan`].
+    fn work(objects: Vec<(Value, Option<Value>)>) -> Reconciliation {
+        Reconciliation {
+            objects,
+            cluster_refs: None,
+            deletions: Vec::new(),
+            upgrade: plan(),
+            hooks: HookEffects::default(),
+            requeue_after_seconds: None,
+        }
+    }
+
     #[test]
     fn the_control_plane_rolls_and_the_workers_wait_for_it() {
         let cp = |version: &str, template: &str| {
@@ -277,17 +289,10 @@ mod tests {
             "metadata": {"name": "dev-md-0-x7k2p", "namespace": "ns",
                 "labels": {TOPOLOGY_DEPLOYMENT_NAME_LABEL: "md-0"}},
             "spec": {"template": {"spec": {"version": "v1.31.2"}}}});
-        let work = Reconciliation {
-            objects: vec![
-                (cp("v1.32.0", "dev-new"), Some(cp("v1.31.2", "dev-old"))),
-                (md.clone(), Some(md)),
-            ],
-            cluster_refs: None,
-            deletions: Vec::new(),
-            upgrade: plan(),
-            hooks: HookEffects::default(),
-            requeue_after_seconds: None,
-        };
+        let work = work(vec![
+            (cp("v1.32.0", "dev-new"), Some(cp("v1.31.2", "dev-old"))),
+            (md.clone(), Some(md)),
+        ]);
         let rollouts = rollouts(&work, "KubeadmControlPlane");
         assert_eq!(
             rollouts[0].because,
@@ -330,14 +335,7 @@ mod tests {
                     "bootstrap": {"configRef": {"name": bootstrap}}}}}})
         };
         let rollouts_of = |desired: Value, current: Value| {
-            let work = Reconciliation {
-                objects: vec![(desired, Some(current))],
-                cluster_refs: None,
-                deletions: Vec::new(),
-                upgrade: plan(),
-                hooks: HookEffects::default(),
-                requeue_after_seconds: None,
-            };
+            let work = work(vec![(desired, Some(current))]);
             rollouts(&work, "KubeadmControlPlane")
         };
         let upgrade = rollouts_of(md("v1.32.0", "b"), md("v1.31.2", "b"));
@@ -357,14 +355,7 @@ mod tests {
     fn fields_others_added_are_no_change() {
         let desired = json!({"kind": "X", "metadata": {"name": "x"}, "spec": {"a": 1}});
         let current = json!({"kind": "X", "metadata": {"name": "x", "uid": "u"}, "spec": {"a": 1.0, "b": 2}});
-        let work = Reconciliation {
-            objects: vec![(desired, Some(current))],
-            cluster_refs: None,
-            deletions: Vec::new(),
-            upgrade: plan(),
-            hooks: HookEffects::default(),
-            requeue_after_seconds: None,
-        };
+        let work = work(vec![(desired, Some(current))]);
         assert!(changes(&work, &Value::Null).is_empty());
     }
 
@@ -378,12 +369,8 @@ mod tests {
                 "labels": {CLUSTER_NAME_LABEL: "dev"}},
             "spec": {"infrastructureRef": reference}});
         let work = Reconciliation {
-            objects: Vec::new(),
             cluster_refs: Some(refs),
-            deletions: Vec::new(),
-            upgrade: plan(),
-            hooks: HookEffects::default(),
-            requeue_after_seconds: None,
+            ..work(Vec::new())
         };
         let changes = changes(&work, &cluster);
         let [Change::Changed(what, fields)] = changes.as_slice() else {

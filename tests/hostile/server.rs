@@ -299,31 +299,21 @@ async fn real_request_sizes_are_answered_and_every_refusal_is_read_on_both_proto
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// A 429 from the in-flight cap reaches every client with its reason, while a request that
-/// stalls halfway through its body holds the only evaluation place.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_429_from_the_in_flight_cap_is_read_on_both_protocols() {
+/// Sends the head of an admission review whose body never comes, and waits until it holds the
+/// server's only evaluation place (another review is answered 429); returns its connection.
+async fn stall_the_only_place(running: &Running, ca: &str) -> super::common::Tls {
     use tokio::io::AsyncWriteExt;
-    let limits = ServerLimits {
-        max_in_flight: 1,
-        queue_wait: Duration::from_millis(10),
-        // The stalled request keeps its place for the whole test.
-        deadline: Duration::from_secs(60),
-        ..ServerLimits::default()
-    };
-    let (running, ca) = start_over("overloaded", limits, store).await;
-    let mut stalled = connect(running.admission, &ca, b"http/1.1").await.unwrap();
+    let mut stalled = connect(running.admission, ca, b"http/1.1").await.unwrap();
     let head = format!(
         "POST {VALIDATE_CLUSTER} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{{"
     );
     stalled.write_all(head.as_bytes()).await.unwrap();
     stalled.flush().await.unwrap();
     let small = cluster_update(10_000);
-    let mut held = false;
     for _ in 0..100 {
         let answer = hyper_answer(
             running.admission,
-            &ca,
+            ca,
             b"http/1.1",
             VALIDATE_CLUSTER,
             small.clone(),
@@ -332,12 +322,26 @@ async fn a_429_from_the_in_flight_cap_is_read_on_both_protocols() {
         )
         .await;
         if answer.is_ok_and(|a| a.status == 429) {
-            held = true;
-            break;
+            return stalled;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(held, "the stalled request never held the evaluation place");
+    panic!("the stalled request never held the evaluation place");
+}
+
+/// A 429 from the in-flight cap reaches every client with its reason, while a request that
+/// stalls halfway through its body holds the only evaluation place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_from_the_in_flight_cap_is_read_on_both_protocols() {
+    let limits = ServerLimits {
+        max_in_flight: 1,
+        queue_wait: Duration::from_millis(10),
+        // The stalled request keeps its place for the whole test.
+        deadline: Duration::from_secs(60),
+        ..ServerLimits::default()
+    };
+    let (running, ca) = start_over("overloaded", limits, store).await;
+    let stalled = stall_the_only_place(&running, &ca).await;
     let update = cluster_update(3_580_000);
     let failures = check_every_client(
         &running,
@@ -409,7 +413,6 @@ async fn four_conversion_reviews_at_once_are_answered_while_the_server_stays_res
 /// answered once the place frees.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_conversion_waits_for_a_place_where_an_admission_review_gets_429() {
-    use tokio::io::AsyncWriteExt;
     let limits = ServerLimits {
         max_in_flight: 1,
         queue_wait: Duration::from_millis(10),
@@ -418,29 +421,7 @@ async fn a_conversion_waits_for_a_place_where_an_admission_review_gets_429() {
         ..ServerLimits::default()
     };
     let (running, ca) = start_over("conversion-waits", limits, store).await;
-    let mut stalled = connect(running.admission, &ca, b"http/1.1").await.unwrap();
-    let head = format!(
-        "POST {VALIDATE_CLUSTER} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{{"
-    );
-    stalled.write_all(head.as_bytes()).await.unwrap();
-    stalled.flush().await.unwrap();
-    let mut held = false;
-    for _ in 0..100 {
-        let (_, status, _) = post(
-            running.admission,
-            &ca,
-            b"h2",
-            VALIDATE_CLUSTER,
-            cluster_update(10_000),
-        )
-        .await;
-        if status == 429 {
-            held = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(held, "the stalled request never held the evaluation place");
+    let stalled = stall_the_only_place(&running, &ca).await;
     let body = super::conversion_inputs::small_clusters(10);
     let (admission, ca_pem) = (running.admission, ca.clone());
     let conversion = tokio::spawn(async move { post(admission, &ca_pem, b"h2", "/convert", body).await });
