@@ -1,5 +1,5 @@
-//! The observed state of a Cluster (`status`), typed. [`Cluster::status`] keeps it as raw JSON
-//! because admission never reads it; [`Cluster::typed_status`] decodes it on demand.
+//! The observed state of a Cluster (`status`), typed. `Cluster::status` keeps it as raw JSON
+//! because admission never reads it; `Cluster::typed_status` decodes it on demand.
 
 use std::collections::BTreeMap;
 
@@ -7,7 +7,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition as MetaCondition;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::cluster::Cluster;
 use super::common::{is_default, Condition};
 
 /// What the Cluster controller observed.
@@ -155,12 +154,5 @@ impl ClusterStatus {
     /// The failure domain named `name`.
     pub fn failure_domain(&self, name: &str) -> Option<&FailureDomain> {
         self.failure_domains.iter().find(|domain| domain.name == name)
-    }
-}
-
-impl Cluster {
-    /// The status decoded into [`ClusterStatus`]; `Ok(None)` when the Cluster has none.
-    pub fn typed_status(&self) -> Result<Option<ClusterStatus>, serde_json::Error> {
-        self.status.as_ref().map(ClusterStatus::deserialize).transpose()
     }
 }

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::findings::{Finding, Severity};
 use super::ownership::{name_of, ownership, Owner};
 use super::webhook_entries::{served_resource, MATCH_CONDITION_NAME, TAKEN_RESOURCES};
 
@@ -22,35 +23,6 @@ pub struct State {
     pub own_deployments: Vec<Value>,
     /// How many Clusters have a `spec.topology`.
     pub topology_clusters: usize,
-}
-
-/// How much a finding matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    /// Works as it is.
-    Ok,
-    /// Works, but not as intended.
-    Warning,
-    /// Clusters are refused or fought over until it is fixed.
-    Error,
-}
-
-/// One sentence of the diagnosis.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    /// How much it matters.
-    pub severity: Severity,
-    /// What was found and what to do.
-    pub message: String,
-}
-
-impl Finding {
-    pub(super) fn new(severity: Severity, message: impl Into<String>) -> Finding {
-        Finding {
-            severity,
-            message: message.into(),
-        }
-    }
 }
 
 /// The diagnosis of `state`, most serious first.

@@ -6,14 +6,16 @@
 
 mod doctor;
 mod dry_run;
+mod findings;
 mod manager_flags;
 mod our_controllers;
 mod ownership;
 mod rollout;
 mod webhook_entries;
 
-pub use doctor::{diagnose, Finding, Severity, State};
+pub use doctor::{diagnose, State};
 pub use dry_run::{ClusterPlan, Direction, DryRun, BEFORE_CLUSTER_DELETE_GIVEN_UP};
+pub use findings::{Finding, Severity};
 pub use manager_flags::{feature_gate, manager_argv, string_list, with_feature_gate, CLUSTER_TOPOLOGY};
 pub use our_controllers::{
     container_args, controller_name, running_controllers, runs_our_topology, with_controllers,

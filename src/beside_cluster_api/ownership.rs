@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use super::doctor::{Finding, Severity};
 use super::dry_run::BEFORE_CLUSTER_DELETE_GIVEN_UP;
+use super::findings::{Finding, Severity};
 use super::manager_flags::{feature_gate, manager_argv, CLUSTER_TOPOLOGY};
 use super::our_controllers::runs_our_topology;
 

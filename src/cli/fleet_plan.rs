@@ -10,8 +10,9 @@ use super::api_reads::RequestTimeout;
 use super::current::CurrentArgs;
 use super::extensions::runtime_extensions;
 use super::live::{topology_clusters, Target};
-use super::plan::{render_diff, stored_extension_configs, stored_namespaces};
+use super::plan::{stored_extension_configs, stored_namespaces};
 use super::plan_current::plan_against_current;
+use super::plan_output::render_diff;
 use crate::beside_cluster_api::{ClusterPlan, DryRun};
 
 /// Plans every topology-managed Cluster the kubeconfig's management cluster holds.

@@ -19,6 +19,7 @@ mod live;
 mod plan;
 mod plan_current;
 mod plan_format;
+mod plan_output;
 mod plan_resource_sets;
 mod serve;
 mod terminal;

@@ -12,7 +12,9 @@ use serde_json::{json, Value};
 use super::current::{missing_state_hint, CurrentArgs};
 use super::extensions::{runtime_extensions, with_discovered_variables, OfflineHooks};
 use super::files::{check_versions, read};
+use super::plan_current::plan_against_current;
 use super::plan_format::Format;
+use super::plan_output::{render_diff, Planned};
 use super::plan_resource_sets::Section;
 use super::terminal::{eprint_line, print_text};
 use super::yaml_out::to_yaml;
@@ -24,9 +26,7 @@ use crate::offline::edge::hub_view;
 use crate::offline::strict::{apply_validated, repeated_keys, Schemas, Validation};
 use crate::runtime::RuntimeExtensions;
 use crate::store::{MemoryStore, ObjectSource};
-use crate::topology::diff::{diff, Change};
 use crate::topology::hooks::ProceedingHooks;
-use crate::topology::upgrade_outline::Outline;
 use crate::topology::upgrade_report::pending;
 use crate::topology::{plan_with_hooks, Blueprint, Current};
 
@@ -140,7 +140,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     for (namespace, resource) in clusters {
         let name = resource.rsplit('/').next().unwrap_or_default();
         let planned = if given {
-            super::plan_current::plan_against_current(&store, &namespace, name, &extensions)
+            plan_against_current(&store, &namespace, name, &extensions)
         } else {
             plan_cluster(&store, &namespace, name, &all, &extensions)
         };
@@ -231,26 +231,6 @@ fn to_v1beta1(mut planned: Planned, contracts: &dyn ContractVersions) -> Result<
             })?;
     }
     Ok(planned)
-}
-
-/// One Cluster's plan as printed.
-pub(super) struct Planned {
-    /// The current objects owned by the Cluster.
-    pub(super) current: Vec<Value>,
-    /// The desired objects, the Cluster first.
-    pub(super) desired: Vec<Value>,
-    /// What of the upgrade still waits, and for what (reason: message).
-    pub(super) held: Option<String>,
-    /// The whole upgrade ahead, step by step, when the version changes.
-    pub(super) upgrade: Option<Outline>,
-    /// The `-o diff` lines, when made against the current state (else from `current`).
-    pub(super) report: Option<String>,
-    /// Against the current state: each control plane or worker pool whose Machines would roll
-    /// or be created, and why (the upgrade's own steps apart).
-    pub(super) machine_rolls: Vec<String>,
-    /// Against the current state: each control plane or worker pool whose Machines would roll
-    /// for the version alone, a step of the upgrade the Cluster declares.
-    pub(super) upgrade_rolls: Vec<String>,
 }
 
 /// The current and the desired objects of one Cluster (the Cluster itself first in the desired).
@@ -375,48 +355,4 @@ fn render(
         Format::Diff => render_diff(out, namespace, name, &planned),
     }
     Ok(())
-}
-
-/// Appends one Cluster's `-o diff` to `out`: its upgrade plan, then each change, rollout and hold.
-pub(super) fn render_diff(out: &mut String, namespace: &str, name: &str, planned: &Planned) {
-    out.push_str(&format!("Cluster {namespace}/{name}:\n"));
-    if let Some(upgrade) = &planned.upgrade {
-        out.push_str(&upgrade.text("  "));
-    }
-    if let Some(report) = &planned.report {
-        render_report(out, report, planned.held.as_deref());
-        return;
-    }
-    // The Cluster is compared only for its references.
-    let changes = diff(&planned.current, planned.desired.get(1..).unwrap_or_default());
-    if changes.is_empty() && planned.held.is_none() {
-        out.push_str("  no changes\n");
-    }
-    for change in changes {
-        match change {
-            Change::Created(what) => out.push_str(&format!("  + created {what}\n")),
-            Change::Deleted(what) => out.push_str(&format!("  - deleted {what}\n")),
-            Change::Changed(what, fields) => {
-                out.push_str(&format!("  ~ changed {what}\n"));
-                for field in fields {
-                    out.push_str(&format!("      {}: {} -> {}\n", field.path, field.from, field.to));
-                }
-            }
-        }
-    }
-    if let Some(line) = &planned.held {
-        out.push_str(&format!("  = held {line}\n"));
-    }
-}
-
-/// The `-o diff` of a plan against the current state: its change and rollout lines, then what is
-/// held.
-fn render_report(out: &mut String, report: &str, held: Option<&str>) {
-    if !report.contains("  + ") && !report.contains("  ~ ") && !report.contains("  - ") && held.is_none() {
-        out.push_str("  no changes\n");
-    }
-    out.push_str(report);
-    if let Some(line) = held {
-        out.push_str(&format!("  = held {line}\n"));
-    }
 }

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use serde_json::Value;
 
 use super::extensions::OfflineHooks;
-use super::plan::Planned;
+use super::plan_output::Planned;
 use crate::api::Cluster;
 use crate::decode::decode_value;
 use crate::runtime::RuntimeExtensions;

@@ -13,7 +13,8 @@ use clap::Args;
 use prometheus_client::registry::Registry;
 
 use super::files::admitted_store;
-use crate::controller::{self, ControllerKind, ControllerOptions};
+use crate::api::names::{dns1123_label_problems, label_value_problems};
+use crate::controller::{self, ControllerKind, ControllerOptions, Scope};
 use crate::kube_credentials::{client, redacted_messages, removed_auth_provider};
 use crate::metrics::Metrics;
 use crate::server::{self, AppState, Readiness, ServerConfig, ServerLimits};
@@ -64,6 +65,15 @@ pub struct ServeArgs {
     /// `topology,cluster-class,extension-config,cluster-api-webhooks` (docs/beside-cluster-api.md).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "CONTROLLER")]
     pub controllers: Vec<ControllerKind>,
+    /// Reconcile only the objects labelled `cluster.x-k8s.io/watch-filter=VALUE`, as Cluster API's
+    /// managers do with the same flag; instances with different filters split a fleet, each
+    /// with its own leader Lease. The webhooks still admit every object.
+    #[arg(long, value_name = "VALUE", value_parser = parse_label_value)]
+    pub watch_filter: Option<String>,
+    /// Reconcile only the objects of this namespace (repeat for several; default: all). The
+    /// webhooks still admit every object.
+    #[arg(long = "namespace", value_name = "NAMESPACE", value_parser = parse_namespace)]
+    pub namespaces: Vec<String>,
     /// Namespace of the controllers' leader Lease.
     #[arg(
         long,
@@ -145,6 +155,25 @@ pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
     }
 }
 
+/// A label value, as the API server would accept it in a label selector.
+fn parse_label_value(text: &str) -> Result<String, String> {
+    match label_value_problems(text).as_slice() {
+        [] => Ok(text.to_owned()),
+        problems => Err(format!("{text:?} is not a label value: {}", problems.join("; "))),
+    }
+}
+
+/// A namespace name (a DNS-1123 label).
+fn parse_namespace(text: &str) -> Result<String, String> {
+    match dns1123_label_problems(text).as_slice() {
+        [] => Ok(text.to_owned()),
+        problems => Err(format!(
+            "{text:?} is not a namespace name: {}",
+            problems.join("; ")
+        )),
+    }
+}
+
 impl ServeArgs {
     /// The server limits the flags set.
     fn limits(&self) -> ServerLimits {
@@ -215,6 +244,10 @@ async fn serve(args: &ServeArgs) -> Result<()> {
                 lease_namespace: args.leader_election_namespace.clone(),
                 identity: identity(args),
                 metrics: Some(metrics.clone()),
+                scope: Scope {
+                    watch_filter: args.watch_filter.clone().filter(|value| !value.is_empty()),
+                    namespaces: args.namespaces.iter().cloned().collect(),
+                },
             };
             let (cache, shutdown) = (cache.clone(), shutdown.clone());
             controllers = Some(tokio::spawn(async move {

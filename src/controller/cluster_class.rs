@@ -19,6 +19,7 @@ use kube::Client;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::cluster_class_status::class_status_patch;
+use super::scope::Scope;
 use super::sync::Syncer;
 use crate::api::runtime::DiscoverVariablesRequest;
 use crate::api::ClusterClass;
@@ -51,6 +52,8 @@ pub struct Context {
     pub client: Client,
     /// The Runtime Extensions, for DiscoverVariables.
     pub extensions: Arc<RuntimeExtensions>,
+    /// The classes this instance reconciles.
+    pub scope: Scope,
 }
 
 /// Why a reconcile failed; the class is retried.
@@ -63,6 +66,9 @@ pub struct ReconcileError {
 
 /// Reconciles one ClusterClass.
 pub async fn reconcile_class(class: Arc<DynamicObject>, ctx: Arc<Context>) -> Result<Action, ReconcileError> {
+    if !ctx.scope.admits(&class.metadata) {
+        return Ok(Action::await_change());
+    }
     let object = object_value(&class, &ctx.resource);
     let typed = match decode_value::<ClusterClass>(object.clone()) {
         Ok(typed) => typed,

@@ -13,7 +13,7 @@ use kube::api::DynamicObject;
 use kube::runtime::controller::Action;
 use serde_json::{json, Value};
 
-use super::topology::{report, Context, ReconcileError};
+use super::topology_writes::{cluster_in_cache, failed, report, Context, ReconcileError};
 use crate::api::runtime::{LifecycleRequest, OK_TO_DELETE_ANNOTATION};
 use crate::api::Cluster;
 use crate::contract::cluster_status::CONTROL_PLANE_INITIALIZED;
@@ -98,7 +98,7 @@ pub async fn persist(
     done: &[LifecycleHook],
 ) -> Result<(), ReconcileError> {
     let what = "mark the lifecycle hooks of";
-    let mut latest = super::topology::cluster_in_cache(ctx, object).unwrap_or_else(|| object.clone());
+    let mut latest = cluster_in_cache(ctx, object).unwrap_or_else(|| object.clone());
     let mut attempt = 1;
     loop {
         let Some(patch) = marks_patch(&latest, pending, done) else {
@@ -115,9 +115,9 @@ pub async fn persist(
                     .syncer
                     .get(&latest)
                     .await
-                    .map_err(|source| super::topology::failed(what, &latest, source))?;
+                    .map_err(|source| failed(what, &latest, source))?;
             }
-            Err(source) => return Err(super::topology::failed(what, &latest, source)),
+            Err(source) => return Err(failed(what, &latest, source)),
         }
     }
 }
@@ -203,7 +203,7 @@ pub async fn reconcile_delete(
 
 /// Sets the ok-to-delete annotation on the Cluster (its deletion may go on).
 async fn ok_to_delete(ctx: &Context, object: &Value) -> Result<(), ReconcileError> {
-    let latest = super::topology::cluster_in_cache(ctx, object).unwrap_or_else(|| object.clone());
+    let latest = cluster_in_cache(ctx, object).unwrap_or_else(|| object.clone());
     let patch = json!({"metadata": {"annotations": {OK_TO_DELETE_ANNOTATION: ""}}});
     patch_cluster(ctx, &latest, &patch, "mark as ok to delete").await
 }
@@ -219,7 +219,7 @@ async fn patch_cluster(
         .syncer
         .patch_guarded(latest, patch)
         .await
-        .map_err(|source| super::topology::failed(what, latest, source))?;
+        .map_err(|source| failed(what, latest, source))?;
     ctx.cache.observe(written);
     Ok(())
 }

@@ -17,11 +17,13 @@ mod extension_config;
 mod leader;
 mod lifecycle;
 mod namespaces;
+mod scope;
 mod shared_clusters;
 mod sync;
 mod topology;
 mod topology_finalizers;
 mod topology_status;
+mod topology_writes;
 
 use std::sync::Arc;
 
@@ -41,10 +43,9 @@ use crate::runtime::{RuntimeExtensions, SharedRegistry};
 use crate::store::{object_value, ObjectSource, WatchCache};
 
 pub use leader::LEASE_DURATION;
+pub use scope::{Scope, WATCH_FILTER_LABEL};
 pub use sync::FIELD_MANAGER;
 
-/// The Lease the replicas compete for.
-const LEASE_NAME: &str = "capi-topology-controllers";
 /// Clusters the topology controller reconciles at once. A ClusterClass change queues every
 /// Cluster of the class at once: unbounded, 2,000 reconciles each held their blueprint, desired
 /// and current objects in memory together (controller RSS grew by ~0.4 MiB per Cluster during
@@ -93,6 +94,8 @@ pub struct ControllerOptions {
     pub identity: String,
     /// Where Runtime Extension calls are counted.
     pub metrics: Option<Metrics>,
+    /// The objects this instance reconciles (`--watch-filter`, `--namespace`).
+    pub scope: Scope,
 }
 
 /// Waits for leadership, then runs both controllers until `shutdown` (returns `Ok`) or until the
@@ -106,7 +109,7 @@ pub async fn run(
     let elector = leader::LeaderElector::new(
         client.clone(),
         &options.lease_namespace,
-        LEASE_NAME,
+        &options.scope.lease_name(),
         &options.identity,
     );
     if !elector.acquire(&shutdown).await {
@@ -153,7 +156,7 @@ pub async fn run(
         namespaces::watch(client.clone(), stop.clone()),
         options.metrics.clone(),
     ));
-    let topology_ctx = Arc::new(topology::Context {
+    let topology_ctx = Arc::new(topology_writes::Context {
         cache: cache.clone(),
         syncer: sync::Syncer::new(client.clone()),
         recorder: events::EventRecorder::new(client.clone(), reporter.clone()),
@@ -167,6 +170,7 @@ pub async fn run(
         resource: classes.clone(),
         client: client.clone(),
         extensions,
+        scope: options.scope.clone(),
     });
     let infrastructure_ctx = Arc::new(cluster_infrastructure::Context {
         cache: cache.clone(),
@@ -184,7 +188,7 @@ pub async fn run(
     let on = |kind| options.controllers.contains(&kind);
     // One Cluster watch and store for every controller of Clusters; only the controllers that
     // run subscribe (a subscriber not polled would hold the watch back).
-    let mut shared = shared_clusters::SharedClusters::new(client.clone(), &clusters);
+    let mut shared = shared_clusters::SharedClusters::new(client.clone(), &clusters, options.scope.clone());
     let topology_clusters = on(ControllerKind::Topology).then(|| shared.subscribe());
     let infrastructure_clusters = on(ControllerKind::ClusterInfrastructure).then(|| shared.subscribe());
     let resource_set_clusters =
@@ -255,8 +259,11 @@ pub async fn run(
             }
         })
     });
-    let class_controller =
-        Controller::new_with(Api::all_with(client.clone(), &classes), config(), classes.clone());
+    let class_controller = Controller::new_with(
+        options.scope.api(client.clone(), &classes),
+        options.scope.watcher_config(),
+        classes.clone(),
+    );
     // Classes whose DiscoverVariables handler's ExtensionConfig was discovered anew are reconciled.
     let class_triggers = cluster_class::classes_of_configs(rediscoveries, class_controller.store(), classes);
     let class_controller = class_controller
@@ -293,6 +300,7 @@ pub async fn run(
             cache.clone(),
             clusters.clone(),
             subscriptions,
+            options.scope.clone(),
             stop.clone(),
         )
     });

@@ -11,7 +11,10 @@ use kube::core::ApiResource;
 use kube::runtime::reflector::{self, store::Writer, Store};
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::Client;
+use kube::Resource;
 use tokio_util::sync::CancellationToken;
+
+use super::scope::Scope;
 
 /// Cluster changes a subscriber may lag behind before the watch waits for it.
 const BUFFER: usize = 4096;
@@ -23,6 +26,7 @@ const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 pub struct SharedClusters {
     writer: Writer<DynamicObject>,
     api: Api<DynamicObject>,
+    scope: Scope,
     subscribers: Vec<mpsc::Sender<DynamicObject>>,
 }
 
@@ -44,11 +48,12 @@ impl Subscription {
 }
 
 impl SharedClusters {
-    /// The Clusters (`resource`) of every namespace, not watched until [`SharedClusters::run`].
-    pub fn new(client: Client, resource: &ApiResource) -> Self {
+    /// The Clusters (`resource`) in `scope`, not watched until [`SharedClusters::run`].
+    pub fn new(client: Client, resource: &ApiResource, scope: Scope) -> Self {
         Self {
             writer: Writer::new(resource.clone()),
-            api: Api::all_with(client, resource),
+            api: scope.api(client, resource),
+            scope,
             subscribers: Vec::new(),
         }
     }
@@ -70,6 +75,7 @@ impl SharedClusters {
         let Self {
             writer,
             api,
+            scope,
             mut subscribers,
         } = self;
         if subscribers.is_empty() {
@@ -77,8 +83,9 @@ impl SharedClusters {
         }
         let stream = reflector::reflector(
             writer,
-            watcher(api, watcher::Config::default().any_semantic())
+            watcher(api, scope.watcher_config())
                 .default_backoff()
+                .filter(move |event| futures::future::ready(in_scope(&scope, event)))
                 .modify(strip),
         )
         .applied_objects();
@@ -99,6 +106,18 @@ impl SharedClusters {
                 }
             }
         }
+    }
+}
+
+/// False for the event of a Cluster out of `scope` (of a namespace the watch could not leave out).
+fn in_scope(scope: &Scope, event: &Result<watcher::Event<DynamicObject>, watcher::Error>) -> bool {
+    match event {
+        Ok(
+            watcher::Event::Apply(cluster)
+            | watcher::Event::InitApply(cluster)
+            | watcher::Event::Delete(cluster),
+        ) => scope.admits(cluster.meta()),
+        _ => true,
     }
 }
 

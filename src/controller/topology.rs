@@ -7,29 +7,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube::api::DynamicObject;
-use kube::core::ApiResource;
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event, EventType};
-use kube::Resource;
 use serde_json::Value;
 
-use super::backoff::Backoff;
 use super::lifecycle;
-use super::sync::{Outcome, Syncer};
-use super::topology_status::{paused, status_patch};
+use super::sync::Outcome;
+use super::topology_status::paused;
+use super::topology_writes::{event, failed, report, write_condition, Context, ReconcileError, CAPI_GROUP};
 use crate::api::describe;
 use crate::api::labels::PAUSED_ANNOTATION;
 use crate::api::Cluster;
-use crate::clock::now_rfc3339;
 use crate::decode::decode_value;
-use crate::runtime::RuntimeExtensions;
-use crate::store::WatchCache;
 use crate::store::{object_value, ObjectSource};
-use crate::topology::reconcile::{
-    reconcile, topology_condition, Blocked, Reconciliation, EXTERNAL_PATCH_FAILED,
-};
-
-const CAPI_GROUP: &str = "cluster.x-k8s.io";
+use crate::topology::reconcile::{reconcile, Blocked, Reconciliation, EXTERNAL_PATCH_FAILED};
 
 /// How soon a Cluster is looked at again while an upgrade waits for the control plane.
 const UPGRADE_POLL: Duration = Duration::from_secs(10);
@@ -38,34 +28,10 @@ const BLOCKED_RETRY: Duration = Duration::from_secs(30);
 /// Periodic resync of a settled Cluster.
 const RESYNC: Duration = Duration::from_secs(600);
 
-/// What every reconcile shares.
-pub struct Context {
-    /// The objects, from the watch caches the webhooks also read.
-    pub cache: WatchCache,
-    /// Writes.
-    pub syncer: Syncer,
-    /// Events on the Cluster.
-    pub recorder: super::events::EventRecorder,
-    /// The Cluster resource.
-    pub resource: ApiResource,
-    /// Consecutive failed reconciles per Cluster (`namespace/name`), for the retry backoff.
-    pub failures: Backoff,
-    /// The Runtime Extensions the classes' external patches call, shared by every reconcile.
-    pub extensions: Arc<RuntimeExtensions>,
-}
-
 /// The first retry after a failed reconcile; each further failure doubles it, up to [`MAX_RETRY`].
 pub const FIRST_RETRY: Duration = Duration::from_secs(2);
 /// The longest wait between retries of a failing Cluster.
 pub const MAX_RETRY: Duration = Duration::from_secs(300);
-
-/// Why a reconcile failed (an API call); the Cluster is retried.
-#[derive(Debug, thiserror::Error)]
-#[error("{what}: {source}")]
-pub struct ReconcileError {
-    what: String,
-    source: kube::Error,
-}
 
 /// Reconciles one Cluster.
 pub async fn reconcile_cluster(
@@ -257,76 +223,6 @@ async fn carry_out(
     Ok(())
 }
 
-/// Writes the `TopologyReconciled` condition when its meaning changed.
-pub(super) async fn report(
-    ctx: &Context,
-    cluster: &DynamicObject,
-    object: &Value,
-    decided: Result<&Reconciliation, &Blocked>,
-) -> Result<(), ReconcileError> {
-    let verdict = topology_condition(&decided, &now_rfc3339());
-    if write_condition(ctx, object, &verdict).await? {
-        if let Err(blocked) = decided {
-            event_typed(ctx, cluster, EventType::Warning, blocked.reason, &blocked.message).await;
-        }
-    }
-    Ok(())
-}
-
-/// Writes the `TopologyReconciled` conditions for the engine's `verdict` when their meaning
-/// changed; whether it wrote.
-async fn write_condition(ctx: &Context, object: &Value, verdict: &Value) -> Result<bool, ReconcileError> {
-    // The newest copy: this reconcile may have written the Cluster (its references), and the
-    // write below is refused if it is not based on the newest.
-    let latest = cluster_in_cache(ctx, object).unwrap_or_else(|| object.clone());
-    let object = &latest;
-    let Some(patch) = status_patch(object, verdict, &now_rfc3339()) else {
-        return Ok(false);
-    };
-    let written = ctx
-        .syncer
-        .patch_status(object, &patch)
-        .await
-        .map_err(|source| failed("write the status of", object, source))?;
-    ctx.cache.observe(written);
-    Ok(true)
-}
-
-pub(super) fn cluster_in_cache(ctx: &Context, object: &Value) -> Option<Value> {
-    let text = |pointer: &str| {
-        object
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    };
-    ctx.cache
-        .get(
-            CAPI_GROUP,
-            "Cluster",
-            text("/metadata/namespace"),
-            text("/metadata/name"),
-        )
-        .map(|latest| (*latest).clone())
-}
-
-async fn event(ctx: &Context, cluster: &DynamicObject, reason: &str, note: &str) {
-    event_typed(ctx, cluster, EventType::Normal, reason, note).await;
-}
-
-async fn event_typed(ctx: &Context, cluster: &DynamicObject, type_: EventType, reason: &str, note: &str) {
-    let event = Event {
-        type_,
-        reason: reason.to_owned(),
-        note: Some(note.to_owned()),
-        action: "Reconcile".to_owned(),
-        secondary: None,
-    };
-    let reference = cluster.object_ref(&ctx.resource);
-    if let Err(err) = ctx.recorder.publish(&event, &reference).await {
-        tracing::debug!(error = %err, "event not recorded");
-    }
-}
-
 fn verb(exists: bool) -> &'static str {
     if exists {
         "Updated"
@@ -341,11 +237,4 @@ fn name_of(object: &Value) -> String {
         object["metadata"]["namespace"].as_str().unwrap_or_default(),
         object["metadata"]["name"].as_str().unwrap_or_default()
     )
-}
-
-pub(super) fn failed(what: &str, object: &Value, source: kube::Error) -> ReconcileError {
-    ReconcileError {
-        what: format!("cannot {what} {}", describe(object)),
-        source,
-    }
 }

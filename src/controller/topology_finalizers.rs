@@ -11,7 +11,7 @@ use kube::runtime::reflector::ObjectRef;
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
-use super::topology::{failed, Context, ReconcileError};
+use super::topology_writes::{failed, Context, ReconcileError};
 use crate::store::{ObjectSource, WatchCache};
 use crate::topology::topology_finalizers::{finalizer_cleanups, FinalizerCleanup};
 

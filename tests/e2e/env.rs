@@ -43,12 +43,17 @@ impl Env {
     /// A control plane with our CRDs, the provider CRDs, and `capi-topology serve` registered
     /// as the admission webhook of Clusters and ClusterClasses.
     pub fn with_webhooks(label: &str) -> Env {
+        Env::with_webhooks_and(label, &[])
+    }
+
+    /// [`Env::with_webhooks`] with more `serve` arguments.
+    pub fn with_webhooks_and(label: &str, extra: &[&str]) -> Env {
         let mut env = Env::control_plane(label);
         let crds = our_crds(&env.run).unwrap_or_else(|e| panic!("{e}"));
         env.install_crds(&crds, "cluster.x-k8s.io CRDs")
             .unwrap_or_else(|e| panic!("{e}"));
-        let mut server =
-            WebhookServer::start(&env.run, env.plane.kubeconfig()).unwrap_or_else(|e| panic!("{e}"));
+        let mut server = WebhookServer::start_with(&env.run, env.plane.kubeconfig(), extra)
+            .unwrap_or_else(|e| panic!("{e}"));
         let registered =
             read_pem(server.cert_dir(), "ca.crt").and_then(|ca| server.register(&env.kubectl, &ca));
         if let Err(e) = registered {

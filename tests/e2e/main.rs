@@ -47,6 +47,7 @@ mod scale;
 mod scale_beside_cluster_api;
 mod scenarios;
 mod schema_constraints;
+mod sharding;
 mod strict_fields;
 mod take_over;
 mod take_over_fleet;

@@ -40,12 +40,7 @@ pub struct WebhookServer {
 
 impl WebhookServer {
     /// Generates dev certificates in `<run>/webhook-certs`, starts the server against the API
-    /// server of `kubeconfig` and waits for its `/readyz`.
-    pub fn start(run: &RunDir, kubeconfig: &Path) -> Result<WebhookServer, String> {
-        WebhookServer::start_with(run, kubeconfig, &[])
-    }
-
-    /// [`WebhookServer::start`] with more `serve` arguments.
+    /// server of `kubeconfig` with the `serve` arguments `extra` and waits for its `/readyz`.
     pub fn start_with(run: &RunDir, kubeconfig: &Path, extra: &[&str]) -> Result<WebhookServer, String> {
         let cert_dir = run.join("webhook-certs");
         generate_certs(&cert_dir)?;

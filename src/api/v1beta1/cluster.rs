@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::cluster_status::ClusterStatus;
 use super::common::{
     ClusterAvailabilityGate, MachineDeploymentStrategy, MachineHealthCheckClass, MachineReadinessGate,
     ObjectMeta, ObjectReference, Time, TopologyMetadata,
@@ -29,8 +30,15 @@ pub struct Cluster {
     pub spec: ClusterSpec,
     /// The observed state. Admission never reads it, so it is kept as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<super::cluster_status::ClusterStatus>")]
+    #[schemars(with = "Option<ClusterStatus>")]
     pub status: Option<Value>,
+}
+
+impl Cluster {
+    /// The status decoded into [`ClusterStatus`]; `Ok(None)` when the Cluster has none.
+    pub fn typed_status(&self) -> Result<Option<ClusterStatus>, serde_json::Error> {
+        self.status.as_ref().map(ClusterStatus::deserialize).transpose()
+    }
 }
 
 /// The desired state of a Cluster.

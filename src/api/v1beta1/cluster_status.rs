@@ -1,5 +1,5 @@
-//! The observed state of a Cluster (`status`), typed. [`Cluster::status`] keeps it as raw JSON
-//! because admission never reads it; [`Cluster::typed_status`] decodes it on demand.
+//! The observed state of a Cluster (`status`), typed. `Cluster::status` keeps it as raw JSON
+//! because admission never reads it; `Cluster::typed_status` decodes it on demand.
 
 use std::collections::BTreeMap;
 
@@ -7,7 +7,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition as MetaCondition;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::cluster::Cluster;
 use super::common::Condition;
 
 /// What the Cluster controller observed.
@@ -70,11 +69,4 @@ pub struct ClusterV1Beta2Status {
     /// Replica counters, versions and upgrade plan of the workers (v1beta2's `status.workers`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<crate::api::WorkersStatus>,
-}
-
-impl Cluster {
-    /// The status decoded into [`ClusterStatus`]; `Ok(None)` when the Cluster has none.
-    pub fn typed_status(&self) -> Result<Option<ClusterStatus>, serde_json::Error> {
-        self.status.as_ref().map(ClusterStatus::deserialize).transpose()
-    }
 }

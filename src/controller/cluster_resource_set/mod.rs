@@ -29,6 +29,7 @@ use crate::api::{Cluster, ClusterResourceSet, ADDONS_GROUP, RESOURCE_KIND_CONFIG
 use crate::decode::decode_value;
 use crate::store::{object_value, ObjectSource, WatchCache};
 
+use super::scope::Scope;
 use super::shared_clusters::{all_of, Subscription};
 
 use ledger::Ledger;
@@ -59,6 +60,8 @@ pub struct Context {
     clusters: ApiResource,
     sets: ApiResource,
     bindings: ApiResource,
+    /// The sets and Clusters this instance reconciles.
+    scope: Scope,
 }
 
 impl Context {
@@ -67,6 +70,7 @@ impl Context {
         self.cache
             .list(ADDONS_GROUP, SET_KIND, namespace)
             .iter()
+            .filter(|set| self.scope.admits_value(set))
             .filter_map(|set| decode_value::<ClusterResourceSet>((**set).clone()).ok())
             .filter(|set| set.metadata.deletion_timestamp.is_none())
             .collect()
@@ -77,6 +81,7 @@ impl Context {
         self.cache
             .list(CAPI_GROUP, "Cluster", namespace)
             .iter()
+            .filter(|cluster| self.scope.admits_value(cluster))
             .filter_map(|cluster| decode_value::<Cluster>((**cluster).clone()).ok())
             .collect()
     }
@@ -137,6 +142,7 @@ pub async fn run(
     cache: WatchCache,
     clusters: ApiResource,
     subscriptions: Subscriptions,
+    scope: Scope,
     stop: CancellationToken,
 ) {
     let Subscriptions {
@@ -154,6 +160,7 @@ pub async fn run(
         clusters: clusters.clone(),
         sets: addons_resource(SET_KIND, "clusterresourcesets"),
         bindings: addons_resource(BINDING_KIND, "clusterresourcesetbindings"),
+        scope,
     });
     // Start caching sets and bindings (the first read does) and wait for their first lists, so
     // the mapping of every Secret and ConfigMap listed at start-up reads memory, not the API.
@@ -241,8 +248,8 @@ pub async fn run(
     });
 
     let set_controller = Controller::new_with(
-        Api::all_with(client.clone(), &ctx.sets),
-        config(),
+        ctx.scope.api(client.clone(), &ctx.sets),
+        ctx.scope.watcher_config(),
         ctx.sets.clone(),
     )
     .graceful_shutdown_on(stop.clone().cancelled_owned())

@@ -24,6 +24,9 @@ const ERROR_RETRY: Duration = Duration::from_secs(2);
 
 /// Reconciles one set.
 pub async fn reconcile_set(set: Arc<DynamicObject>, ctx: Arc<Context>) -> Result<Action, ReconcileError> {
+    if !ctx.scope.admits(&set.metadata) {
+        return Ok(Action::await_change());
+    }
     let value = object_value(&set, &ctx.sets);
     let Ok(typed) = decode_value::<ClusterResourceSet>(value.clone()) else {
         return Ok(Action::await_change());

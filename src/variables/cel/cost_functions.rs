@@ -6,8 +6,8 @@
 
 use cel::common::ast::LiteralValue;
 
-use super::cost::{Entries, Path, Step, Ty};
 use super::cost_size::{factor, Size};
+use super::cost_types::{Entries, Node, Path, Step, Ty};
 
 /// What one character of a string costs in a traversal (cel-go's `StringTraversalCostFactor`).
 const TRAVERSAL: f64 = 0.1;
@@ -295,11 +295,7 @@ fn replaced_size(text: Size, from: Size, to: Size) -> Size {
 }
 
 /// The type of a call's result, as far as the estimate needs it.
-pub fn result_type<'a>(
-    function: &str,
-    target: Option<&super::cost::Node<'a>>,
-    args: &[super::cost::Node<'a>],
-) -> Ty<'a> {
+pub fn result_type<'a>(function: &str, target: Option<&Node<'a>>, args: &[Node<'a>]) -> Ty<'a> {
     let first = || {
         target
             .into_iter()

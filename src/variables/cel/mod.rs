@@ -17,6 +17,7 @@ mod cost_functions;
 #[cfg(test)]
 mod cost_reference;
 mod cost_size;
+mod cost_types;
 mod escaping;
 mod evaluate;
 mod field_check;
