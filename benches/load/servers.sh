@@ -22,7 +22,9 @@ load_setup() {
   fi
   "$ours_bin" certs --out "$work/certs" --dns localhost --ip 127.0.0.1 >/dev/null 2>&1
   python3 benches/load/review.py examples/quickstart/10-cluster-dev.yaml > "$work/review.json"
-  webhook=/mutate-cluster-x-k8s-io-v1beta1-cluster
+  # The path of the review's version: Cluster API v1.14.0 registers its webhooks at v1beta2 only
+  # (the API server converts a v1beta1 write before calling them).
+  webhook=/mutate-cluster-x-k8s-io-$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["request"]["kind"]["version"])' "$work/review.json")-cluster
   port=$((20000 + RANDOM % 20000)); metrics=$((port + 1))
 }
 

@@ -6,6 +6,7 @@
 //! from their DiscoverVariables hooks, called here.
 
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,11 +16,14 @@ use kube::api::{Api, DynamicObject};
 use kube::core::ApiResource;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::Controller;
 use kube::Client;
 use tokio::sync::mpsc::UnboundedReceiver;
+use tokio_util::sync::CancellationToken;
 
 use super::cluster_class_status::class_status_patch;
 use super::scope::Scope;
+use super::shared::Shared;
 use super::sync::Syncer;
 use crate::api::runtime::DiscoverVariablesRequest;
 use crate::api::ClusterClass;
@@ -62,6 +66,40 @@ pub struct Context {
 pub struct ReconcileError {
     name: String,
     source: kube::Error,
+}
+
+/// The ClusterClass controller over the classes in scope, until `stop`: reconciles a class when
+/// it changes and when an ExtensionConfig its DiscoverVariables calls is discovered anew (the
+/// names `rediscoveries` brings).
+pub fn run(
+    shared: &Shared,
+    rediscoveries: UnboundedReceiver<String>,
+    stop: CancellationToken,
+) -> impl Future<Output = ()> {
+    let ctx = Arc::new(Context {
+        cache: shared.cache.clone(),
+        syncer: Syncer::new(shared.client.clone()),
+        resource: shared.classes.clone(),
+        client: shared.client.clone(),
+        extensions: Arc::clone(&shared.extensions),
+        scope: shared.options.scope.clone(),
+    });
+    let scope = &shared.options.scope;
+    let controller = Controller::new_with(
+        scope.api(shared.client.clone(), &shared.classes),
+        scope.watcher_config(),
+        shared.classes.clone(),
+    );
+    let triggers = classes_of_configs(rediscoveries, controller.store(), shared.classes.clone());
+    controller
+        .reconcile_on(triggers)
+        .graceful_shutdown_on(stop.cancelled_owned())
+        .run(reconcile_class, on_error, ctx)
+        .for_each(|result| async move {
+            if let Err(err) = result {
+                tracing::debug!(error = %err, "ClusterClass controller");
+            }
+        })
 }
 
 /// Reconciles one ClusterClass.

@@ -6,6 +6,7 @@
 //! [`contract::cluster_status`](crate::contract::cluster_status)), and deletes a Cluster's
 //! objects in order behind its finalizer ([`contract::deletion`](crate::contract::deletion)).
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,13 +16,18 @@ use kube::core::ApiResource;
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType};
 use kube::runtime::reflector::ObjectRef;
+use kube::runtime::Controller;
 use kube::Resource;
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
 
 use super::backoff::Backoff;
 use super::contracts::Contracts;
+use super::shared::Shared;
+use super::shared_clusters::Subscription;
 use super::sync::{Outcome, Syncer};
+use super::ControllerKind;
 use crate::api::conditions::{meta_condition, set_condition};
 use crate::api::describe;
 use crate::api::labels::PAUSED_ANNOTATION;
@@ -81,6 +87,32 @@ pub struct ReconcileError {
 fn failed(what: impl Into<String>) -> impl FnOnce(kube::Error) -> ReconcileError {
     let what = what.into();
     move |source| ReconcileError { what, source }
+}
+
+/// The Cluster infrastructure controller over the Clusters of `subscription`, until `stop`.
+pub fn run(shared: &Shared, subscription: Subscription, stop: CancellationToken) -> impl Future<Output = ()> {
+    let ctx = Arc::new(Context {
+        cache: shared.cache.clone(),
+        syncer: Syncer::new(shared.client.clone()),
+        recorder: shared.recorder(),
+        resource: shared.clusters.clone(),
+        failures: Backoff::new(FIRST_RETRY, MAX_RETRY),
+        contracts: Contracts::new(shared.client.clone(), shared.cache.clone()),
+        waits_for_delete_hook: shared.options.controllers.contains(&ControllerKind::Topology),
+    });
+    Controller::for_stream_with(
+        Subscription::triggers(subscription.changes),
+        subscription.store,
+        shared.clusters.clone(),
+    )
+    .reconcile_on(triggers(shared.cache.clone(), shared.clusters.clone()))
+    .graceful_shutdown_on(stop.cancelled_owned())
+    .run(reconcile, on_error, ctx)
+    .for_each(|result| async move {
+        if let Err(err) = result {
+            tracing::debug!(error = %err, "Cluster infrastructure controller");
+        }
+    })
 }
 
 /// Reconciles one Cluster.

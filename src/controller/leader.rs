@@ -10,6 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::api::{Api, PostParams};
 use kube::Client;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 /// How long a Lease holds without renewal.
@@ -35,8 +36,35 @@ impl LeaderElector {
         }
     }
 
+    /// Waits until this candidate holds the Lease, then keeps renewing it; `None` when
+    /// `shutdown` came first.
+    pub async fn lead(self, shutdown: &CancellationToken) -> Option<Leadership> {
+        if !self.acquire(shutdown).await {
+            return None;
+        }
+        let lost = CancellationToken::new();
+        let stop = shutdown.child_token();
+        let holder = tokio::spawn({
+            let (shutdown, lost) = (shutdown.clone(), lost.clone());
+            async move { self.hold(shutdown, lost).await }
+        });
+        let stopper = tokio::spawn({
+            let (lost, stop) = (lost.clone(), stop.clone());
+            async move {
+                lost.cancelled().await;
+                stop.cancel();
+            }
+        });
+        Some(Leadership {
+            stop,
+            lost,
+            holder,
+            stopper,
+        })
+    }
+
     /// Waits until this candidate holds the Lease; false when `shutdown` came first.
-    pub async fn acquire(&self, shutdown: &CancellationToken) -> bool {
+    async fn acquire(&self, shutdown: &CancellationToken) -> bool {
         loop {
             match self.try_acquire_or_renew().await {
                 Ok(true) => {
@@ -55,7 +83,7 @@ impl LeaderElector {
 
     /// Renews the Lease until `shutdown` (then releases it) or until it could not be renewed for
     /// [`LEASE_DURATION`] (then cancels `lost`: another replica may lead by now).
-    pub async fn hold(&self, shutdown: CancellationToken, lost: CancellationToken) {
+    async fn hold(&self, shutdown: CancellationToken, lost: CancellationToken) {
         let mut last_renewal = tokio::time::Instant::now();
         loop {
             tokio::select! {
@@ -150,6 +178,33 @@ impl LeaderElector {
             lease_transitions: Some(transitions),
             ..LeaseSpec::default()
         }
+    }
+}
+
+/// The Lease held, renewed in the background.
+pub struct Leadership {
+    stop: CancellationToken,
+    lost: CancellationToken,
+    holder: JoinHandle<()>,
+    stopper: JoinHandle<()>,
+}
+
+impl Leadership {
+    /// Cancelled on shutdown or when the Lease is lost: what the controllers stop on.
+    pub fn stop(&self) -> CancellationToken {
+        self.stop.clone()
+    }
+
+    /// Once the controllers stopped: waits for the Lease to be released on shutdown; an error
+    /// when it was lost (the process should exit, as another replica may lead now).
+    pub async fn finish(self) -> anyhow::Result<()> {
+        self.stopper.abort();
+        let _ = self.holder.await;
+        anyhow::ensure!(
+            !self.lost.is_cancelled(),
+            "leadership lost; exiting so another replica can lead"
+        );
+        Ok(())
     }
 }
 
