@@ -14,11 +14,6 @@ mod cluster_resource_set_binding;
 mod cluster_status;
 mod common;
 mod json_schema;
-mod machine;
-mod machine_deployment;
-mod machine_health_check;
-mod machine_pool;
-mod machine_set;
 mod variables;
 
 pub use cluster::*;
@@ -29,11 +24,6 @@ pub use cluster_resource_set_binding::*;
 pub use cluster_status::*;
 pub use common::*;
 pub use json_schema::*;
-pub use machine::*;
-pub use machine_deployment::*;
-pub use machine_health_check::*;
-pub use machine_pool::*;
-pub use machine_set::*;
 pub use variables::*;
 
 #[cfg(test)]

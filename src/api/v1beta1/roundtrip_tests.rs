@@ -82,57 +82,6 @@ fn typed_status_of_a_cluster_without_status_is_none() {
 }
 
 #[test]
-fn machine_with_every_field() {
-    let machine: Machine = round_trip(include_str!("testdata/machine_full.yaml"));
-    assert_eq!(machine.spec.provider_id.as_deref(), Some("docker:////m1"));
-    let status = machine.status.unwrap_or_default();
-    assert_eq!(status.node_info.map(|i| i.system_uuid).as_deref(), Some("u"));
-    assert_eq!(status.addresses[0].type_, "InternalIP");
-}
-
-#[test]
-fn machine_set_with_every_field() {
-    let set: MachineSet = round_trip(include_str!("testdata/machine_set_full.yaml"));
-    assert_eq!(set.spec.min_ready_seconds, Some(5));
-    assert_eq!(set.status.unwrap_or_default().fully_labeled_replicas, 2);
-}
-
-#[test]
-fn machine_deployment_with_every_field() {
-    let md: MachineDeployment = round_trip(include_str!("testdata/machine_deployment_full.yaml"));
-    assert_eq!(md.spec.template.spec.version.as_deref(), Some("v1.31.2"));
-    let status = md.status.unwrap_or_default();
-    assert_eq!(status.v1beta2.and_then(|s| s.up_to_date_replicas), Some(2));
-}
-
-#[test]
-fn machine_health_check_with_every_field() {
-    let mhc: MachineHealthCheck = round_trip(include_str!("testdata/machine_health_check_full.yaml"));
-    assert_eq!(mhc.spec.checks.unhealthy_range.as_deref(), Some("[1-3]"));
-    assert_eq!(mhc.status.unwrap_or_default().targets.len(), 3);
-}
-
-#[test]
-fn machine_pool_with_every_field() {
-    let pool: MachinePool = round_trip(include_str!("testdata/machine_pool_full.yaml"));
-    assert_eq!(pool.spec.provider_id_list.len(), 2);
-    assert_eq!(pool.status.unwrap_or_default().unavailable_replicas, Some(1));
-}
-
-#[test]
-fn required_counters_are_always_written() {
-    let md: MachineDeployment = serde_yaml_ng::from_str("status: {}").unwrap_or_default();
-    let encoded = serde_json::to_value(&md).unwrap_or_default();
-    assert_eq!(
-        encoded["status"],
-        serde_json::json!({
-            "replicas": 0, "updatedReplicas": 0, "readyReplicas": 0,
-            "availableReplicas": 0, "unavailableReplicas": 0
-        })
-    );
-}
-
-#[test]
 fn cluster_resource_set_with_every_field() {
     let set: ClusterResourceSet = round_trip(include_str!("testdata/cluster_resource_set_full.yaml"));
     assert_eq!(set.spec.resources[1].kind, RESOURCE_KIND_CONFIG_MAP);
