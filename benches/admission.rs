@@ -94,6 +94,49 @@ fn cluster_create_as(c: &mut Criterion, name: &str, cluster: Value, spoke: bool)
     });
 }
 
+/// The Cluster written in v1beta1 as a cluster admits it with our webhooks registered at v1beta2
+/// (`matchPolicy: Equivalent`): the API server's ConversionReview to our `/convert` answered
+/// (bytes in, bytes out), the converted object read from the answer into the review, then the
+/// mutating and validating webhooks as [`cluster_create`]'s v1beta2 row. The reference's row of
+/// the same name converts with Cluster API's own conversion.
+fn cluster_create_through_conversion(c: &mut Criterion) {
+    let mut store = MemoryStore::default();
+    store.insert(one(CLASS)).expect("class stored");
+    let conversion = serde_json::to_vec(&json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+        "request": {"uid": "c0", "desiredAPIVersion": "cluster.x-k8s.io/v1beta2", "objects": [one(CLUSTER)]}
+    }))
+    .expect("encodes");
+    let [mutate, validate] = [true, false].map(|mutating| Webhook {
+        kind: Kind::Cluster,
+        mutating,
+        spoke: false,
+    });
+    let validate_body = encode(Kind::Cluster, Operation::Create, Some(&hub(CLUSTER)), None);
+    let converted = |bytes: &[u8]| -> Value {
+        let mut answer: Value = serde_json::from_slice(bytes).expect("a ConversionReview");
+        answer["response"]["convertedObjects"][0].take()
+    };
+    let answer = capi_topology::api::convert::review::review_bytes(&conversion, &store);
+    assert_eq!(converted(&answer.bytes)["apiVersion"], "cluster.x-k8s.io/v1beta2");
+    c.bench_function("cluster_create_through_conversion_v1beta1", |b| {
+        b.iter(|| {
+            let answer = capi_topology::api::convert::review::review_bytes(&conversion, &store);
+            let body = encode(
+                Kind::Cluster,
+                Operation::Create,
+                Some(&converted(&answer.bytes)),
+                None,
+            );
+            let m =
+                admission::encode_review(&admission::review(mutate.path(), &body, &store)).expect("encodes");
+            let v = admission::encode_review(&admission::review(validate.path(), &validate_body, &store))
+                .expect("encodes");
+            (m, v)
+        })
+    });
+}
+
 /// Validate a ClusterClass update that changes a variable's schema, with 1,000 Clusters using the class.
 fn class_update_with_1000_clusters(c: &mut Criterion) {
     let class = hub(CLASS);
@@ -135,5 +178,10 @@ fn class_update_with_1000_clusters(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, cluster_create, class_update_with_1000_clusters);
+criterion_group!(
+    benches,
+    cluster_create,
+    cluster_create_through_conversion,
+    class_update_with_1000_clusters
+);
 criterion_main!(benches);

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs the admission benchmarks of capi-topology (criterion, benches/admission.rs) and the same
 # workloads through Cluster API v1.14.0's webhook handlers (Go, benches/reference/), one after
-# the other, and prints both medians and their ratio; then both servers over TLS under wrk
+# the other, and prints both medians and their ratio (a Cluster written in v1beta1 is compared
+# with the reference converting it as the API server does: ours on its v1beta1 paths, and ours
+# through its own /convert then its v1beta2 paths); then how much the v1beta1 rows cost over the
+# v1beta2 one; then both servers over TLS under wrk
 # (benches/compare-tls.sh). Run by hand, never by CI: it builds the reference (Go 1.26 or later;
 # modules from the Go module proxy, cached with the e2e build cache).
 #   usage: bash benches/compare.sh [seconds of measurement per benchmark, default 8]
@@ -36,8 +39,15 @@ while read -r rust go; do
     "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f", b / a }')"
 done <<'PAIRS'
 cluster_create_mutate_validate_20_vars_5_mds BenchmarkClusterCreateMutateValidate20Vars5MDs
+cluster_create_mutate_validate_20_vars_5_mds_v1beta1 BenchmarkClusterCreateMutateValidate20Vars5MDsV1beta1
+cluster_create_through_conversion_v1beta1 BenchmarkClusterCreateMutateValidate20Vars5MDsV1beta1
 clusterclass_update_1000_clusters BenchmarkClusterClassUpdate1000Clusters
 PAIRS
+hub=$(median "$ours" cluster_create_mutate_validate_20_vars_5_mds)
+for spoke in cluster_create_mutate_validate_20_vars_5_mds_v1beta1 cluster_create_through_conversion_v1beta1; do
+  printf 'ours, %s / the v1beta2 row: %sx\n' "$spoke" \
+    "$(awk -v a="$(median "$ours" "$spoke")" -v b="$hub" 'BEGIN { printf "%.2f", a / b }')"
+done
 
 if [[ "$tls_seconds" != 0 ]]; then
   echo

@@ -1,0 +1,112 @@
+//! Unit tests of `watch_cache.rs`.
+
+use serde_json::json;
+
+use super::*;
+
+fn cluster(name: &str, class: &str) -> Value {
+    json!({
+        "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+        "metadata": {"name": name, "namespace": "ns"},
+        "spec": {"topology": {"class": class, "version": "v1.31.0"}}
+    })
+}
+
+fn names(store: &MemoryStore) -> Vec<String> {
+    store
+        .names_of_kind(CAPI_GROUP, "Cluster")
+        .into_iter()
+        .map(|(_, name)| name)
+        .collect()
+}
+
+#[test]
+fn a_relist_replaces_the_kind_and_drops_what_is_gone() {
+    let mut store = MemoryStore::default();
+    let mut buffer = Vec::new();
+    let mut apply =
+        |store: &mut MemoryStore, event| apply_event(store, CAPI_GROUP, "Cluster", event, &mut buffer);
+    apply(&mut store, Event::Apply(cluster("a", "x")));
+    apply(&mut store, Event::Apply(cluster("b", "x")));
+    apply(&mut store, Event::Init);
+    apply(&mut store, Event::InitApply(cluster("b", "y")));
+    assert_eq!(
+        names(&store),
+        ["a", "b"],
+        "nothing changes before the list is complete"
+    );
+    apply(&mut store, Event::InitApply(cluster("c", "y")));
+    apply(&mut store, Event::InitDone);
+    assert_eq!(names(&store), ["b", "c"]);
+    assert!(store.clusters_using_class("ns", "x").is_empty());
+    assert_eq!(store.clusters_using_class("ns", "y").len(), 2);
+}
+
+#[test]
+fn deletes_remove_and_undecodable_updates_drop_the_old_version() {
+    let mut store = MemoryStore::default();
+    let mut buffer = Vec::new();
+    let mut apply =
+        |store: &mut MemoryStore, event| apply_event(store, CAPI_GROUP, "Cluster", event, &mut buffer);
+    apply(&mut store, Event::Apply(cluster("a", "x")));
+    apply(&mut store, Event::Apply(cluster("b", "x")));
+    apply(&mut store, Event::Delete(cluster("a", "x")));
+    let mut broken = cluster("b", "x");
+    broken["spec"]["topology"]["class"] = json!(42);
+    apply(&mut store, Event::Apply(broken));
+    assert!(names(&store).is_empty());
+}
+
+#[test]
+fn resource_versions_compare_as_numbers() {
+    let versioned = |rv: &str| {
+        let mut object = cluster("a", "x");
+        object["metadata"]["resourceVersion"] = json!(rv);
+        object
+    };
+    assert!(resource_version(&versioned("100")) > resource_version(&versioned("99")));
+    assert_eq!(
+        resource_version(&cluster("b", "x")),
+        0,
+        "no version is the oldest"
+    );
+}
+
+#[test]
+fn objects_keep_their_type_and_lose_managed_fields() {
+    let resource = ApiResource {
+        group: CAPI_GROUP.to_owned(),
+        version: CAPI_VERSION.to_owned(),
+        api_version: "cluster.x-k8s.io/v1beta2".to_owned(),
+        kind: "Cluster".to_owned(),
+        plural: "clusters".to_owned(),
+    };
+    let object: DynamicObject = serde_json::from_value(json!({
+        "metadata": {"name": "a", "managedFields": [{"manager": "kubectl"}],
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}},
+        "spec": {"paused": true}
+    }))
+    .unwrap();
+    let value = object_value(&object, &resource);
+    assert_eq!(value["kind"], "Cluster");
+    assert_eq!(value["apiVersion"], "cluster.x-k8s.io/v1beta2");
+    assert_eq!(value["spec"]["paused"], true);
+    assert!(value["metadata"].get("managedFields").is_none());
+    assert_eq!(value["metadata"]["annotations"], json!({}));
+    let ours = json!({"manager": TOPOLOGY_MANAGER, "operation": "Apply", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {"f:paused": {}}}});
+    let object: DynamicObject = serde_json::from_value(json!({
+            "metadata": {"name": "a", "managedFields": [ours,
+                {"manager": "kubectl", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:x": {}}}}]},
+            "spec": {"paused": true}
+        }))
+        .unwrap();
+    let value = object_value(&object, &resource);
+    let kept = &value["metadata"]["managedFields"];
+    assert_eq!(kept[0], ours, "the topology's apply reads it");
+    assert_eq!(
+        kept[1]["fieldsV1"],
+        json!({"f:spec": {}}),
+        "others' fields among ours"
+    );
+}
