@@ -17,16 +17,20 @@ use crate::store::group_of;
 pub(super) struct Decoded<T> {
     /// The object on the hub.
     pub(super) object: T,
-    /// The object as the client sent it, when that was not the hub (the JSONPatch is computed
-    /// against it).
+    /// The object as the client sent it, when that was not the hub and it was asked for (the
+    /// JSONPatch is computed against it).
     pub(super) sent: Option<Value>,
+    /// The object was sent in the spoke version.
+    pub(super) spoke: bool,
 }
 
-/// Decodes `object` (the request's `field`) of `kind` in any served version into the hub type.
+/// Decodes `object` (the request's `field`) of `kind` in any served version into the hub type,
+/// keeping a spoke object as it was sent when `keep_sent` (a mutating webhook's object).
 pub(super) fn decode<T: DeserializeOwned>(
     kind: Kind,
     field: &str,
     mut object: Value,
+    keep_sent: bool,
 ) -> Result<Decoded<T>, String> {
     let (api_version, object_kind) = type_meta(&object);
     let version = api_version
@@ -44,16 +48,17 @@ pub(super) fn decode<T: DeserializeOwned>(
             name = kind.name(),
         ));
     }
-    let sent = if served == Some(kind.version()) {
-        None
-    } else {
-        let hub = convert::to_hub(object.clone())
+    let spoke = served != Some(kind.version());
+    let mut sent = None;
+    if spoke {
+        let copy = keep_sent.then(|| object.clone());
+        object = convert::to_hub(object)
             .map_err(|err| format!("cannot convert {field} to {}: {err}", kind.version()))?;
-        Some(std::mem::replace(&mut object, hub))
-    };
+        sent = copy;
+    }
     let object =
         crate::decode::decode_value(object).map_err(|err| format!("cannot decode {field}: {err}"))?;
-    Ok(Decoded { object, sent })
+    Ok(Decoded { object, sent, spoke })
 }
 
 /// `apiVersion` and `kind` of a JSON object (`""` when absent).
@@ -76,7 +81,7 @@ pub(super) fn spoke_patch<T: Serialize>(before: &T, after: &T, sent: &Value) -> 
     let versions = SentVersions { sent };
     let render = |object: &T| -> Result<Value, String> {
         let hub = serde_json::to_value(object).map_err(|err| format!("cannot encode object: {err}"))?;
-        let mut spoke = convert::from_hub(hub, api_version, &versions)
+        let mut spoke = convert::from_hub_without_data(hub, api_version, &versions)
             .map_err(|err| format!("cannot convert the defaulted object to {api_version}: {err}"))?;
         if let Some(annotations) = spoke
             .pointer_mut("/metadata/annotations")

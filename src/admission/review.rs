@@ -218,7 +218,8 @@ fn admit_kind<T: Admitted>(
         };
         let value: Value =
             serde_json::from_str(raw.get()).map_err(|err| format!("cannot decode {field}: {err}"))?;
-        edge::decode(T::KIND, field, value).map(Some)
+        // Only a mutating webhook's answer is computed against the object as it was sent.
+        edge::decode(T::KIND, field, value, mutating && field == "object").map(Some)
     };
     let decoded =
         decode(request.object, "object").and_then(|o| Ok((o, decode(request.old_object, "oldObject")?)));
@@ -227,8 +228,8 @@ fn admit_kind<T: Admitted>(
         Err(message) => return deny_bad_request(response, &message),
     };
     let spoke_paths = requested_spoke(T::KIND, request.request_kind.as_ref())
-        || object.as_ref().is_some_and(|o| o.sent.is_some())
-        || old.as_ref().is_some_and(|o| o.sent.is_some());
+        || object.as_ref().is_some_and(|o| o.spoke)
+        || old.as_ref().is_some_and(|o| o.spoke);
     let (object, sent_object) = match object {
         Some(decoded) => (Some(decoded.object), decoded.sent),
         None => (None, None),

@@ -12,6 +12,8 @@ pub mod hooks;
 pub mod hooks_pending;
 pub mod names;
 pub mod plan;
+mod plan_facts;
+mod plan_items;
 mod plan_patches;
 mod plan_upgrade;
 mod plan_workers;

@@ -60,7 +60,7 @@ pub(super) fn from_hub(
     ctx: &Ctx,
     versions: &dyn ContractVersions,
 ) -> Result<(), ConvertError> {
-    let data = hub_data(obj);
+    let data = hub_data(obj, ctx);
     if let Some(spec) = child(obj, "spec") {
         for key in REFS {
             if let Some(reference) = spec.remove(key).filter(|r| !super::value::is_empty(r)) {
@@ -88,7 +88,9 @@ pub(super) fn from_hub(
         initialization_from_hub(status, &READY);
         failure_domains_from_hub(status);
     }
-    set_annotation(obj, CONVERSION_DATA, data);
+    if let Some(data) = data {
+        set_annotation(obj, CONVERSION_DATA, data);
+    }
     Ok(())
 }
 

@@ -58,12 +58,16 @@ fn sorted(value: &Value) -> Value {
 }
 
 /// The conversion-data of a hub about to become a spoke: any stale conversion-data is taken
-/// off `obj`, and the data left without our kept v1beta1 fields (they go back into the spoke).
-pub(super) fn hub_data(obj: &mut Obj) -> String {
+/// off `obj`, and the data left without our kept v1beta1 fields (they go back into the spoke);
+/// `None` when `ctx` writes no conversion-data.
+pub(super) fn hub_data(obj: &mut Obj, ctx: &Ctx) -> Option<String> {
     take_annotation(obj, CONVERSION_DATA);
+    if !ctx.conversion_data {
+        return None;
+    }
     let mut hub = obj.clone();
     take_annotation(&mut hub, V1BETA1_FIELDS);
-    marshal_hub(&hub)
+    Some(marshal_hub(&hub))
 }
 
 /// Takes the conversion-data off a spoke and parses it: `Ok(None)` without the annotation.

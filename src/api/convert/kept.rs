@@ -11,6 +11,8 @@
 //! object already carries it ([`restore`]): the annotation never makes a v1beta1 view show a
 //! field or value the stored object does not have.
 
+use std::sync::OnceLock;
+
 use serde_json::Value;
 
 use super::data::token;
@@ -42,8 +44,18 @@ const HEALTH_CHECK: [&str; 3] = [
     "machineHealthCheck/unhealthyMachineConditions/*/timeout",
 ];
 
-/// The pointer patterns (`*` = a list index) the annotation may hold for `kind`, with their form.
-fn fields(kind: Kind) -> Vec<(String, Form)> {
+/// The pointer patterns (`*` = a list index) the annotation may hold for `kind`, with their form
+/// (built once per kind: every conversion reads them).
+fn fields(kind: Kind) -> &'static [(String, Form)] {
+    static FIELDS: OnceLock<Vec<(Kind, Vec<(String, Form)>)>> = OnceLock::new();
+    let all = FIELDS.get_or_init(|| Kind::ALL.into_iter().map(|kind| (kind, patterns(kind))).collect());
+    all.iter()
+        .find(|(of, _)| *of == kind)
+        .map_or(&[], |(_, fields)| fields.as_slice())
+}
+
+/// [`fields`] of `kind`, made.
+fn patterns(kind: Kind) -> Vec<(String, Form)> {
     let mut out = Vec::new();
     let mut machines = |prefix: &str, health_check: bool| {
         for timeout in TIMEOUTS {
@@ -114,9 +126,9 @@ fn is_index(token: &str) -> bool {
 
 fn form_of(kind: Kind, path: &str) -> Option<Form> {
     fields(kind)
-        .into_iter()
+        .iter()
         .find(|(pattern, _)| matches(pattern, path))
-        .map(|(_, form)| form)
+        .map(|(_, form)| *form)
 }
 
 /// `/spec/topology/rolloutAfter` as a field path: `spec.topology.rolloutAfter`.
@@ -276,36 +288,54 @@ pub fn problems(kind_name: &str, text: &str) -> Vec<Problem> {
 /// The durations of a spoke of `kind` written in another form than Go prints their value
 /// (`90s` for `1m30s`): each as (`pointer`, written text), to keep in the hub annotation.
 pub(super) fn written_durations(kind: Kind, spoke: &Obj) -> Vec<(String, Value)> {
-    let root = Value::Object(spoke.clone());
     let mut out = Vec::new();
+    let mut at = String::new();
     for (pattern, form) in fields(kind) {
-        if form == Form::Duration {
-            let tokens: Vec<&str> = pattern.split('/').skip(1).collect();
-            collect(&root, &tokens, String::new(), &mut out);
+        if *form != Form::Duration {
+            continue;
+        }
+        // Every pattern starts at a field of the object (`/spec/...`).
+        let tokens: Vec<&str> = pattern.split('/').skip(1).collect();
+        if let Some((first, rest)) = tokens.split_first() {
+            if let Some(child) = spoke.get(*first) {
+                at.clear();
+                at.push('/');
+                at.push_str(&token(first));
+                collect(child, rest, &mut at, &mut out);
+            }
         }
     }
     out
 }
 
-fn collect(value: &Value, tokens: &[&str], at: String, out: &mut Vec<(String, Value)>) {
+/// The written durations below `value`, found at `at` (the path so far, restored on return)
+/// along `tokens`.
+fn collect(value: &Value, tokens: &[&str], at: &mut String, out: &mut Vec<(String, Value)>) {
     let Some((first, rest)) = tokens.split_first() else {
         if let Value::String(text) = value {
             let canonical = duration::to_seconds(text).map(|s| duration::from_seconds(s.into()));
             if canonical.is_some_and(|c| c != *text) {
-                out.push((at, value.clone()));
+                out.push((at.clone(), value.clone()));
             }
         }
         return;
     };
+    let length = at.len();
     match (*first, value) {
         ("*", Value::Array(items)) => {
             for (i, item) in items.iter().enumerate() {
-                collect(item, rest, format!("{at}/{i}"), out);
+                at.push('/');
+                at.push_str(&i.to_string());
+                collect(item, rest, at, out);
+                at.truncate(length);
             }
         }
         (key, Value::Object(obj)) => {
             if let Some(child) = obj.get(key) {
-                collect(child, rest, format!("{at}/{}", token(key)), out);
+                at.push('/');
+                at.push_str(&token(key));
+                collect(child, rest, at, out);
+                at.truncate(length);
             }
         }
         _ => {}

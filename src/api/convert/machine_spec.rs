@@ -74,7 +74,7 @@ impl Machines {
         ctx: &Ctx,
         versions: &dyn ContractVersions,
     ) -> Result<(), ConvertError> {
-        let data = hub_data(obj);
+        let data = hub_data(obj, ctx);
         if let Some(spec) = child(obj, "spec") {
             template_from_hub(spec, ctx, versions, self.min_ready)?;
             (self.spec_from_hub)(spec);
@@ -85,7 +85,9 @@ impl Machines {
             conditions_from_hub(status, self.deprecated);
             (self.status_from_hub)(status);
         }
-        set_annotation(obj, CONVERSION_DATA, data);
+        if let Some(data) = data {
+            set_annotation(obj, CONVERSION_DATA, data);
+        }
         Ok(())
     }
 }

@@ -172,6 +172,9 @@ pub(crate) struct Ctx {
     pub(crate) object: String,
     /// The object's namespace (`""` when cluster-scoped or unset).
     pub(crate) namespace: String,
+    /// Whether a conversion to a spoke writes the conversion-data annotation (the whole hub,
+    /// marshalled): not for a view that drops it straight away.
+    pub(crate) conversion_data: bool,
 }
 
 impl Ctx {
@@ -189,7 +192,11 @@ impl Ctx {
         } else {
             format!("{kind} {namespace}/{name}")
         };
-        Ctx { object, namespace }
+        Ctx {
+            object,
+            namespace,
+            conversion_data: true,
+        }
     }
 
     pub(crate) fn invalid(&self, field: &str, message: impl Into<String>) -> ConvertError {
@@ -223,6 +230,19 @@ const GROUPS: [(&str, &[&str]); 3] = [
 ];
 
 impl Kind {
+    /// Every kind.
+    const ALL: [Kind; 9] = [
+        Kind::Cluster,
+        Kind::ClusterClass,
+        Kind::ClusterResourceSet,
+        Kind::ClusterResourceSetBinding,
+        Kind::ExtensionConfig,
+        Kind::MachineHealthCheck,
+        Kind::MachineDeployment,
+        Kind::MachineSet,
+        Kind::MachinePool,
+    ];
+
     fn of(group: &str, kind: &str) -> Option<Kind> {
         Some(match (group, kind) {
             ("cluster.x-k8s.io", "Cluster") => Kind::Cluster,
@@ -354,12 +374,36 @@ pub fn to_hub(mut object: Value) -> Result<Value, ConvertError> {
 
 /// Converts a hub object to `api_version` (a spoke or the hub itself).
 pub fn from_hub(
-    mut object: Value,
+    object: Value,
     api_version: &str,
     versions: &dyn ContractVersions,
 ) -> Result<Value, ConvertError> {
+    to_spoke(object, api_version, versions, true)
+}
+
+/// [`from_hub`] without the conversion-data annotation (the whole hub object, marshalled), for a
+/// view of the object that never goes back to the hub: the admission's JSONPatch against a
+/// spoke object, which leaves the annotation out.
+pub fn from_hub_without_data(
+    object: Value,
+    api_version: &str,
+    versions: &dyn ContractVersions,
+) -> Result<Value, ConvertError> {
+    to_spoke(object, api_version, versions, false)
+}
+
+/// [`from_hub`], writing the conversion-data annotation when `conversion_data`.
+fn to_spoke(
+    mut object: Value,
+    api_version: &str,
+    versions: &dyn ContractVersions,
+    conversion_data: bool,
+) -> Result<Value, ConvertError> {
     let (current, kind_name) = identify(&object)?;
-    let ctx = object.as_object().map(|obj| Ctx::of(&kind_name, obj));
+    let ctx = object.as_object().map(|obj| Ctx {
+        conversion_data,
+        ..Ctx::of(&kind_name, obj)
+    });
     let object_name = ctx.as_ref().map_or_else(String::new, |c| c.object.clone());
     check_served(api_version, &object_name)?;
     if current == api_version {

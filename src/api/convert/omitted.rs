@@ -49,10 +49,42 @@ fn steps(path: &str) -> Option<Vec<Step>> {
     (!steps.is_empty()).then_some(steps)
 }
 
-/// The paths of the hub's optional `minProperties` fields below the object's top level, by
-/// kind, deepest first.
-fn struct_paths(kind: &str) -> &'static [Vec<Step>] {
-    static PATHS: OnceLock<HashMap<String, Vec<Vec<Step>>>> = OnceLock::new();
+/// The paths of one kind's optional `minProperties` fields, as a tree walked once per object.
+#[derive(Debug, Default)]
+struct Tree {
+    /// The steps below this point, each with what lies below it.
+    children: Vec<(Step, Tree)>,
+    /// The path ends here: an empty object at this field goes.
+    empty_goes: bool,
+}
+
+impl Tree {
+    fn insert(&mut self, path: &[Step]) {
+        let Some((step, rest)) = path.split_first() else {
+            self.empty_goes = true;
+            return;
+        };
+        let index = match self.children.iter().position(|(s, _)| s == step) {
+            Some(index) => index,
+            None => {
+                self.children.push((step.clone(), Tree::default()));
+                self.children.len() - 1
+            }
+        };
+        self.children[index].1.insert(rest);
+    }
+
+    fn child(&self, step: &Step) -> Option<&Tree> {
+        self.children
+            .iter()
+            .find(|(s, _)| s == step)
+            .map(|(_, tree)| tree)
+    }
+}
+
+/// The hub's optional `minProperties` fields below the object's top level, by kind.
+fn struct_paths(kind: &str) -> Option<&'static Tree> {
+    static PATHS: OnceLock<HashMap<String, Tree>> = OnceLock::new();
     let paths = PATHS.get_or_init(|| {
         reference()
             .iter()
@@ -68,63 +100,65 @@ fn struct_paths(kind: &str) -> &'static [Vec<Step>] {
                         .and_then(Value::as_array)
                         .is_some_and(|names| names.iter().any(|n| n == name))
                 };
-                let mut paths: Vec<Vec<Step>> = table
+                let mut tree = Tree::default();
+                table
                     .iter()
                     .filter(|(_, keywords)| keywords.get("minProperties").and_then(Value::as_u64) > Some(0))
                     .filter(|(path, _)| !required(path))
                     .filter_map(|(path, _)| steps(path))
                     .filter(|steps| steps.len() > 1)
-                    .collect();
-                paths.sort_by_key(|steps| std::cmp::Reverse(steps.len()));
-                Some((kind.to_owned(), paths))
+                    .for_each(|steps| tree.insert(&steps));
+                Some((kind.to_owned(), tree))
             })
             .collect()
     });
-    paths.get(kind).map_or(&[], Vec::as_slice)
+    paths.get(kind)
 }
 
-/// Drops from the hub object `obj` of `kind` every optional struct left empty (`{}`).
+/// Drops from the hub object `obj` of `kind` every optional struct left empty (`{}`), each
+/// struct after what it holds (so one holding only empty structs goes too).
 pub(super) fn drop_empty_structs(kind: &str, obj: &mut Obj) {
-    for path in struct_paths(kind) {
-        drop_at(obj, path);
+    if let Some(tree) = struct_paths(kind) {
+        drop_in_fields(obj, tree);
     }
 }
 
-/// Drops the empty object at `path` below `obj`, for every item and value the path steps into.
-fn drop_at(obj: &mut Obj, path: &[Step]) {
-    match path {
-        [Step::Field(name)]
-            if obj
-                .get(name)
-                .and_then(Value::as_object)
-                .is_some_and(Obj::is_empty) =>
-        {
+/// Walks `value` along `tree`: its items, its values and its fields.
+fn drop_below(value: &mut Value, tree: &Tree) {
+    match value {
+        Value::Array(items) => {
+            if let Some(below) = tree.child(&Step::Items) {
+                for item in items {
+                    drop_below(item, below);
+                }
+            }
+        }
+        Value::Object(map) => {
+            if let Some(below) = tree.child(&Step::Values) {
+                for entry in map.values_mut() {
+                    drop_below(entry, below);
+                }
+            }
+            drop_in_fields(map, tree);
+        }
+        _ => {}
+    }
+}
+
+/// The fields of `obj` the tree names: what is below each first, then the field itself when it
+/// is an empty object the tree drops.
+fn drop_in_fields(obj: &mut Obj, tree: &Tree) {
+    for (step, below) in &tree.children {
+        let Step::Field(name) = step else {
+            continue;
+        };
+        let Some(value) = obj.get_mut(name) else {
+            continue;
+        };
+        drop_below(value, below);
+        if below.empty_goes && value.as_object().is_some_and(Obj::is_empty) {
             obj.remove(name);
         }
-        [Step::Field(name), rest @ ..] => {
-            if let Some(child) = obj.get_mut(name) {
-                drop_below(child, rest);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// [`drop_at`] for `value`, whose path may begin by stepping into its items or values.
-fn drop_below(value: &mut Value, path: &[Step]) {
-    match (path.first(), value) {
-        (Some(Step::Items), Value::Array(items)) => {
-            for item in items {
-                drop_below(item, &path[1..]);
-            }
-        }
-        (Some(Step::Values), Value::Object(map)) => {
-            for entry in map.values_mut() {
-                drop_below(entry, &path[1..]);
-            }
-        }
-        (Some(Step::Field(_)), Value::Object(map)) => drop_at(map, path),
-        _ => {}
     }
 }
 
