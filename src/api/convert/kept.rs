@@ -44,10 +44,13 @@ const HEALTH_CHECK: [&str; 3] = [
     "machineHealthCheck/unhealthyMachineConditions/*/timeout",
 ];
 
-/// The pointer patterns (`*` = a list index) the annotation may hold for `kind`, with their form
-/// (built once per kind: every conversion reads them).
-fn fields(kind: Kind) -> &'static [(String, Form)] {
-    static FIELDS: OnceLock<Vec<(Kind, Vec<(String, Form)>)>> = OnceLock::new();
+/// A pointer pattern (`*` = a list index) and the form of the value found at it.
+type Pattern = (String, Form);
+
+/// The pointer patterns the annotation may hold for `kind`, with their form (built once per
+/// kind: every conversion reads them).
+fn fields(kind: Kind) -> &'static [Pattern] {
+    static FIELDS: OnceLock<Vec<(Kind, Vec<Pattern>)>> = OnceLock::new();
     let all = FIELDS.get_or_init(|| Kind::ALL.into_iter().map(|kind| (kind, patterns(kind))).collect());
     all.iter()
         .find(|(of, _)| *of == kind)
@@ -55,7 +58,7 @@ fn fields(kind: Kind) -> &'static [(String, Form)] {
 }
 
 /// [`fields`] of `kind`, made.
-fn patterns(kind: Kind) -> Vec<(String, Form)> {
+fn patterns(kind: Kind) -> Vec<Pattern> {
     let mut out = Vec::new();
     let mut machines = |prefix: &str, health_check: bool| {
         for timeout in TIMEOUTS {
