@@ -135,5 +135,8 @@ pub(super) fn keep_first(hub: &mut Obj, entries: Vec<(String, Value)>) {
 
 /// Escapes one JSON-pointer token.
 pub(super) fn token(key: &str) -> String {
+    if !key.contains(['~', '/']) {
+        return key.to_owned();
+    }
     key.replace('~', "~0").replace('/', "~1")
 }
