@@ -14,10 +14,9 @@ use futures::{Stream, StreamExt};
 use kube::api::DynamicObject;
 use kube::core::ApiResource;
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event, EventType};
+use kube::runtime::events::EventType;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::Controller;
-use kube::Resource;
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
@@ -485,15 +484,7 @@ fn with_finalizer(object: &Value) -> Vec<Value> {
 }
 
 async fn publish(ctx: &Context, cluster: &DynamicObject, type_: EventType, reason: &str, note: &str) {
-    let event = Event {
-        type_,
-        reason: reason.to_owned(),
-        note: Some(note.to_owned()),
-        action: "Reconcile".to_owned(),
-        secondary: None,
-    };
-    let reference = cluster.object_ref(&ctx.resource);
-    if let Err(err) = ctx.recorder.publish(&event, &reference).await {
-        tracing::debug!(error = %err, "event not recorded");
-    }
+    ctx.recorder
+        .reconciled((cluster, &ctx.resource), type_, reason, note)
+        .await;
 }

@@ -15,9 +15,10 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::events::v1::{Event as K8sEvent, EventSeries};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::core::ApiResource;
 use kube::runtime::events::{Event, EventType, Reporter};
-use kube::Client;
+use kube::{Client, Resource};
 
 /// How long a repeat continues the series of an earlier event.
 const SERIES_TTL: Duration = Duration::from_secs(300);
@@ -71,6 +72,27 @@ impl EventRecorder {
             client,
             reporter,
             cache: Mutex::default(),
+        }
+    }
+
+    /// Records a `Reconcile` event of `type_` on `object` (of `resource`); a failure to record
+    /// is only logged.
+    pub async fn reconciled(
+        &self,
+        (object, resource): (&DynamicObject, &ApiResource),
+        type_: EventType,
+        reason: &str,
+        note: &str,
+    ) {
+        let event = Event {
+            type_,
+            reason: reason.to_owned(),
+            note: Some(note.to_owned()),
+            action: "Reconcile".to_owned(),
+            secondary: None,
+        };
+        if let Err(err) = self.publish(&event, &object.object_ref(resource)).await {
+            tracing::debug!(error = %err, "event not recorded");
         }
     }
 

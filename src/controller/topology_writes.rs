@@ -6,8 +6,7 @@ use std::sync::Arc;
 
 use kube::api::DynamicObject;
 use kube::core::ApiResource;
-use kube::runtime::events::{Event, EventType};
-use kube::Resource;
+use kube::runtime::events::EventType;
 use serde_json::Value;
 
 use super::backoff::Backoff;
@@ -117,17 +116,9 @@ pub(super) async fn event_typed(
     reason: &str,
     note: &str,
 ) {
-    let event = Event {
-        type_,
-        reason: reason.to_owned(),
-        note: Some(note.to_owned()),
-        action: "Reconcile".to_owned(),
-        secondary: None,
-    };
-    let reference = cluster.object_ref(&ctx.resource);
-    if let Err(err) = ctx.recorder.publish(&event, &reference).await {
-        tracing::debug!(error = %err, "event not recorded");
-    }
+    ctx.recorder
+        .reconciled((cluster, &ctx.resource), type_, reason, note)
+        .await;
 }
 
 /// The error of an API call about `object` that failed.
