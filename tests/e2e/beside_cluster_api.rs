@@ -22,13 +22,13 @@ use crate::manifests::render;
 use crate::process::{poll, run_bounded, RunDir};
 use crate::webhook::{capi_topology, read_pem, WebhookServer};
 
-const PROVISIONED: Duration = Duration::from_secs(300);
+pub(crate) const PROVISIONED: Duration = Duration::from_secs(300);
 /// Two control plane rolls and one of the workers.
-const UPGRADED: Duration = Duration::from_secs(480);
+pub(crate) const UPGRADED: Duration = Duration::from_secs(480);
 /// The upgrade: two minors, the control plane through the middle one (the class lists it).
-const FROM: &str = "v1.33.0";
-const MIDDLE: &str = "v1.34.0";
-const TO: &str = "v1.35.0";
+pub(crate) const FROM: &str = "v1.33.0";
+pub(crate) const MIDDLE: &str = "v1.34.0";
+pub(crate) const TO: &str = "v1.35.0";
 
 /// Our webhook configurations as the overlay renders them, pointed at the local server.
 pub fn our_configurations(kubectl: &Kubectl, port: u16, ca_pem: &str) -> String {
@@ -119,7 +119,7 @@ fn jsonpath(kubectl: &Kubectl, resource: &str, path: &str) -> String {
         .unwrap_or_default()
 }
 
-fn condition(kubectl: &Kubectl, resource: &str, kind: &str) -> String {
+pub(crate) fn condition(kubectl: &Kubectl, resource: &str, kind: &str) -> String {
     jsonpath(
         kubectl,
         resource,
@@ -196,6 +196,7 @@ fn beside_cluster_api_runs_a_cluster_through_its_life() {
         3,
         UPGRADED,
         || condition(&kubectl, "cluster/mem", "Available") == "True",
+        &mut |_| Ok(()),
     )
     .unwrap_or_else(|e| panic!("{e}\n{}", logs(&server)));
 

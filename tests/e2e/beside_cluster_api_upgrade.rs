@@ -167,7 +167,8 @@ fn check_order(
 /// control plane keeps its version), then BeforeWorkersUpgrade (the workers keep theirs while the
 /// control plane is upgraded); each is let go after [`HELD_CALLS`] calls. Every snapshot is
 /// checked ([`check_order`]); at the end the hooks were called in order, each step once, and the
-/// control plane was asked for each version in turn.
+/// control plane was asked for each version in turn. `fault` is called with each holding hook's
+/// name just before the test lets it go (a fault injected while the hook holds).
 pub fn chained(
     kubectl: &Kubectl,
     extension: &Extension,
@@ -176,6 +177,7 @@ pub fn chained(
     machines: usize,
     timeout: Duration,
     available: impl Fn() -> bool,
+    fault: &mut dyn FnMut(&str) -> Result<(), String>,
 ) -> Result<(), String> {
     let [from, middle, to] = versions;
     let key = format!("default/{cluster}");
@@ -196,6 +198,7 @@ pub fn chained(
             asked.push(now.control_plane.0.clone());
         }
         if !released.0 && held_long_enough(kubectl, &calls, cluster, "BeforeClusterUpgrade", PAUSING)? {
+            fault("BeforeClusterUpgrade")?;
             released.0 = true;
             eprintln!(
                 "upgrade: BeforeClusterUpgrade let go after {:?}",
@@ -209,6 +212,7 @@ pub fn chained(
                     && Snapshot::all_at(&now.control_plane_machines, to),
                 format!("the control plane is at {to} when the workers' hook is called: {now:?}"),
             )?;
+            fault("BeforeWorkersUpgrade")?;
             released.1 = true;
             eprintln!(
                 "upgrade: control plane at {to}, BeforeWorkersUpgrade let go after {:?}",

@@ -28,6 +28,8 @@ mod deployment_emulator;
 mod dry_run;
 mod dry_run_ownership;
 mod env;
+mod faults_leader;
+mod faults_watch;
 mod hostile_extensions;
 mod kubectl;
 mod kubectl_watch;
