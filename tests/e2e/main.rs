@@ -30,6 +30,7 @@ mod dry_run_ownership;
 mod env;
 mod faults_leader;
 mod faults_watch;
+mod faults_webhook;
 mod hostile_extensions;
 mod kubectl;
 mod kubectl_watch;
