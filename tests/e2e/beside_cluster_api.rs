@@ -24,11 +24,18 @@ use crate::webhook::{capi_topology, read_pem, WebhookServer};
 
 pub(crate) const PROVISIONED: Duration = Duration::from_secs(300);
 /// Two control plane rolls and one of the workers.
-pub(crate) const UPGRADED: Duration = Duration::from_secs(480);
+const UPGRADED: Duration = Duration::from_secs(480);
 /// The upgrade: two minors, the control plane through the middle one (the class lists it).
-pub(crate) const FROM: &str = "v1.33.0";
-pub(crate) const MIDDLE: &str = "v1.34.0";
-pub(crate) const TO: &str = "v1.35.0";
+const FROM: &str = "v1.33.0";
+const MIDDLE: &str = "v1.34.0";
+const TO: &str = "v1.35.0";
+/// The upgrade of Cluster `mem` (one control plane Machine, two workers).
+pub(crate) const MEM_UPGRADE: upgrade::Upgrade = upgrade::Upgrade {
+    cluster: "mem",
+    versions: [FROM, MIDDLE, TO],
+    machines: 3,
+    timeout: UPGRADED,
+};
 
 /// Our webhook configurations as the overlay renders them, pointed at the local server.
 pub fn our_configurations(kubectl: &Kubectl, port: u16, ca_pem: &str) -> String {
@@ -191,10 +198,7 @@ fn beside_cluster_api_runs_a_cluster_through_its_life() {
     upgrade::chained(
         &kubectl,
         &extension,
-        "mem",
-        [FROM, MIDDLE, TO],
-        3,
-        UPGRADED,
+        MEM_UPGRADE,
         || condition(&kubectl, "cluster/mem", "Available") == "True",
         &mut |_| Ok(()),
     )

@@ -161,6 +161,16 @@ fn check_order(
     )
 }
 
+/// The upgrade [`chained`] follows: Cluster `default/<cluster>` from `versions[0]` to
+/// `versions[2]`, done once its `machines` Machines run the target, within `timeout`.
+#[derive(Debug, Clone, Copy)]
+pub struct Upgrade {
+    pub cluster: &'static str,
+    pub versions: [&'static str; 3],
+    pub machines: usize,
+    pub timeout: Duration,
+}
+
 /// Changes Cluster `default/cluster` from `versions[0]` to `versions[2]` (the class lists
 /// `versions[1]` between) and follows the real controllers until every Machine runs the target
 /// and `available` says the Cluster is Available again. BeforeClusterUpgrade holds first (the
@@ -172,13 +182,16 @@ fn check_order(
 pub fn chained(
     kubectl: &Kubectl,
     extension: &Extension,
-    cluster: &str,
-    versions: [&str; 3],
-    machines: usize,
-    timeout: Duration,
+    upgrade: Upgrade,
     available: impl Fn() -> bool,
     fault: &mut dyn FnMut(&str) -> Result<(), String>,
 ) -> Result<(), String> {
+    let Upgrade {
+        cluster,
+        versions,
+        machines,
+        timeout,
+    } = upgrade;
     let [from, middle, to] = versions;
     let key = format!("default/{cluster}");
     extension.answer(&holding(&[

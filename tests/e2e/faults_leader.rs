@@ -20,10 +20,11 @@ use serde_json::Value;
 
 use crate::audit_log::{total, writes_since, WRITES_POLICY};
 use crate::beside_cluster_api::{condition, doctor, in_memory_manifests, our_configurations};
-use crate::beside_cluster_api::{FROM, MIDDLE, PROVISIONED, TO, UPGRADED};
+use crate::beside_cluster_api::{MEM_UPGRADE, PROVISIONED};
 use crate::beside_cluster_api_upgrade as upgrade;
 use crate::cluster_api::ClusterApi;
 use crate::control_plane::ControlPlane;
+use crate::faults_pause::pause_while_held;
 use crate::kubectl::Kubectl;
 use crate::lifecycle_hooks::count;
 use crate::process::{poll, RunDir};
@@ -244,7 +245,7 @@ pub fn quiet_writes(audit: &Path) -> BTreeMap<String, u64> {
 /// while BeforeWorkersUpgrade holds; the third replica finishes the upgrade.
 #[test]
 fn leader_loss_during_a_chained_upgrade_loses_nothing() {
-    upgrade_with_two_replicas(true);
+    upgrade_with_two_replicas(Fault::KillLeader);
 }
 
 /// The same upgrade with no replica killed: the writes and hook calls to compare with
@@ -252,11 +253,29 @@ fn leader_loss_during_a_chained_upgrade_loses_nothing() {
 #[test]
 #[ignore = "a baseline for RELIABILITY.md, 4.5 minutes"]
 fn chained_upgrade_without_leader_loss() {
-    upgrade_with_two_replicas(false);
+    upgrade_with_two_replicas(Fault::None);
 }
 
-/// Runs the upgrade beside two replicas, the leader killed at both holding hooks when `kill`.
-fn upgrade_with_two_replicas(kill: bool) {
+/// The same upgrade, the Cluster paused for a while once the control plane is upgraded
+/// (`cargo test --test e2e upgrade_paused_then_unpaused -- --ignored --nocapture`).
+#[test]
+#[ignore = "slow: 4.5 minutes"]
+fn upgrade_paused_then_unpaused() {
+    upgrade_with_two_replicas(Fault::Pause);
+}
+
+/// What goes wrong in the middle of the upgrade.
+#[derive(Clone, Copy, PartialEq)]
+enum Fault {
+    None,
+    /// The leader killed while each holding hook holds.
+    KillLeader,
+    /// The Cluster paused while BeforeWorkersUpgrade holds ([`pause_while_held`]).
+    Pause,
+}
+
+/// Runs the upgrade beside two replicas, with `fault`.
+fn upgrade_with_two_replicas(fault: Fault) {
     let run = RunDir::create("faults-leader");
     let mut plane = ControlPlane::start_audited(&run, WRITES_POLICY);
     plane.start_garbage_collector(&run);
@@ -265,7 +284,7 @@ fn upgrade_with_two_replicas(kill: bool) {
     let ours = plane.kubeconfig_of("capi-topology");
     let mut replicas =
         Replicas::start(&run, &ours, &kubectl).unwrap_or_else(|e| panic!("{e}\n{}", capi.logs()));
-    let result = scenario(&run, &plane, &kubectl, &mut replicas, kill);
+    let result = scenario(&run, &plane, &kubectl, &mut replicas, fault);
     if let Err(e) = result {
         panic!("{e}\n{}\n--- Cluster API ---\n{}", replicas.logs(), capi.logs());
     }
@@ -276,7 +295,7 @@ fn scenario(
     plane: &ControlPlane,
     kubectl: &Kubectl,
     replicas: &mut Replicas,
-    kill: bool,
+    kind: Fault,
 ) -> Result<(), String> {
     poll("cluster-api doctor to pass", Duration::from_secs(60), || {
         doctor(plane.kubeconfig())
@@ -294,26 +313,24 @@ fn scenario(
     let audit = run.join("audit.log");
     let (clones_before, mark) = (clones(kubectl, "mem")?, audit_mark(&audit));
     let mut faults = Vec::new();
-    let started = Instant::now();
+    let mut since = Instant::now();
     let mut fault = |hook: &str| {
-        if kill {
-            faults.push(replicas.kill_leader(kubectl, &extension, "mem", hook)?);
+        match kind {
+            Fault::KillLeader => {
+                faults.push(replicas.kill_leader(kubectl, &extension, "mem", hook)?);
+                since = Instant::now();
+            }
+            Fault::Pause if hook == "BeforeWorkersUpgrade" => {
+                since = pause_while_held(kubectl, &extension, "mem", hook)?;
+            }
+            _ => {}
         }
         Ok(())
     };
-    upgrade::chained(
-        kubectl,
-        &extension,
-        "mem",
-        [FROM, MIDDLE, TO],
-        3,
-        UPGRADED,
-        available,
-        &mut fault,
-    )?;
-    let since = faults.last().map_or(started, |f| f.at);
+    upgrade::chained(kubectl, &extension, MEM_UPGRADE, available, &mut fault)?;
+    let since = faults.last().map_or(since, |f| f.at);
     let last = since.elapsed();
-    let lost = if kill { 2 } else { 0 };
+    let lost = if kind == Fault::KillLeader { 2 } else { 0 };
     expect(faults.len() == lost, format!("{lost} leaders lost: {faults:?}"))?;
     poll("TopologyReconciled", Duration::from_secs(60), || {
         let now = condition(kubectl, "cluster/mem", "TopologyReconciled");
@@ -360,7 +377,7 @@ fn report(
         );
     }
     eprintln!(
-        "faults: upgrade done {upgraded:?} after the last kill (the change, with none), TopologyReconciled \
+        "faults: upgrade done {upgraded:?} after the last fault (the change, with none), TopologyReconciled \
          True after {converged:?}; \
          Machines created {created}, deleted {}; hook calls {per_hook:?}, duplicate after-hook \
          calls {duplicates:?}; \

@@ -29,6 +29,7 @@ mod dry_run;
 mod dry_run_ownership;
 mod env;
 mod faults_leader;
+mod faults_pause;
 mod faults_watch;
 mod faults_webhook;
 mod hostile_extensions;
