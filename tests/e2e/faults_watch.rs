@@ -14,7 +14,7 @@ use crate::audit_log::{total, writes_since, WRITES_POLICY};
 use crate::class_status;
 use crate::controllers::{condition, owned_by, provision_control_plane, CONVERGED};
 use crate::env::Env;
-use crate::faults_leader::{audit_mark, quiet_writes};
+use crate::faults_checks::{audit_mark, quiet_writes};
 use crate::kubectl::Kubectl;
 use crate::manifests::{quickstart_object, render, with};
 use crate::process::poll;

@@ -28,6 +28,7 @@ mod deployment_emulator;
 mod dry_run;
 mod dry_run_ownership;
 mod env;
+mod faults_checks;
 mod faults_leader;
 mod faults_pause;
 mod faults_watch;
