@@ -257,7 +257,15 @@ impl ObjectSource for WatchCache {
     }
 
     fn cluster_class(&self, namespace: &str, name: &str) -> Option<Arc<ClassEntry>> {
-        self.read(|store| store.cluster_class(namespace, name))
+        if self.synced_kind(CAPI_GROUP, "ClusterClass") {
+            return self.read(|store| store.cluster_class(namespace, name));
+        }
+        // Not listed yet (the server has just started): a Cluster of an existing class must not
+        // be refused as naming a missing one, so read it from the API server as `get` does.
+        let object = self
+            .read_direct(CAPI_GROUP, "ClusterClass", namespace, Some(name))
+            .pop()?;
+        class_entry(&object)
     }
 
     fn clusters_using_class(&self, class_namespace: &str, class_name: &str) -> Vec<Arc<Cluster>> {
@@ -578,6 +586,15 @@ fn identity(object: &Value) -> Option<(String, String)> {
     Some((namespace.to_owned(), name.to_owned()))
 }
 
+/// The entry of a ClusterClass read from the API server (converted to the hub as the store
+/// converts it); `None` when it does not decode.
+fn class_entry(object: &Value) -> Option<Arc<ClassEntry>> {
+    let (namespace, name) = identity(object)?;
+    let mut store = MemoryStore::default();
+    insert(&mut store, CAPI_GROUP, "ClusterClass", object.clone());
+    store.cluster_class(&namespace, &name)
+}
+
 /// Stores an object; one that does not decode into its type is dropped (with its older version)
 /// and logged, so the webhooks treat it as absent rather than as it was.
 fn insert(store: &mut MemoryStore, group: &str, kind: &str, object: Value) {
@@ -610,6 +627,17 @@ mod tests {
             .into_iter()
             .map(|(_, name)| name)
             .collect()
+    }
+
+    #[test]
+    fn a_class_read_before_the_cache_is_listed_is_an_entry_unless_it_does_not_decode() {
+        let class = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "ClusterClass",
+            "metadata": {"name": "quick-start", "namespace": "default"}, "spec": {}});
+        let entry = class_entry(&class).expect("a ClusterClass read from the API server");
+        assert_eq!(entry.class.metadata.name.as_deref(), Some("quick-start"));
+        let broken = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "ClusterClass",
+            "metadata": {"name": "broken", "namespace": "default"}, "spec": "not an object"});
+        assert!(class_entry(&broken).is_none());
     }
 
     #[test]
