@@ -257,7 +257,15 @@ impl ObjectSource for WatchCache {
     }
 
     fn cluster_class(&self, namespace: &str, name: &str) -> Option<Arc<ClassEntry>> {
-        self.read(|store| store.cluster_class(namespace, name))
+        if self.synced_kind(CAPI_GROUP, "ClusterClass") {
+            return self.read(|store| store.cluster_class(namespace, name));
+        }
+        // Not listed yet (the server has just started): a Cluster of an existing class must not
+        // be refused as naming a missing one, so read it from the API server as `get` does.
+        let object = self
+            .read_direct(CAPI_GROUP, "ClusterClass", namespace, Some(name))
+            .pop()?;
+        class_entry(&object)
     }
 
     fn clusters_using_class(&self, class_namespace: &str, class_name: &str) -> Vec<Arc<Cluster>> {
@@ -576,6 +584,15 @@ fn identity(object: &Value) -> Option<(String, String)> {
         .and_then(Value::as_str)
         .unwrap_or_default();
     Some((namespace.to_owned(), name.to_owned()))
+}
+
+/// The entry of a ClusterClass read from the API server (converted to the hub as the store
+/// converts it); `None` when it does not decode.
+fn class_entry(object: &Value) -> Option<Arc<ClassEntry>> {
+    let (namespace, name) = identity(object)?;
+    let mut store = MemoryStore::default();
+    insert(&mut store, CAPI_GROUP, "ClusterClass", object.clone());
+    store.cluster_class(&namespace, &name)
 }
 
 /// Stores an object; one that does not decode into its type is dropped (with its older version)

@@ -21,6 +21,17 @@ fn names(store: &MemoryStore) -> Vec<String> {
 }
 
 #[test]
+fn a_class_read_before_the_cache_is_listed_is_an_entry_unless_it_does_not_decode() {
+    let class = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "ClusterClass",
+        "metadata": {"name": "quick-start", "namespace": "default"}, "spec": {}});
+    let entry = class_entry(&class).expect("a ClusterClass read from the API server");
+    assert_eq!(entry.class.metadata.name.as_deref(), Some("quick-start"));
+    let broken = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "ClusterClass",
+        "metadata": {"name": "broken", "namespace": "default"}, "spec": "not an object"});
+    assert!(class_entry(&broken).is_none());
+}
+
+#[test]
 fn a_relist_replaces_the_kind_and_drops_what_is_gone() {
     let mut store = MemoryStore::default();
     let mut buffer = Vec::new();

@@ -22,13 +22,20 @@ use crate::manifests::render;
 use crate::process::{poll, run_bounded, RunDir};
 use crate::webhook::{capi_topology, read_pem, WebhookServer};
 
-const PROVISIONED: Duration = Duration::from_secs(300);
+pub(crate) const PROVISIONED: Duration = Duration::from_secs(300);
 /// Two control plane rolls and one of the workers.
 const UPGRADED: Duration = Duration::from_secs(480);
 /// The upgrade: two minors, the control plane through the middle one (the class lists it).
 const FROM: &str = "v1.33.0";
 const MIDDLE: &str = "v1.34.0";
 const TO: &str = "v1.35.0";
+/// The upgrade of Cluster `mem` (one control plane Machine, two workers).
+pub(crate) const MEM_UPGRADE: upgrade::Upgrade = upgrade::Upgrade {
+    cluster: "mem",
+    versions: [FROM, MIDDLE, TO],
+    machines: 3,
+    timeout: UPGRADED,
+};
 
 /// Our webhook configurations as the overlay renders them, pointed at the local server.
 pub fn our_configurations(kubectl: &Kubectl, port: u16, ca_pem: &str) -> String {
@@ -119,7 +126,7 @@ fn jsonpath(kubectl: &Kubectl, resource: &str, path: &str) -> String {
         .unwrap_or_default()
 }
 
-fn condition(kubectl: &Kubectl, resource: &str, kind: &str) -> String {
+pub(crate) fn condition(kubectl: &Kubectl, resource: &str, kind: &str) -> String {
     jsonpath(
         kubectl,
         resource,
@@ -191,11 +198,9 @@ fn beside_cluster_api_runs_a_cluster_through_its_life() {
     upgrade::chained(
         &kubectl,
         &extension,
-        "mem",
-        [FROM, MIDDLE, TO],
-        3,
-        UPGRADED,
+        MEM_UPGRADE,
         || condition(&kubectl, "cluster/mem", "Available") == "True",
+        &mut |_| Ok(()),
     )
     .unwrap_or_else(|e| panic!("{e}\n{}", logs(&server)));
 

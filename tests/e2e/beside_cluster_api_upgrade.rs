@@ -161,22 +161,37 @@ fn check_order(
     )
 }
 
+/// The upgrade [`chained`] follows: Cluster `default/<cluster>` from `versions[0]` to
+/// `versions[2]`, done once its `machines` Machines run the target, within `timeout`.
+#[derive(Debug, Clone, Copy)]
+pub struct Upgrade {
+    pub cluster: &'static str,
+    pub versions: [&'static str; 3],
+    pub machines: usize,
+    pub timeout: Duration,
+}
+
 /// Changes Cluster `default/cluster` from `versions[0]` to `versions[2]` (the class lists
 /// `versions[1]` between) and follows the real controllers until every Machine runs the target
 /// and `available` says the Cluster is Available again. BeforeClusterUpgrade holds first (the
 /// control plane keeps its version), then BeforeWorkersUpgrade (the workers keep theirs while the
 /// control plane is upgraded); each is let go after [`HELD_CALLS`] calls. Every snapshot is
 /// checked ([`check_order`]); at the end the hooks were called in order, each step once, and the
-/// control plane was asked for each version in turn.
+/// control plane was asked for each version in turn. `fault` is called with each holding hook's
+/// name just before the test lets it go (a fault injected while the hook holds).
 pub fn chained(
     kubectl: &Kubectl,
     extension: &Extension,
-    cluster: &str,
-    versions: [&str; 3],
-    machines: usize,
-    timeout: Duration,
+    upgrade: Upgrade,
     available: impl Fn() -> bool,
+    fault: &mut dyn FnMut(&str) -> Result<(), String>,
 ) -> Result<(), String> {
+    let Upgrade {
+        cluster,
+        versions,
+        machines,
+        timeout,
+    } = upgrade;
     let [from, middle, to] = versions;
     let key = format!("default/{cluster}");
     extension.answer(&holding(&[
@@ -196,6 +211,7 @@ pub fn chained(
             asked.push(now.control_plane.0.clone());
         }
         if !released.0 && held_long_enough(kubectl, &calls, cluster, "BeforeClusterUpgrade", PAUSING)? {
+            fault("BeforeClusterUpgrade")?;
             released.0 = true;
             eprintln!(
                 "upgrade: BeforeClusterUpgrade let go after {:?}",
@@ -209,6 +225,7 @@ pub fn chained(
                     && Snapshot::all_at(&now.control_plane_machines, to),
                 format!("the control plane is at {to} when the workers' hook is called: {now:?}"),
             )?;
+            fault("BeforeWorkersUpgrade")?;
             released.1 = true;
             eprintln!(
                 "upgrade: control plane at {to}, BeforeWorkersUpgrade let go after {:?}",

@@ -111,6 +111,40 @@ impl ControlPlane {
         serde_json::from_slice(&bytes).map_err(|e| format!("etcd value of {key} is not JSON: {e}"))
     }
 
+    /// etcd's current revision (from the header of a range read).
+    pub fn etcd_revision(&self) -> Result<i64, String> {
+        let request = serde_json::json!({"key": etcd_key("/registry/")}).to_string();
+        let answer = self.etcd_call("/v3/kv/range", &request)?;
+        answer["header"]["revision"]
+            .as_str()
+            .and_then(|r| r.parse().ok())
+            .ok_or_else(|| format!("no revision in etcd's answer: {answer}"))
+    }
+
+    /// Writes `value` (JSON, as custom resources are stored) at `key`, past the API server.
+    pub fn etcd_put(&self, key: &str, value: &Value) -> Result<(), String> {
+        let bytes = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, value.to_string());
+        let request = serde_json::json!({"key": etcd_key(key), "value": bytes}).to_string();
+        self.etcd_call("/v3/kv/put", &request).map(drop)
+    }
+
+    /// Compacts etcd's history up to its current revision (physically): a watch resuming from an
+    /// older revision gets 410 Gone. Returns the revision.
+    pub fn etcd_compact(&self) -> Result<i64, String> {
+        let revision = self.etcd_revision()?;
+        let request = serde_json::json!({"revision": revision.to_string(), "physical": true}).to_string();
+        self.etcd_call("/v3/kv/compaction", &request)?;
+        Ok(revision)
+    }
+
+    fn etcd_call(&self, path: &str, request: &str) -> Result<Value, String> {
+        let (code, body) = http_post(self.launch.etcd_port, path, request)?;
+        if code != 200 {
+            return Err(format!("etcd {path}: {code}: {body}"));
+        }
+        serde_json::from_str(&body).map_err(|e| format!("etcd {path}: {e}: {body}"))
+    }
+
     /// [`ControlPlane::start`] with the API server writing an audit log of `policy` (an
     /// `audit.k8s.io/v1` Policy, JSON lines in `<run>/audit.log`), and a second admin user,
     /// `capi-topology`, whose requests the log tells apart ([`ControlPlane::kubeconfig_of`]).
@@ -169,6 +203,11 @@ current-context: e2e
         self.apiserver.stop();
     }
 
+    /// Kills the API server at once (SIGKILL: a crash; etcd keeps running).
+    pub fn kill_apiserver(&mut self) {
+        self.apiserver.kill();
+    }
+
     /// Starts the API server again, on the same port with the same certificates, and waits
     /// until it is ready.
     pub fn restart_apiserver(&mut self) {
@@ -211,6 +250,11 @@ current-context: e2e
             panic!("{e}\n--- kube-apiserver log ---\n{}", self.apiserver.log_tail(40));
         }
     }
+}
+
+/// An etcd key as its JSON gateway takes it (base64).
+fn etcd_key(key: &str) -> String {
+    base64::Engine::encode(&base64::engine::general_purpose::STANDARD, key)
 }
 
 fn start_etcd(run: &RunDir, bin: &Kubernetes, prefix: &str) -> (Supervised, u16) {

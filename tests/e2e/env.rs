@@ -28,6 +28,19 @@ impl Env {
     pub fn control_plane(label: &str) -> Env {
         let run = RunDir::create(label);
         let plane = ControlPlane::start(&run);
+        Env::on(run, plane)
+    }
+
+    /// [`Env::with_webhooks`] with the API server's audit log of `policy`
+    /// ([`ControlPlane::start_audited`]), capi-topology running as its `capi-topology` user.
+    pub fn audited_with_webhooks(label: &str, policy: &str) -> Env {
+        let run = RunDir::create(label);
+        let plane = ControlPlane::start_audited(&run, policy);
+        let kubeconfig = plane.kubeconfig_of("capi-topology");
+        Env::on(run, plane).serving(&kubeconfig, &[])
+    }
+
+    fn on(run: RunDir, plane: ControlPlane) -> Env {
         let kubectl = plane.kubectl();
         let env = Env {
             webhooks: None,
@@ -48,19 +61,27 @@ impl Env {
 
     /// [`Env::with_webhooks`] with more `serve` arguments.
     pub fn with_webhooks_and(label: &str, extra: &[&str]) -> Env {
-        let mut env = Env::control_plane(label);
+        let env = Env::control_plane(label);
+        let kubeconfig = env.plane.kubeconfig().to_owned();
+        env.serving(&kubeconfig, extra)
+    }
+
+    /// Installs our CRDs and starts `capi-topology serve` as the user of `kubeconfig`, with the
+    /// `serve` arguments `extra`.
+    fn serving(mut self, kubeconfig: &Path, extra: &[&str]) -> Env {
+        let env = &mut self;
         let crds = our_crds(&env.run).unwrap_or_else(|e| panic!("{e}"));
         env.install_crds(&crds, "cluster.x-k8s.io CRDs")
             .unwrap_or_else(|e| panic!("{e}"));
-        let mut server = WebhookServer::start_with(&env.run, env.plane.kubeconfig(), extra)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let mut server =
+            WebhookServer::start_with(&env.run, kubeconfig, extra).unwrap_or_else(|e| panic!("{e}"));
         let registered =
             read_pem(server.cert_dir(), "ca.crt").and_then(|ca| server.register(&env.kubectl, &ca));
         if let Err(e) = registered {
             panic!("{e}\n--- capi-topology log ---\n{}", server.log_tail());
         }
         env.webhooks = Some(server);
-        env
+        self
     }
 
     /// The webhook server (panics when the environment has none).

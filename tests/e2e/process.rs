@@ -202,6 +202,13 @@ impl Supervised {
         all[all.len().saturating_sub(lines)..].join("\n")
     }
 
+    /// Kills the process group at once (SIGKILL: no clean-up, as when a node dies).
+    pub fn kill(&mut self) {
+        signal_group(self.child.id(), "KILL");
+        let _ = self.child.wait();
+        let _ = fs::remove_file(&self.pid_file);
+    }
+
     /// Stops the process group: SIGTERM, then SIGKILL after a grace period.
     pub fn stop(&mut self) {
         if self.exited().is_none() {

@@ -42,15 +42,29 @@ impl WebhookServer {
     /// Generates dev certificates in `<run>/webhook-certs`, starts the server against the API
     /// server of `kubeconfig` with the `serve` arguments `extra` and waits for its `/readyz`.
     pub fn start_with(run: &RunDir, kubeconfig: &Path, extra: &[&str]) -> Result<WebhookServer, String> {
+        generate_certs(&run.join("webhook-certs"))?;
+        WebhookServer::start_named(run, "capi-topology", kubeconfig, extra)
+    }
+
+    /// Another replica beside [`WebhookServer::start_with`]'s, logging to `<run>/<name>.log`: it
+    /// serves the certificates already in `<run>/webhook-certs` (made when there are none).
+    pub fn start_named(
+        run: &RunDir,
+        name: &str,
+        kubeconfig: &Path,
+        extra: &[&str],
+    ) -> Result<WebhookServer, String> {
         let cert_dir = run.join("webhook-certs");
-        generate_certs(&cert_dir)?;
+        if !cert_dir.join("tls.crt").is_file() {
+            generate_certs(&cert_dir)?;
+        }
         let (port, metrics) = (free_port(), free_port());
         let mut command: Vec<std::ffi::OsString> =
             vec!["serve".into(), "--cert-dir".into(), cert_dir.clone().into()];
         command.push(format!("--bind-address=127.0.0.1:{port}").into());
         command.push(format!("--metrics-addr=127.0.0.1:{metrics}").into());
         command.extend(extra.iter().map(Into::into));
-        let process = spawn_ready(run.path(), kubeconfig, &command, metrics, "capi-topology")?;
+        let process = spawn_ready(run.path(), kubeconfig, &command, metrics, name)?;
         Ok(WebhookServer {
             process,
             cert_dir,
@@ -75,6 +89,11 @@ impl WebhookServer {
             "capi-topology-restarted",
         )?;
         Ok(())
+    }
+
+    /// Kills the server at once (SIGKILL: it keeps its leadership until the Lease expires).
+    pub fn kill(&mut self) {
+        self.process.kill();
     }
 
     /// The port of the Prometheus metrics endpoint (also `/readyz`).
