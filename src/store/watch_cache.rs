@@ -207,7 +207,10 @@ impl WatchCache {
         let read = async move {
             let resource = find_resource(&shared.client, &group, &kind).await?;
             start_watch(&shared, resource.clone(), false);
-            let api: Api<DynamicObject> = Api::namespaced_with(shared.client.clone(), &namespace, &resource);
+            let api: Api<DynamicObject> = match namespace.as_str() {
+                "" => Api::all_with(shared.client.clone(), &resource),
+                namespace => Api::namespaced_with(shared.client.clone(), namespace, &resource),
+            };
             let objects = match name {
                 Some(name) => api.get_opt(&name).await.ok()?.into_iter().collect(),
                 None => api.list(&ListParams::default()).await.ok()?.items,
@@ -269,7 +272,13 @@ impl ObjectSource for WatchCache {
     }
 
     fn clusters_using_class(&self, class_namespace: &str, class_name: &str) -> Vec<Arc<Cluster>> {
-        self.read(|store| store.clusters_using_class(class_namespace, class_name))
+        if self.synced_kind(CAPI_GROUP, "Cluster") {
+            return self.read(|store| store.clusters_using_class(class_namespace, class_name));
+        }
+        // Not listed yet: a class change must still be checked against the Clusters using it,
+        // so they are read from the API server, every namespace.
+        let clusters = self.read_direct(CAPI_GROUP, "Cluster", "", None);
+        clusters_using(&clusters, class_namespace, class_name)
     }
 
     fn contract_of(&self, group: &str, kind: &str, version: &str) -> Option<String> {
@@ -593,6 +602,15 @@ fn class_entry(object: &Value) -> Option<Arc<ClassEntry>> {
     let mut store = MemoryStore::default();
     insert(&mut store, CAPI_GROUP, "ClusterClass", object.clone());
     store.cluster_class(&namespace, &name)
+}
+
+/// The Clusters of `clusters` (read from the API server) using the class `namespace/name`.
+fn clusters_using(clusters: &[Arc<Value>], namespace: &str, name: &str) -> Vec<Arc<Cluster>> {
+    let mut store = MemoryStore::default();
+    for cluster in clusters {
+        insert(&mut store, CAPI_GROUP, "Cluster", (**cluster).clone());
+    }
+    store.clusters_using_class(namespace, name)
 }
 
 /// Stores an object; one that does not decode into its type is dropped (with its older version)

@@ -32,6 +32,18 @@ fn a_class_read_before_the_cache_is_listed_is_an_entry_unless_it_does_not_decode
 }
 
 #[test]
+fn clusters_read_before_the_cache_is_listed_are_matched_to_their_class() {
+    let read = [cluster("a", "x"), cluster("b", "y"), cluster("c", "x")].map(Arc::new);
+    let mut users: Vec<String> = clusters_using(&read, "ns", "x")
+        .iter()
+        .filter_map(|c| c.metadata.name.clone())
+        .collect();
+    users.sort();
+    assert_eq!(users, ["a", "c"]);
+    assert!(clusters_using(&read, "other", "x").is_empty());
+}
+
+#[test]
 fn a_relist_replaces_the_kind_and_drops_what_is_gone() {
     let mut store = MemoryStore::default();
     let mut buffer = Vec::new();
