@@ -49,12 +49,10 @@ pub(super) fn decode<T: DeserializeOwned>(
         ));
     }
     let spoke = served != Some(kind.version());
-    let mut sent = None;
+    let sent = (spoke && keep_sent).then(|| object.clone());
     if spoke {
-        let copy = keep_sent.then(|| object.clone());
         object = convert::to_hub(object)
             .map_err(|err| format!("cannot convert {field} to {}: {err}", kind.version()))?;
-        sent = copy;
     }
     let object =
         crate::decode::decode_value(object).map_err(|err| format!("cannot decode {field}: {err}"))?;

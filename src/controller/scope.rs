@@ -29,38 +29,33 @@ impl Scope {
     /// True when the object with `metadata` is this instance's to reconcile. Cluster-scoped
     /// objects (no namespace) are kept by the namespace rule; the watch filter applies to all.
     pub fn admits(&self, metadata: &ObjectMeta) -> bool {
-        self.admits_labels(metadata) && self.admits_namespace(metadata.namespace.as_deref())
+        let label = metadata
+            .labels
+            .as_ref()
+            .and_then(|labels| labels.get(WATCH_FILTER_LABEL));
+        self.admits_parts(label.map(String::as_str), metadata.namespace.as_deref())
     }
 
     /// [`Scope::admits`] for an object as JSON.
     pub fn admits_value(&self, object: &serde_json::Value) -> bool {
         let metadata = &object["metadata"];
-        let label = metadata["labels"][WATCH_FILTER_LABEL].as_str();
-        let labels_match = self
+        self.admits_parts(
+            metadata["labels"][WATCH_FILTER_LABEL].as_str(),
+            metadata["namespace"].as_str(),
+        )
+    }
+
+    /// True for an object with the watch-filter label `label` in `namespace` (`None`: cluster-scoped).
+    fn admits_parts(&self, label: Option<&str>, namespace: Option<&str>) -> bool {
+        let labelled = self
             .watch_filter
             .as_deref()
             .is_none_or(|filter| label == Some(filter));
-        labels_match && self.admits_namespace(metadata["namespace"].as_str())
-    }
-
-    /// True when `metadata`'s watch-filter label matches (or no filter is set).
-    pub fn admits_labels(&self, metadata: &ObjectMeta) -> bool {
-        let Some(filter) = &self.watch_filter else {
-            return true;
-        };
-        metadata
-            .labels
-            .as_ref()
-            .and_then(|labels| labels.get(WATCH_FILTER_LABEL))
-            .is_some_and(|value| value == filter)
-    }
-
-    /// True when an object of `namespace` is in scope (a cluster-scoped one always is).
-    pub fn admits_namespace(&self, namespace: Option<&str>) -> bool {
-        match namespace {
+        let in_namespace = match namespace {
             Some(namespace) if !self.namespaces.is_empty() => self.namespaces.contains(namespace),
             _ => true,
-        }
+        };
+        labelled && in_namespace
     }
 
     /// A watch configuration that asks the API server for the filtered objects only.
@@ -75,8 +70,8 @@ impl Scope {
     /// The API of `resource` to watch: the one namespace when only one is in scope, else all
     /// (the events of namespaces out of scope are then dropped by [`Scope::admits`]).
     pub fn api(&self, client: Client, resource: &ApiResource) -> Api<DynamicObject> {
-        match self.namespaces.iter().collect::<Vec<_>>().as_slice() {
-            [only] => Api::namespaced_with(client, only, resource),
+        match (self.namespaces.len(), self.namespaces.first()) {
+            (1, Some(only)) => Api::namespaced_with(client, only, resource),
             _ => Api::all_with(client, resource),
         }
     }
