@@ -9,7 +9,7 @@
 #   4 patches   the inline patch engine, Go templates
 #   5 store     the ObjectSource trait the engine is handed, and its implementations
 #   6 topology  the engine: blueprint + Cluster + current state -> desired objects
-#   7 addons    ClusterResourceSet rules
+#   7 addons    ClusterResourceSet rules; rollout: ClusterClass rollouts in waves
 #   8 admission the webhooks' rules
 #   9 adapters  runtime, server, controller, offline, beside_cluster_api, clock, shutdown,
 #               telemetry, kube_credentials: they may use each other and everything below
@@ -32,7 +32,7 @@ declare -A layer=(
   [patches]=4
   [store]=5
   [topology]=6
-  [addons]=7
+  [addons]=7 [rollout]=7
   [admission]=8
   [runtime]=9 [server]=9 [controller]=9 [offline]=9 [beside_cluster_api]=9
   [clock]=9 [shutdown]=9 [telemetry]=9 [kube_credentials]=9

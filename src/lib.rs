@@ -20,6 +20,7 @@ pub mod managed_fields;
 pub mod metrics;
 pub mod offline;
 pub mod patches;
+pub mod rollout;
 pub mod runtime;
 pub mod server;
 pub mod shutdown;

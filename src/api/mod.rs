@@ -3,6 +3,8 @@
 //! the Runtime SDK hook bodies), with the JSON names of Cluster API v1.14. The served v1beta1
 //! (and ExtensionConfig v1alpha1) spokes live in [`v1beta1`] and [`runtime::v1alpha1`].
 
+pub mod class_revision;
+pub mod class_rollout;
 mod cluster;
 mod cluster_class;
 mod cluster_class_patches;
@@ -27,6 +29,7 @@ mod machine_set;
 pub mod names;
 mod narrowed;
 mod object_ref;
+pub mod rollout_crd;
 pub mod runtime;
 pub mod selector;
 pub mod v1beta1;

@@ -36,20 +36,7 @@ impl Blueprint {
     pub fn new(class: ClusterClass, source: &dyn ObjectSource) -> Result<Self, TopologyError> {
         let namespace = class.metadata.namespace.clone().unwrap_or_default();
         let class_name = class.metadata.name.clone().unwrap_or_default();
-        let mut refs: Vec<(&str, &ClusterClassTemplateReference)> =
-            vec![("infrastructure", &class.spec.infrastructure.template_ref)];
-        refs.push(("controlPlane", &class.spec.control_plane.template_ref));
-        if let Some(machine) = class.spec.control_plane.machine_infrastructure_ref() {
-            refs.push(("controlPlane.machineInfrastructure", machine));
-        }
-        for md in &class.spec.workers.machine_deployments {
-            refs.push(("bootstrap", &md.bootstrap.template_ref));
-            refs.push(("infrastructure", &md.infrastructure.template_ref));
-        }
-        for mp in &class.spec.workers.machine_pools {
-            refs.push(("bootstrap", &mp.bootstrap.template_ref));
-            refs.push(("infrastructure", &mp.infrastructure.template_ref));
-        }
+        let refs = template_references(&class);
         let mut templates: BTreeMap<String, BTreeMap<String, Arc<Value>>> = BTreeMap::new();
         for (what, template) in refs {
             let (api_version, kind, name) =
@@ -107,6 +94,26 @@ impl Blueprint {
     }
 }
 
+/// Every template reference of `class`, each with what it is for (`infrastructure`,
+/// `controlPlane`, `controlPlane.machineInfrastructure`, `bootstrap`), in the class's order.
+pub fn template_references(class: &ClusterClass) -> Vec<(&'static str, &ClusterClassTemplateReference)> {
+    let mut refs: Vec<(&'static str, &ClusterClassTemplateReference)> =
+        vec![("infrastructure", &class.spec.infrastructure.template_ref)];
+    refs.push(("controlPlane", &class.spec.control_plane.template_ref));
+    if let Some(machine) = class.spec.control_plane.machine_infrastructure_ref() {
+        refs.push(("controlPlane.machineInfrastructure", machine));
+    }
+    for md in &class.spec.workers.machine_deployments {
+        refs.push(("bootstrap", &md.bootstrap.template_ref));
+        refs.push(("infrastructure", &md.infrastructure.template_ref));
+    }
+    for mp in &class.spec.workers.machine_pools {
+        refs.push(("bootstrap", &mp.bootstrap.template_ref));
+        refs.push(("infrastructure", &mp.infrastructure.template_ref));
+    }
+    refs
+}
+
 /// The contract of the object a template of `api_version` and `kind` makes (same apiVersion,
 /// the kind without `Template`): the source's answer from the kind's CRD, else the version of
 /// the apiVersion (`.../v1beta2` -> `v1beta2`) when no CRD is known, as offline plans mostly have
@@ -120,7 +127,8 @@ fn contract_of(source: &dyn ObjectSource, api_version: &str, kind: &str) -> Stri
 }
 
 /// `(apiVersion, kind, name)` of a class reference, when complete.
-fn reference(template: &ClusterClassTemplateReference) -> Option<(&str, &str, &str)> {
+/// A reference's apiVersion, kind and name, when none is empty.
+pub fn reference(template: &ClusterClassTemplateReference) -> Option<(&str, &str, &str)> {
     let r = template;
     let complete = !(r.api_version.is_empty() || r.kind.is_empty() || r.name.is_empty());
     complete.then_some((r.api_version.as_str(), r.kind.as_str(), r.name.as_str()))
