@@ -21,6 +21,18 @@ pub const ON_CHANGE_QUEUE: &str = "Queue";
 /// A class change arriving mid-rollout replaces the running rollout's target.
 pub const ON_CHANGE_SUPERSEDE: &str = "Supersede";
 
+/// `status.phase`: every Cluster runs the target revision.
+pub const PHASE_COMPLETE: &str = "Complete";
+/// A rollout runs.
+pub const PHASE_PROGRESSING: &str = "Progressing";
+/// A rollout runs, but starts no Cluster (`spec.paused`).
+pub const PHASE_PAUSED: &str = "Paused";
+/// A wave missed its deadline; its Clusters stay (`onHalt: Hold`).
+pub const PHASE_HALTED: &str = "Halted";
+/// A wave missed its deadline; its Clusters went back to the stable revision.
+pub const PHASE_ROLLED_BACK: &str = "RolledBack";
+/// The class has no revision yet (not reconciled, a template missing).
+pub const PHASE_PENDING: &str = "Pending";
 /// The rollout policy of one ClusterClass, and the state of its rollout.
 #[derive(CustomResource, Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(

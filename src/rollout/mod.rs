@@ -4,5 +4,12 @@
 //! and the rollout's next step. The controller (`controller::class_rollout`) reads and writes;
 //! every decision is made here.
 
+pub mod health;
 pub mod revision;
 pub mod source;
+pub mod step;
+mod step_conditions;
+#[cfg(test)]
+mod step_tests;
+pub mod waves;
+pub mod window;
