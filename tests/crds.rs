@@ -4,11 +4,13 @@
 use std::path::Path;
 
 use capi_topology::api::crd::custom_resource_definitions;
+use capi_topology::api::rollout_crd::rollout_custom_resource_definitions;
 
 #[test]
 fn committed_crds_match_the_api_types() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("manifests/crds");
-    let crds = custom_resource_definitions().expect("CRDs generate");
+    let mut crds = custom_resource_definitions().expect("CRDs generate");
+    crds.extend(rollout_custom_resource_definitions());
     let mut expected_files: Vec<String> = Vec::new();
     for crd in &crds {
         let name = format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural);
@@ -76,7 +78,8 @@ fn webhook_manifests_match_the_served_endpoints() {
 #[test]
 fn list_maps_match_cluster_api() {
     let fixture = reference_fixture("crd-list-maps.yaml");
-    let crds = custom_resource_definitions().expect("CRDs generate");
+    let mut crds = custom_resource_definitions().expect("CRDs generate");
+    crds.extend(rollout_custom_resource_definitions());
     let mut ours = std::collections::BTreeSet::new();
     let mut served = std::collections::BTreeSet::new();
     for crd in &crds {
@@ -161,7 +164,8 @@ fn list_maps(node: &serde_json::Value, path: String, out: &mut Vec<(String, Vec<
 #[test]
 fn every_cluster_api_field_is_in_our_crds() {
     let fixture = reference_fixture("crd-fields.yaml");
-    let crds = custom_resource_definitions().expect("CRDs generate");
+    let mut crds = custom_resource_definitions().expect("CRDs generate");
+    crds.extend(rollout_custom_resource_definitions());
     let mut missing = Vec::new();
     for (kind_version, paths) in fixture["fields"].as_object().expect("fields") {
         let (kind, version) = kind_version.split_once('/').expect("Kind/version");

@@ -22,9 +22,9 @@ pub const REVISION_CLASS_LABEL: &str = "rollout.capi-topology.io/class";
     kind = "ClusterClassRevision",
     namespaced,
     shortname = "ccrev",
-    printcolumn(name = "Class", type_ = "string", json_path = ".spec.classRef.name"),
-    printcolumn(name = "Revision", type_ = "integer", json_path = ".spec.revision"),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn = r#"{"name":"Class","type":"string","jsonPath":".spec.classRef.name"}"#,
+    printcolumn = r#"{"name":"Revision","type":"integer","jsonPath":".spec.revision"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
 #[schemars(extend("x-kubernetes-validations" = [{"rule": "self == oldSelf", "message": "a ClusterClassRevision is immutable"}]))]

@@ -42,18 +42,13 @@ pub const PHASE_PENDING: &str = "Pending";
     namespaced,
     status = "ClusterClassRolloutStatus",
     shortname = "ccro",
-    printcolumn(name = "Class", type_ = "string", json_path = ".spec.classRef.name"),
-    printcolumn(name = "Phase", type_ = "string", json_path = ".status.phase"),
-    printcolumn(name = "Wave", type_ = "string", json_path = ".status.wave.name"),
-    printcolumn(name = "Updated", type_ = "integer", json_path = ".status.updatedClusters"),
-    printcolumn(name = "Clusters", type_ = "integer", json_path = ".status.totalClusters"),
-    printcolumn(
-        name = "Target",
-        type_ = "string",
-        json_path = ".status.targetRevision",
-        priority = 1
-    ),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn = r#"{"name":"Class","type":"string","jsonPath":".spec.classRef.name"}"#,
+    printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#,
+    printcolumn = r#"{"name":"Wave","type":"string","jsonPath":".status.wave.name"}"#,
+    printcolumn = r#"{"name":"Updated","type":"integer","jsonPath":".status.updatedClusters"}"#,
+    printcolumn = r#"{"name":"Clusters","type":"integer","jsonPath":".status.totalClusters"}"#,
+    printcolumn = r#"{"name":"Target","type":"string","jsonPath":".status.targetRevision","priority":1}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterClassRolloutSpec {

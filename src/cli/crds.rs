@@ -1,4 +1,5 @@
-//! `capi-topology crds`: the CustomResourceDefinitions of the cluster.x-k8s.io kinds, generated
+//! `capi-topology crds`: the CustomResourceDefinitions of the cluster.x-k8s.io kinds and of our own
+//! rollout.capi-topology.io kinds (ClusterClassRollout, ClusterClassRevision), generated
 //! from our API types, or written one file per CRD into a directory (`manifests/crds/`).
 //! The CRDs of the converted kinds name the conversion webhook; its CA comes from cert-manager's
 //! CA injector (the annotation they carry) or, with `--ca-bundle`, from a file.
@@ -13,6 +14,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use super::print_stdout;
 use super::yaml_out::to_yaml_of;
 use crate::api::crd::{custom_resource_definitions_with, Options};
+use crate::api::rollout_crd::rollout_custom_resource_definitions;
 
 /// Arguments of `crds`.
 #[derive(Debug, Args)]
@@ -33,8 +35,9 @@ pub fn run(args: &CrdsArgs) -> Result<ExitCode> {
         Some(file) => Some(std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?),
         None => None,
     };
-    let crds =
+    let mut crds =
         custom_resource_definitions_with(&Options { ca_bundle }).context("cannot generate the CRDs")?;
+    crds.extend(rollout_custom_resource_definitions());
     match &args.out {
         None => {
             let documents = crds.iter().map(to_yaml).collect::<Result<Vec<_>>>()?;

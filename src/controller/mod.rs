@@ -6,6 +6,8 @@
 //! [`topology::class_status`](crate::topology::class_status)); this module only carries that out.
 
 mod backoff;
+mod class_rollout;
+mod class_rollout_facts;
 pub mod cluster_api_webhooks;
 mod cluster_class;
 pub mod cluster_class_status;
@@ -17,6 +19,7 @@ mod extension_config;
 mod leader;
 mod lifecycle;
 mod namespaces;
+mod revisions;
 mod scope;
 mod shared;
 mod shared_clusters;
@@ -56,6 +59,9 @@ pub enum ControllerKind {
     ClusterResourceSet,
     /// ExtensionConfig discovery for runtime extensions.
     ExtensionConfig,
+    /// ClusterClass changes rolled out in waves under a ClusterClassRollout (idle when
+    /// `rollout.capi-topology.io` is not served).
+    ClassRollout,
     /// Keeps Cluster API's own admission webhooks for Clusters, ClusterClasses and
     /// ExtensionConfigs switched off (beside Cluster API only).
     ClusterApiWebhooks,
@@ -63,12 +69,13 @@ pub enum ControllerKind {
 
 impl ControllerKind {
     /// What runs when no list is given: everything capi-topology needs on its own.
-    pub const STANDALONE: [ControllerKind; 5] = [
+    pub const STANDALONE: [ControllerKind; 6] = [
         ControllerKind::Topology,
         ControllerKind::ClusterClass,
         ControllerKind::ClusterInfrastructure,
         ControllerKind::ClusterResourceSet,
         ControllerKind::ExtensionConfig,
+        ControllerKind::ClassRollout,
     ];
 }
 
@@ -118,6 +125,9 @@ pub async fn run(
     }
     if on(ControllerKind::ClusterClass) {
         running.push(cluster_class::run(&shared, rediscoveries, stop.clone()).boxed());
+    }
+    if on(ControllerKind::ClassRollout) {
+        running.push(class_rollout::run(&shared, stop.clone()).boxed());
     }
     if on(ControllerKind::ClusterInfrastructure) {
         running.push(cluster_infrastructure::run(&shared, clusters.subscribe(), stop.clone()).boxed());

@@ -12,6 +12,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
 use super::events::EventRecorder;
+use super::revisions::Revisions;
 use super::sync::{Syncer, FIELD_MANAGER};
 use super::{extension_config, namespaces, ControllerOptions};
 use crate::runtime::{RuntimeExtensions, SharedRegistry};
@@ -35,6 +36,8 @@ pub struct Shared {
     pub extension_configs: Arc<extension_config::Context>,
     /// The Runtime Extensions every controller calls through.
     pub extensions: Arc<RuntimeExtensions>,
+    /// ClusterClass revisions: which one each Cluster runs, which one it was applied at.
+    pub revisions: Arc<Revisions>,
 }
 
 impl Shared {
@@ -70,6 +73,7 @@ impl Shared {
             machine_deployments: capi_resource("MachineDeployment", "machinedeployments"),
             extension_configs,
             extensions,
+            revisions: Arc::new(Revisions::discover(client).await),
         };
         (shared, rediscoveries)
     }

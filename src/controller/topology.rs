@@ -61,6 +61,7 @@ pub fn run(shared: &Shared, subscription: Subscription, stop: CancellationToken)
         resource: shared.clusters.clone(),
         failures: Backoff::new(FIRST_RETRY, MAX_RETRY),
         extensions: Arc::clone(&shared.extensions),
+        revisions: Arc::clone(&shared.revisions),
     });
     let (clusters, classes, machine_deployments) =
         (&shared.clusters, &shared.classes, &shared.machine_deployments);
@@ -72,6 +73,8 @@ pub fn run(shared: &Shared, subscription: Subscription, stop: CancellationToken)
     )
     // Cluster API's topology finalizers on MachineSets and MachineDeployments being deleted.
     .reconcile_on(topology_finalizers::triggers(&shared.cache, clusters.clone()))
+    // Clusters a ClusterClassRollout has just moved to another revision.
+    .reconcile_on(shared.revisions.moved_triggers(clusters.clone()))
     .watches_with(
         Api::all_with(shared.client.clone(), classes),
         classes.clone(),
@@ -181,7 +184,7 @@ pub async fn reconcile_cluster(
         Ok(marks) => marks,
         Err(hold) => return lifecycle::held(&ctx, &cluster, &object, &key, &hold).await,
     };
-    let decided = decide(&ctx, &object, typed).await;
+    let (decided, revision) = decide(&ctx, &object, typed).await;
     // The marks the engine's upgrade hooks ask for join the controller's own, in one patch,
     // before any object is applied: a restart never loses an owed After* call.
     let (mut pending, mut done) = (marks.pending, marks.done);
@@ -201,6 +204,7 @@ pub async fn reconcile_cluster(
                 report(&ctx, &cluster, &object, Err(&blocked)).await?;
                 return Err(error);
             }
+            ctx.revisions.record_applied(namespace, name, &revision);
             let poll = if work.upgrade.waits_on_rollout() {
                 UPGRADE_POLL
             } else {
@@ -230,28 +234,44 @@ pub async fn reconcile_cluster(
     Ok(next)
 }
 
-/// The engine's decision for the Cluster `object`, made on a blocking thread: external patches
-/// call their extensions and wait for the answers.
-async fn decide(ctx: &Arc<Context>, object: &Value, cluster: Cluster) -> Result<Reconciliation, Blocked> {
+/// The engine's decision for the Cluster `object`, made on a blocking thread (external patches
+/// call their extensions and wait for the answers), and the ClusterClassRevision it was computed
+/// from (empty: the class itself).
+async fn decide(
+    ctx: &Arc<Context>,
+    object: &Value,
+    cluster: Cluster,
+) -> (Result<Reconciliation, Blocked>, String) {
+    // The revision the Cluster runs under its class's ClusterClassRollout, if any.
+    let pinned = match ctx.revisions.pinned(&ctx.cache, &cluster) {
+        Ok(pinned) => pinned,
+        Err(blocked) => return (Err(blocked), String::new()),
+    };
     let (ctx, object_copy) = (Arc::clone(ctx), object.clone());
+    let revision = pinned.as_ref().map(|p| p.name.clone()).unwrap_or_default();
     let decided = tokio::task::spawn_blocking(move || {
-        reconcile(
-            &object_copy,
-            &cluster,
-            &ctx.cache,
-            ctx.extensions.as_ref(),
-            ctx.extensions.as_ref(),
-        )
+        let (extensions, hooks) = (ctx.extensions.as_ref(), ctx.extensions.as_ref());
+        match &pinned {
+            Some(pinned) => reconcile(
+                &object_copy,
+                &cluster,
+                &pinned.revision.over(&ctx.cache),
+                extensions,
+                hooks,
+            ),
+            None => reconcile(&object_copy, &cluster, &ctx.cache, extensions, hooks),
+        }
     })
     .await;
-    decided.unwrap_or_else(|error| {
+    let decided = decided.unwrap_or_else(|error| {
         // A bug in the engine: this Cluster is reported blocked, the controller lives on.
         tracing::error!(cluster = %name_of(object), error = %error, "the topology engine failed");
         Err(Blocked {
             reason: "TopologyInvalid",
             message: "the topology engine failed on this Cluster; see the controller's log".to_owned(),
         })
-    })
+    });
+    (decided, revision)
 }
 
 /// Requeue after a failed reconcile, backing off exponentially while the Cluster keeps failing.

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::backoff::Backoff;
 use super::events::EventRecorder;
+use super::revisions::Revisions;
 use super::sync::Syncer;
 use super::topology_status::status_patch;
 use crate::api::describe;
@@ -36,6 +37,8 @@ pub struct Context {
     pub failures: Backoff,
     /// The Runtime Extensions the classes' external patches call, shared by every reconcile.
     pub extensions: Arc<RuntimeExtensions>,
+    /// The revision each Cluster runs under a ClusterClassRollout.
+    pub revisions: Arc<Revisions>,
 }
 
 /// Why a reconcile failed (an API call); the Cluster is retried.
