@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 pub const ROLLOUT_GROUP: &str = "rollout.capi-topology.io";
 /// Their only version.
 pub const ROLLOUT_VERSION: &str = "v1alpha1";
+/// The kind of a rollout policy.
+pub const ROLLOUT_KIND: &str = "ClusterClassRollout";
+/// The kind of a revision.
+pub const REVISION_KIND: &str = "ClusterClassRevision";
 /// Halted Clusters go back to the stable revision (the default).
 pub const ON_HALT_ROLLBACK: &str = "Rollback";
 /// Halted Clusters stay where they are until an operator acts.
@@ -114,7 +118,10 @@ pub struct RolloutWave {
     /// At most this many Clusters of the wave rolling at once: a number, or a percentage of
     /// the wave's Clusters (rounded down, at least 1). Default 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("x-kubernetes-validations" = [{"rule": "type(self) == int ? self >= 1 : self.matches('^[1-9][0-9]?%$|^100%$')", "message": "a number of Clusters (at least 1) or a percentage from 1% to 100%"}]))]
+    #[schemars(extend(
+        "maxLength" = 4,
+        "x-kubernetes-validations" = [{"rule": "type(self) == int ? self >= 1 : self.matches('^[1-9][0-9]?%$|^100%$')", "message": "a number of Clusters (at least 1) or a percentage from 1% to 100%"}]
+    ))]
     pub max_rolling: Option<IntOrString>,
 }
 

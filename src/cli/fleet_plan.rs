@@ -11,7 +11,7 @@ use super::current::CurrentArgs;
 use super::extensions::runtime_extensions;
 use super::live::{topology_clusters, Target};
 use super::plan::{stored_extension_configs, stored_namespaces};
-use super::plan_current::plan_against_current;
+use super::plan_current::{plan_against_current, At};
 use super::plan_output::render_diff;
 use crate::beside_cluster_api::{ClusterPlan, DryRun};
 
@@ -41,7 +41,7 @@ pub fn plan_fleet(kubeconfig: Option<&Path>, request_timeout: RequestTimeout) ->
     for cluster in &clusters {
         let namespace = cluster["metadata"]["namespace"].as_str().unwrap_or("default");
         let name = cluster["metadata"]["name"].as_str().unwrap_or_default();
-        let planned = plan_against_current(&state, namespace, name, &extensions);
+        let planned = plan_against_current(&state, namespace, name, &extensions, At::Pinned);
         let mut report = String::new();
         let outcome = planned.inspect(|planned| render_diff(&mut report, namespace, name, planned));
         plans.push(match outcome {

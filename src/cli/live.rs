@@ -3,7 +3,9 @@
 //! What is read: each Cluster, its ClusterClass and the class's templates, the objects the
 //! Cluster's references point at, the objects labelled with its name (its topology's clones,
 //! MachineDeployments, MachineSets, Machines, MachinePools, MachineHealthChecks), every
-//! ExtensionConfig, and the CRDs of the kinds referenced (for their contract versions).
+//! ExtensionConfig, and the CRDs of the kinds referenced (for their contract versions). For a
+//! ClusterClass in the files: the ClusterClassRollouts and ClusterClassRevisions of its namespace,
+//! and, when a rollout governs it, every Cluster of the class.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -17,6 +19,7 @@ use kube::Client;
 use serde_json::Value;
 
 use super::api_reads::{bounded_client, RequestTimeout};
+use crate::api::class_rollout::{REVISION_KIND, ROLLOUT_GROUP, ROLLOUT_KIND};
 use crate::api::labels::CLUSTER_NAME_LABEL;
 use crate::contract::crd_name::crd_name;
 use crate::contract::ref_versions::template_refs;
@@ -145,8 +148,9 @@ impl Reader {
         for object in files.iter().filter(|o| is_capi(o, "ClusterClass")) {
             classes.insert((namespace_of(object), text(object, "/metadata/name")));
         }
+        let governed = self.read_rollouts(&classes).await?;
         let mut clusters = Vec::new();
-        for file_cluster in files.iter().filter(|o| is_capi(o, "Cluster")) {
+        for file_cluster in files.iter().filter(|o| is_capi(o, "Cluster")).chain(&governed) {
             let (namespace, name) = (namespace_of(file_cluster), text(file_cluster, "/metadata/name"));
             let live = self.get(CAPI_GROUP, "Cluster", &namespace, &name).await?;
             for cluster in [Some(file_cluster), live.as_ref()].into_iter().flatten() {
@@ -200,6 +204,34 @@ impl Reader {
             self.get("", "Namespace", "", &namespace).await?;
         }
         Ok(self.read)
+    }
+
+    /// The ClusterClassRollouts and ClusterClassRevisions of the namespaces of `classes`, and
+    /// every Cluster of a class a rollout governs (a class change rolls out over all of them).
+    async fn read_rollouts(&mut self, classes: &BTreeSet<(String, String)>) -> Result<Vec<Value>> {
+        let namespaces: BTreeSet<&String> = classes.iter().map(|(namespace, _)| namespace).collect();
+        let mut governed = Vec::new();
+        for namespace in namespaces {
+            let read_before = self.read.len();
+            self.list(ROLLOUT_GROUP, ROLLOUT_KIND, Some(namespace), None)
+                .await?;
+            let policies: Vec<Value> = self.read[read_before..].to_vec();
+            if policies.is_empty() {
+                continue;
+            }
+            self.list(ROLLOUT_GROUP, REVISION_KIND, Some(namespace), None)
+                .await?;
+            let read_before = self.read.len();
+            self.list(CAPI_GROUP, "Cluster", Some(namespace), None).await?;
+            let governs = |cluster: &Value| {
+                class_of(cluster, namespace).is_some_and(|(class_namespace, class)| {
+                    classes.contains(&(class_namespace, class.clone()))
+                        && policies.iter().any(|p| text(p, "/spec/classRef/name") == class)
+                })
+            };
+            governed.extend(self.read[read_before..].iter().filter(|c| governs(c)).cloned());
+        }
+        Ok(governed)
     }
 
     /// The resource serving `kind` of `group` in its preferred version, if the server has it.

@@ -21,6 +21,7 @@ mod plan_current;
 mod plan_format;
 mod plan_output;
 mod plan_resource_sets;
+mod plan_rollout;
 mod serve;
 mod terminal;
 mod yaml_out;

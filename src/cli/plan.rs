@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::current::{missing_state_hint, CurrentArgs};
 use super::extensions::{runtime_extensions, with_discovered_variables, OfflineHooks};
 use super::files::{check_versions, read};
-use super::plan_current::plan_against_current;
+use super::plan_current::{plan_against_current, At};
 use super::plan_format::Format;
 use super::plan_output::{render_diff, Planned};
 use super::plan_resource_sets::Section;
@@ -132,7 +132,8 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
         }
     }
     let resource_sets = super::plan_resource_sets::render(&store, args.output, &mut failed);
-    if clusters.is_empty() && !failed {
+    let rollouts = super::plan_rollout::render(&store, &extensions, args.output)?;
+    if clusters.is_empty() && !failed && rollouts.is_none() {
         eprint_line(&format!("no Cluster with a spec.topology to plan: {summary}"));
     }
     let mut out = String::new();
@@ -140,7 +141,7 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     for (namespace, resource) in clusters {
         let name = resource.rsplit('/').next().unwrap_or_default();
         let planned = if given {
-            plan_against_current(&store, &namespace, name, &extensions)
+            plan_against_current(&store, &namespace, name, &extensions, At::Pinned)
         } else {
             plan_cluster(&store, &namespace, name, &all, &extensions)
         };
@@ -159,6 +160,11 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     match resource_sets {
         Some(Section::Text(text)) => out.push_str(&text),
         Some(Section::Json(sets)) => list.resource_sets = Some(sets),
+        None => {}
+    }
+    match rollouts {
+        Some(Section::Text(text)) => out.push_str(&text),
+        Some(Section::Json(rollouts)) => list.class_rollouts = Some(rollouts),
         None => {}
     }
     if let Some(document) = list.finish() {
@@ -292,13 +298,15 @@ fn plan_cluster(
 /// Appends one Cluster's plan to `out` in `format`.
 /// `-o json`: one List of every Cluster's desired objects, whatever the number of Clusters, with
 /// the upgrade plan as `upgradePlan` (one Cluster planned) or per Cluster as `upgradePlans`
-/// (several), and the ClusterResourceSets' previews as `clusterResourceSets`.
+/// (several), the ClusterResourceSets' previews as `clusterResourceSets`, and the waves of a
+/// ClusterClass change under a ClusterClassRollout as `classRollouts`.
 #[derive(Default)]
 struct JsonList {
     items: Vec<Value>,
     upgrades: Vec<(String, Value)>,
     clusters: usize,
     resource_sets: Option<Vec<Value>>,
+    class_rollouts: Option<Vec<Value>>,
 }
 
 impl JsonList {
@@ -314,7 +322,7 @@ impl JsonList {
 
     /// The document, `None` when there is nothing to print.
     fn finish(self) -> Option<Value> {
-        if self.clusters == 0 && self.resource_sets.is_none() {
+        if self.clusters == 0 && self.resource_sets.is_none() && self.class_rollouts.is_none() {
             return None;
         }
         let mut list = json!({"apiVersion": "v1", "kind": "List", "items": self.items});
@@ -328,6 +336,9 @@ impl JsonList {
         }
         if let Some(sets) = self.resource_sets {
             list["clusterResourceSets"] = Value::Array(sets);
+        }
+        if let Some(rollouts) = self.class_rollouts {
+            list["classRollouts"] = Value::Array(rollouts);
         }
         Some(list)
     }

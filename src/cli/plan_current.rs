@@ -11,6 +11,8 @@ use super::extensions::OfflineHooks;
 use super::plan_output::Planned;
 use crate::api::Cluster;
 use crate::decode::decode_value;
+use crate::rollout::pin::pin_of;
+use crate::rollout::source::PreparedRevision;
 use crate::runtime::RuntimeExtensions;
 use crate::store::{MemoryStore, ObjectSource};
 use crate::topology::diff::Change;
@@ -19,28 +21,49 @@ use crate::topology::reconcile::reconcile;
 use crate::topology::upgrade_report::pending;
 use crate::topology::what_changes::{changes, rollouts, Rollout};
 
+/// Which class content a Cluster is planned at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At {
+    /// The revision it runs under its class's ClusterClassRollout, as the controller computes it
+    /// (the class itself when no rollout policy governs it).
+    Pinned,
+    /// The class as it is in the files: what the Cluster gets when its wave comes.
+    Class,
+}
+
 /// The plan of Cluster `namespace/name` of `store` as the controller would carry it out.
 pub fn plan_against_current(
     store: &MemoryStore,
     namespace: &str,
     name: &str,
     extensions: &RuntimeExtensions,
+    at: At,
 ) -> Result<Planned> {
     let object = store
         .get("cluster.x-k8s.io", "Cluster", namespace, name)
         .context("Cluster not stored")?;
     let cluster: Cluster =
         decode_value((*object).clone()).map_err(|err| anyhow::anyhow!("decoding the Cluster: {err}"))?;
-    let work = reconcile(
-        &object,
-        &cluster,
-        store,
+    let pinned = match pin_of(store, &cluster).filter(|_| at == At::Pinned) {
+        Some(pin) => {
+            let revision = pin.revision(store).with_context(|| {
+                format!(
+                    "ClusterClassRevision {}/{} is not in the current state",
+                    pin.namespace, pin.name
+                )
+            })?;
+            Some(PreparedRevision::from_object(&revision).map_err(anyhow::Error::msg)?)
+        }
+        None => None,
+    };
+    let hooks = OfflineHooks {
+        hooks: ProceedingHooks::ALL,
         extensions,
-        &OfflineHooks {
-            hooks: ProceedingHooks::ALL,
-            extensions,
-        },
-    )
+    };
+    let work = match &pinned {
+        Some(revision) => reconcile(&object, &cluster, &revision.over(store), extensions, &hooks),
+        None => reconcile(&object, &cluster, store, extensions, &hooks),
+    }
     .map_err(|blocked| {
         anyhow::anyhow!(
             "the topology is blocked ({}): {}",

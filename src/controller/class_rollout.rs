@@ -21,10 +21,11 @@ use tokio_util::sync::CancellationToken;
 use super::class_rollout_facts::{
     cluster_facts, ensure_revision, remove_unused_revisions, Context, RolloutError,
 };
-use super::revisions::{policies_of, Revisions};
+use super::revisions::Revisions;
 use super::shared::Shared;
 use crate::api::class_rollout::{ClusterClassRollout, ClusterClassRolloutSpec, ClusterClassRolloutStatus};
 use crate::decode::decode_value;
+use crate::rollout::pin::policies_of;
 use crate::rollout::step::{step, Inputs};
 use crate::store::object_value;
 

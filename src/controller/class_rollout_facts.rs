@@ -14,10 +14,11 @@ use kube::core::ApiResource;
 
 use super::events::EventRecorder;
 use super::revisions::Revisions;
-use super::revisions::REVISION_KIND;
 use super::scope::Scope;
 use crate::api::class_revision::{ClusterClassRevision, ClusterClassRevisionSpec, REVISION_CLASS_LABEL};
-use crate::api::class_rollout::{ClassRolloutClassRef, ClusterClassRolloutStatus, ROLLOUT_GROUP};
+use crate::api::class_rollout::{
+    ClassRolloutClassRef, ClusterClassRolloutStatus, REVISION_KIND, ROLLOUT_GROUP,
+};
 use crate::api::crd::GROUP as CAPI_GROUP;
 use crate::api::Cluster;
 use crate::rollout::health::health;

@@ -13,12 +13,11 @@ use kube::{discovery, Client};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use crate::api::class_revision::ClusterClassRevisionSpec;
-use crate::api::class_rollout::{ClusterClassRolloutStatus, ROLLOUT_GROUP};
+use crate::api::class_rollout::ROLLOUT_GROUP;
 use crate::api::Cluster;
-use crate::decode::decode_value;
+use crate::rollout::pin::pin_of;
 use crate::rollout::source::PreparedRevision;
-use crate::store::{ObjectSource, WatchCache};
+use crate::store::WatchCache;
 use crate::topology::reconcile::Blocked;
 
 /// Clusters moved by rollouts that the topology controller has not picked up yet, at most.
@@ -26,11 +25,6 @@ const MOVED_BUFFER: usize = 1024;
 
 /// Revisions kept prepared at most (each holds one class and its templates).
 const MAX_PREPARED: usize = 512;
-
-/// The kind of a rollout policy.
-pub const ROLLOUT_KIND: &str = "ClusterClassRollout";
-/// The kind of a revision.
-pub const REVISION_KIND: &str = "ClusterClassRevision";
 
 /// Shared revision state of one leading replica.
 pub struct Revisions {
@@ -74,45 +68,27 @@ impl Revisions {
         self.enabled
     }
 
-    /// The revision `cluster` runs: its entry in its class's ClusterClassRollout, else the
-    /// rollout's target; `None` when its class has no rollout policy (or none with a status
-    /// yet): then the class itself, as Cluster API computes it.
+    /// The revision `cluster` runs under its class's ClusterClassRollout, prepared; `None`
+    /// when it follows its class (see [`pin_of`]).
     pub fn pinned(&self, cache: &WatchCache, cluster: &Cluster) -> Result<Option<Pinned>, Blocked> {
-        let Some(topology) = cluster.spec.managed_topology().filter(|_| self.enabled) else {
+        let Some(pin) = pin_of(cache, cluster).filter(|_| self.enabled) else {
             return Ok(None);
         };
-        let namespace = cluster.metadata.namespace.clone().unwrap_or_default();
-        let name = cluster.metadata.name.clone().unwrap_or_default();
-        let class_namespace = match topology.class_ref.namespace.as_str() {
-            "" => namespace.clone(),
-            other => other.to_owned(),
-        };
-        let Some(status) = rollout_status(cache, &class_namespace, &topology.class_ref.name) else {
-            return Ok(None);
-        };
-        let entry = status
-            .clusters
-            .iter()
-            .find(|e| e.namespace == namespace && e.name == name);
-        let Some(revision_name) = entry.map(|e| e.revision.clone()).or(status.target_revision) else {
-            return Ok(None);
-        };
-        let object = cache
-            .get(ROLLOUT_GROUP, REVISION_KIND, &class_namespace, &revision_name)
-            .ok_or_else(|| {
-                blocked(format!(
-                    "ClusterClassRevision {class_namespace}/{revision_name} not found"
-                ))
-            })?;
-        let revision = self.prepare(&class_namespace, &object).map_err(blocked)?;
+        let object = pin.revision(cache).ok_or_else(|| {
+            blocked(format!(
+                "ClusterClassRevision {}/{} not found",
+                pin.namespace, pin.name
+            ))
+        })?;
+        let revision = self.prepare(&object).map_err(blocked)?;
         Ok(Some(Pinned {
-            name: revision_name,
+            name: pin.name,
             revision,
         }))
     }
 
     /// The revision `object` prepared, once per uid (revisions are immutable).
-    fn prepare(&self, namespace: &str, object: &Value) -> Result<Arc<PreparedRevision>, String> {
+    fn prepare(&self, object: &Value) -> Result<Arc<PreparedRevision>, String> {
         let uid = object
             .pointer("/metadata/uid")
             .and_then(Value::as_str)
@@ -122,8 +98,7 @@ impl Revisions {
         if let Some(found) = prepared.get(&uid).filter(|_| !uid.is_empty()) {
             return Ok(found.clone());
         }
-        let spec: ClusterClassRevisionSpec = decode_value(object["spec"].clone())?;
-        let revision = Arc::new(PreparedRevision::new(namespace, &spec)?);
+        let revision = Arc::new(PreparedRevision::from_object(object)?);
         if !uid.is_empty() {
             if prepared.len() >= MAX_PREPARED {
                 // Deleted revisions are not tracked: past the bound, start again.
@@ -172,37 +147,6 @@ impl Revisions {
             }
         })
     }
-}
-
-/// The status of the ClusterClassRollout of the class `namespace/name`: the oldest policy naming
-/// it, when several do (the others are reported by the rollout controller).
-pub fn rollout_status(cache: &WatchCache, namespace: &str, class: &str) -> Option<ClusterClassRolloutStatus> {
-    let policy = policies_of(cache, namespace, class).into_iter().next()?;
-    decode_value(policy.get("status")?.clone()).ok()
-}
-
-/// The ClusterClassRollouts naming the class `namespace/class`, oldest first.
-pub fn policies_of(cache: &WatchCache, namespace: &str, class: &str) -> Vec<Arc<Value>> {
-    let mut policies: Vec<Arc<Value>> = cache
-        .list(ROLLOUT_GROUP, ROLLOUT_KIND, namespace)
-        .into_iter()
-        .filter(|p| p.pointer("/spec/classRef/name").and_then(Value::as_str) == Some(class))
-        .collect();
-    let created = |p: &Value| {
-        let time = p
-            .pointer("/metadata/creationTimestamp")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let name = p
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        (time, name)
-    };
-    policies.sort_by_key(|p| created(p));
-    policies
 }
 
 fn blocked(message: String) -> Blocked {

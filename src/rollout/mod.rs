@@ -5,6 +5,7 @@
 //! every decision is made here.
 
 pub mod health;
+pub mod pin;
 pub mod revision;
 pub mod source;
 pub mod step;

@@ -56,6 +56,21 @@ impl PreparedRevision {
         })
     }
 
+    /// Prepares a ClusterClassRevision object (as the API server or a file holds it).
+    pub fn from_object(object: &Value) -> Result<Self, String> {
+        let namespace = object
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let name = object
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let spec: ClusterClassRevisionSpec = decode_value(object["spec"].clone())
+            .map_err(|e| format!("ClusterClassRevision {namespace}/{name}: {e}"))?;
+        Self::new(namespace, &spec)
+    }
+
     /// Reads through this revision, falling back to `base`.
     pub fn over<'a>(&'a self, base: &'a dyn ObjectSource) -> RevisionSource<'a> {
         RevisionSource { revision: self, base }

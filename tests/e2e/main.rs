@@ -18,6 +18,7 @@ mod beside_cluster_api_rotation;
 mod beside_cluster_api_upgrade;
 mod cache;
 mod class_rollout;
+mod class_rollout_waves;
 mod class_status;
 mod cluster_api;
 mod control_plane;
