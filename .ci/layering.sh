@@ -25,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 declare -A layer=(
-  [field]=0 [decode]=0 [go_format]=0 [metrics]=0 [managed_fields]=0
+  [field]=0 [decode]=0 [go_format]=0 [metrics]=0 [metrics_rollout]=0 [managed_fields]=0
   [api]=1
   [contract]=2
   [variables]=3

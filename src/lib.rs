@@ -18,6 +18,7 @@ pub mod go_format;
 pub mod kube_credentials;
 pub mod managed_fields;
 pub mod metrics;
+pub mod metrics_rollout;
 pub mod offline;
 pub mod patches;
 pub mod rollout;

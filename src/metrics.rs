@@ -12,6 +12,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
+use crate::metrics_rollout::RolloutMetrics;
+
 /// The prefix of every metric name.
 pub const PREFIX: &str = "capi_topology";
 
@@ -222,6 +224,7 @@ pub struct Metrics {
     extension_cache_hits: Family<HandlerLabels, Counter>,
     hook_calls: Family<HookCallLabels, Counter>,
     hook_latency: Family<HookLabels, Histogram>,
+    rollouts: RolloutMetrics,
 }
 
 impl Metrics {
@@ -251,8 +254,13 @@ impl Metrics {
             hook_latency: Family::new_with_constructor(|| {
                 Histogram::new(exponential_buckets(0.00025, 2.0, 18))
             }),
+            rollouts: RolloutMetrics::default(),
         };
         let registry = registry.sub_registry_with_prefix(PREFIX);
+        let metrics = Self {
+            rollouts: RolloutMetrics::register(registry),
+            ..metrics
+        };
         registry.register(
             "webhook_requests",
             "Admission reviews answered, by webhook path and verdict",
@@ -324,6 +332,11 @@ impl Metrics {
             metrics.hook_latency.clone(),
         );
         metrics
+    }
+
+    /// The metrics of ClusterClass rollouts in waves.
+    pub fn rollouts(&self) -> &RolloutMetrics {
+        &self.rollouts
     }
 
     /// Records one call of the lifecycle hook `hook` for a Cluster and what it came to; `elapsed`

@@ -25,8 +25,9 @@ use super::revisions::Revisions;
 use super::shared::Shared;
 use crate::api::class_rollout::{ClusterClassRollout, ClusterClassRolloutSpec, ClusterClassRolloutStatus};
 use crate::decode::decode_value;
+use crate::metrics_rollout::{ClassLabels, RolloutState};
 use crate::rollout::pin::policies_of;
-use crate::rollout::step::{step, Inputs};
+use crate::rollout::step::{step, Inputs, Step};
 use crate::store::object_value;
 
 /// How often a running rollout looks at its Clusters' health again.
@@ -46,6 +47,7 @@ pub fn run(shared: &Shared, stop: CancellationToken) -> impl Future<Output = ()>
         recorder: shared.recorder(),
         revisions: Arc::clone(&shared.revisions),
         scope: shared.options.scope.clone(),
+        metrics: shared.options.metrics.clone(),
     });
     let classes = shared.classes.clone();
     async move {
@@ -164,6 +166,7 @@ pub async fn reconcile_rollout(
             .reconciled((&policy, &ctx.resource), type_, event.reason, &event.message)
             .await;
     }
+    record_metrics(&ctx, &namespace, &class, &next);
     wake_moved(&ctx.revisions, status.as_ref(), &next.status);
     remove_unused_revisions(&ctx, &object, &namespace, &class, &next.status).await?;
     Ok(Action::requeue(if next.status.wave.is_some() {
@@ -201,6 +204,28 @@ async fn write_status(
             source,
         })?;
     Ok(())
+}
+
+/// Counts the step's events and records where the rollout stands.
+fn record_metrics(ctx: &Context, namespace: &str, class: &str, step: &Step) {
+    let Some(metrics) = &ctx.metrics else {
+        return;
+    };
+    let labels = ClassLabels {
+        namespace: namespace.to_owned(),
+        class: class.to_owned(),
+    };
+    for event in &step.events {
+        metrics.rollouts().record_event(&labels, event.reason);
+    }
+    let status = &step.status;
+    let state = RolloutState {
+        phase: status.phase.as_deref().unwrap_or_default(),
+        wave: status.wave.as_ref().map_or(-1, |w| i64::from(w.index)),
+        updated: i64::from(status.updated_clusters),
+        total: i64::from(status.total_clusters),
+    };
+    metrics.rollouts().record_state(&labels, state);
 }
 
 /// Wakes the topology controller for every Cluster whose revision the step changed.

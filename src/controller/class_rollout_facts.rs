@@ -21,6 +21,7 @@ use crate::api::class_rollout::{
 };
 use crate::api::crd::GROUP as CAPI_GROUP;
 use crate::api::Cluster;
+use crate::metrics::Metrics;
 use crate::rollout::health::health;
 use crate::rollout::revision::{revision_name, snapshot, SnapshotError};
 use crate::rollout::step::ClusterFacts;
@@ -42,6 +43,8 @@ pub struct Context {
     pub revisions: Arc<Revisions>,
     /// The objects this instance reconciles.
     pub scope: Scope,
+    /// Where the rollouts' state and steps are counted.
+    pub metrics: Option<Metrics>,
 }
 
 /// Longest label value.

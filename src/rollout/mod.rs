@@ -12,5 +12,6 @@ pub mod step;
 mod step_conditions;
 #[cfg(test)]
 mod step_tests;
+mod step_wave;
 pub mod waves;
 pub mod window;
