@@ -44,17 +44,10 @@ pub fn plan_against_current(
         .context("Cluster not stored")?;
     let cluster: Cluster =
         decode_value((*object).clone()).map_err(|err| anyhow::anyhow!("decoding the Cluster: {err}"))?;
-    let pinned = match pin_of(store, &cluster).filter(|_| at == At::Pinned) {
-        Some(pin) => {
-            let revision = pin.revision(store).with_context(|| {
-                format!(
-                    "ClusterClassRevision {}/{} is not in the current state",
-                    pin.namespace, pin.name
-                )
-            })?;
-            Some(PreparedRevision::from_object(&revision).map_err(anyhow::Error::msg)?)
-        }
-        None => None,
+    let pinned = if at == At::Pinned {
+        pinned_revision(store, &cluster)?
+    } else {
+        None
     };
     let hooks = OfflineHooks {
         hooks: ProceedingHooks::ALL,
@@ -115,6 +108,23 @@ pub fn plan_against_current(
         machine_rolls,
         upgrade_rolls,
     })
+}
+
+/// The revision `cluster` runs under its class's ClusterClassRollout in `store`, prepared;
+/// `None` when it follows its class.
+fn pinned_revision(store: &MemoryStore, cluster: &Cluster) -> Result<Option<PreparedRevision>> {
+    let Some(pin) = pin_of(store, cluster) else {
+        return Ok(None);
+    };
+    let revision = pin.revision(store).with_context(|| {
+        format!(
+            "ClusterClassRevision {}/{} is not in the current state",
+            pin.namespace, pin.name
+        )
+    })?;
+    Ok(Some(
+        PreparedRevision::from_object(&revision).map_err(anyhow::Error::msg)?,
+    ))
 }
 
 fn line(change: &Change) -> String {
