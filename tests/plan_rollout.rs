@@ -58,13 +58,13 @@ fn fleet(dir: &tempdir::Dir) -> (String, String, String) {
     )
 }
 
-#[test]
-fn a_class_change_under_a_rollout_prints_its_waves_and_what_rolls() {
-    let dir = tempdir::Dir::new("plan-rollout");
+/// `plan -o FORMAT` of the class change over the fleet's current state and the policy.
+fn plan_change(label: &str, format: &str) -> String {
+    let dir = tempdir::Dir::new(label);
     let (_, current, changed) = fleet(&dir);
     let (code, out, err) = plan(&[
         "-o",
-        "diff",
+        format,
         "--current",
         &current,
         CLASS,
@@ -74,6 +74,12 @@ fn a_class_change_under_a_rollout_prints_its_waves_and_what_rolls() {
         NEW_TEMPLATE,
     ]);
     assert_eq!((code, err.as_str()), (0, ""), "{out}");
+    out
+}
+
+#[test]
+fn a_class_change_under_a_rollout_prints_its_waves_and_what_rolls() {
+    let out = plan_change("plan-rollout", "diff");
     assert!(
         out.contains("ClusterClassRollout default/quick-start of ClusterClass default/quick-start:\n"),
         "{out}"
@@ -87,20 +93,7 @@ fn a_class_change_under_a_rollout_prints_its_waves_and_what_rolls() {
 
 #[test]
 fn a_class_change_under_a_rollout_is_json_too() {
-    let dir = tempdir::Dir::new("plan-rollout-json");
-    let (_, current, changed) = fleet(&dir);
-    let (code, out, err) = plan(&[
-        "-o",
-        "json",
-        "--current",
-        &current,
-        CLASS,
-        POLICY,
-        "-f",
-        &changed,
-        NEW_TEMPLATE,
-    ]);
-    assert_eq!((code, err.as_str()), (0, ""), "{out}");
+    let out = plan_change("plan-rollout-json", "json");
     let list: serde_json::Value = serde_json::from_str(&out).unwrap();
     let rollout = &list["classRollouts"][0];
     assert_eq!(rollout["targetRevision"], "quick-start-0000000001");

@@ -7,18 +7,27 @@ use serde_json::Value;
 
 use super::common::ObjectReference;
 
-/// `Kind namespace/name` of an object (`Kind name` for a cluster-scoped one), as messages,
-/// events and the ClusterResourceSet preview name it.
-pub fn describe(object: &Value) -> String {
+/// An object's namespace and name (empty when absent).
+pub fn namespace_and_name(object: &Value) -> (&str, &str) {
     let text = |pointer: &str| {
         object
             .pointer(pointer)
             .and_then(Value::as_str)
             .unwrap_or_default()
     };
-    match text("/metadata/namespace") {
-        "" => format!("{} {}", text("/kind"), text("/metadata/name")),
-        namespace => format!("{} {namespace}/{}", text("/kind"), text("/metadata/name")),
+    (text("/metadata/namespace"), text("/metadata/name"))
+}
+
+/// `Kind namespace/name` of an object (`Kind name` for a cluster-scoped one), as messages,
+/// events and the ClusterResourceSet preview name it.
+pub fn describe(object: &Value) -> String {
+    let kind = object
+        .pointer("/kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    match namespace_and_name(object) {
+        ("", name) => format!("{kind} {name}"),
+        (namespace, name) => format!("{kind} {namespace}/{name}"),
     }
 }
 

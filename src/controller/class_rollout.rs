@@ -24,6 +24,7 @@ use super::class_rollout_facts::{
 use super::revisions::Revisions;
 use super::shared::Shared;
 use crate::api::class_rollout::{ClusterClassRollout, ClusterClassRolloutSpec, ClusterClassRolloutStatus};
+use crate::api::namespace_and_name;
 use crate::decode::decode_value;
 use crate::metrics_rollout::{ClassLabels, RolloutState};
 use crate::rollout::pin::policies_of;
@@ -186,14 +187,7 @@ async fn write_status(
 ) -> Result<(), RolloutError> {
     let mut written = object.clone();
     written["status"] = serde_json::to_value(status).map_err(|e| RolloutError::Encode(e.to_string()))?;
-    let namespace = object
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let name = object
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let (namespace, name) = namespace_and_name(object);
     let api: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), namespace, &ctx.resource);
     let body: DynamicObject =
         serde_json::from_value(written).map_err(|e| RolloutError::Encode(e.to_string()))?;

@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::api::class_revision::ClusterClassRevisionSpec;
 use crate::api::convert::ContractVersions;
 use crate::api::crd::GROUP as CAPI_GROUP;
+use crate::api::namespace_and_name;
 use crate::api::{Cluster, ClusterClass};
 use crate::decode::decode_value;
 use crate::store::{group_of, ClassEntry, ObjectSource};
@@ -58,14 +59,7 @@ impl PreparedRevision {
 
     /// Prepares a ClusterClassRevision object (as the API server or a file holds it).
     pub fn from_object(object: &Value) -> Result<Self, String> {
-        let namespace = object
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let name = object
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let (namespace, name) = namespace_and_name(object);
         let spec: ClusterClassRevisionSpec = decode_value(object["spec"].clone())
             .map_err(|e| format!("ClusterClassRevision {namespace}/{name}: {e}"))?;
         Self::new(namespace, &spec)

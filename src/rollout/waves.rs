@@ -60,19 +60,19 @@ pub fn plan_waves(spec: &ClusterClassRolloutSpec, clusters: &[Member]) -> Result
         .iter()
         .zip(members)
         .map(|(wave, members)| {
-            let max_rolling = max_rolling(wave, members.len());
-            Wave {
+            let max_rolling = max_rolling(wave, members.len())?;
+            Ok(Wave {
                 name: wave.name.clone(),
                 members,
                 max_rolling,
-            }
+            })
         })
-        .collect();
+        .collect::<Result<_, String>>()?;
     if !remaining.is_empty() || waves.is_empty() {
-        let max_rolling = spec
-            .waves
-            .last()
-            .map_or(1, |last| max_rolling(last, remaining.len()));
+        let max_rolling = match spec.waves.last() {
+            Some(last) => max_rolling(last, remaining.len())?,
+            None => 1,
+        };
         waves.push(Wave {
             name: REMAINING_WAVE.to_owned(),
             members: remaining,
@@ -83,17 +83,31 @@ pub fn plan_waves(spec: &ClusterClassRolloutSpec, clusters: &[Member]) -> Result
 }
 
 /// How many Clusters of a wave of `size` may roll at once: the number given, or the percentage
-/// of the wave rounded down; at least 1.
-fn max_rolling(wave: &RolloutWave, size: usize) -> usize {
+/// of the wave rounded down; at least 1. A value the CRD's rules let through only if they were
+/// bypassed (`0`, `150%`, `x%`) is refused with its field path.
+fn max_rolling(wave: &RolloutWave, size: usize) -> Result<usize, String> {
+    let invalid = |value: String| {
+        format!(
+            "spec.waves[{}].maxRolling: Invalid value: {value}: a number of Clusters (at least 1) or a percentage from 1% to 100%",
+            wave.name
+        )
+    };
     let limit = match &wave.max_rolling {
         None => 1,
-        Some(IntOrString::Int(n)) => usize::try_from(*n).unwrap_or(1),
+        Some(IntOrString::Int(n)) => usize::try_from(*n)
+            .ok()
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| invalid(n.to_string()))?,
         Some(IntOrString::String(text)) => {
-            let percent: usize = text.trim_end_matches('%').parse().unwrap_or(0);
-            size.saturating_mul(percent.min(100)) / 100
+            let percent = text
+                .strip_suffix('%')
+                .and_then(|p| p.parse::<usize>().ok())
+                .filter(|p| (1..=100).contains(p))
+                .ok_or_else(|| invalid(format!("{text:?}")))?;
+            size.saturating_mul(percent) / 100
         }
     };
-    limit.max(1)
+    Ok(limit.max(1))
 }
 
 #[cfg(test)]
@@ -177,6 +191,25 @@ mod tests {
                 max_rolling: 1
             }]
         );
+    }
+
+    #[test]
+    fn a_limit_past_the_crds_rules_is_refused() {
+        for bad in [
+            IntOrString::Int(0),
+            IntOrString::String("150%".into()),
+            IntOrString::String("x%".into()),
+        ] {
+            let spec = ClusterClassRolloutSpec {
+                waves: vec![wave("all", None, Some(bad))],
+                ..Default::default()
+            };
+            let error = plan_waves(&spec, &[]).unwrap_err();
+            assert!(
+                error.starts_with("spec.waves[all].maxRolling: Invalid value: "),
+                "{error}"
+            );
+        }
     }
 
     #[test]

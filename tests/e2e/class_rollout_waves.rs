@@ -113,6 +113,22 @@ fn worker_template(kubectl: &Kubectl, name: &str, startup: &str) -> Result<(), S
     kubectl.accepts(&render(&[object])).map(drop)
 }
 
+fn set_paused(kubectl: &Kubectl, paused: bool) -> Result<(), String> {
+    let patch = json!({"spec": {"paused": paused}}).to_string();
+    kubectl
+        .ok(&[
+            "patch",
+            "clusterclassrollout",
+            "in-memory",
+            "-n",
+            "default",
+            "--type=merge",
+            "-p",
+            &patch,
+        ])
+        .map(drop)
+}
+
 fn point_class_at(kubectl: &Kubectl, template: &str) -> Result<(), String> {
     let patch = json!([{"op": "replace", "path": WORKER_REF, "value": template}]).to_string();
     kubectl
@@ -255,18 +271,7 @@ fn a_class_change_rolls_out_in_waves_and_a_bad_one_is_rolled_back() {
             .ok_or(status.to_string())
     })
     .unwrap_or_else(|e| fail(e, &server));
-    kubectl
-        .ok(&[
-            "patch",
-            "clusterclassrollout",
-            "in-memory",
-            "-n",
-            "default",
-            "--type=merge",
-            "-p",
-            r#"{"spec":{"paused":true}}"#,
-        ])
-        .unwrap_or_else(|e| fail(e, &server));
+    set_paused(&kubectl, true).unwrap_or_else(|e| fail(e, &server));
     let held = at_good(&moving);
     std::thread::sleep(Duration::from_secs(25));
     let paused = rollout(&kubectl).unwrap_or_else(|e| fail(e, &server))["status"].clone();
@@ -276,18 +281,7 @@ fn a_class_change_rolls_out_in_waves_and_a_bad_one_is_rolled_back() {
     kubectl
         .accepts(&render(&[cluster(&template, "late", false)]))
         .unwrap_or_else(|e| fail(e, &server));
-    kubectl
-        .ok(&[
-            "patch",
-            "clusterclassrollout",
-            "in-memory",
-            "-n",
-            "default",
-            "--type=merge",
-            "-p",
-            r#"{"spec":{"paused":false}}"#,
-        ])
-        .unwrap_or_else(|e| fail(e, &server));
+    set_paused(&kubectl, false).unwrap_or_else(|e| fail(e, &server));
     // Our server restarted in the middle of the wave.
     server.restart().unwrap_or_else(|e| fail(e, &server));
     let done = poll("the good change rolled out", ROLLED_OUT, || {
