@@ -21,12 +21,14 @@ pub const TAKE_OVER_CONTROLLERS: [ControllerKind; 3] = [
     ControllerKind::ExtensionConfig,
 ];
 
-/// The controllers a give-back stops: the topology ones, and the switch that would turn Cluster
-/// API's webhooks off again.
-pub const GIVE_BACK_CONTROLLERS: [ControllerKind; 3] = [
+/// The controllers a give-back stops: the topology ones, the switch that would turn Cluster
+/// API's webhooks off again, and the class rollouts (Cluster API's topology controller computes
+/// every Cluster from its class, whatever revision a rollout held it on).
+pub const GIVE_BACK_CONTROLLERS: [ControllerKind; 4] = [
     ControllerKind::Topology,
     ControllerKind::ClusterClass,
     ControllerKind::ClusterApiWebhooks,
+    ControllerKind::ClassRollout,
 ];
 
 /// The name of a controller on the command line.
