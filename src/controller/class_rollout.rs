@@ -169,7 +169,7 @@ pub async fn reconcile_rollout(
     }
     record_metrics(&ctx, &namespace, &class, &next);
     wake_moved(&ctx.revisions, status.as_ref(), &next.status);
-    remove_unused_revisions(&ctx, &object, &namespace, &class, &next.status).await?;
+    remove_unused_revisions(&ctx, &object, (&namespace, &class), &next.status, live.as_deref()).await?;
     Ok(Action::requeue(if next.status.wave.is_some() {
         RUNNING_POLL
     } else {

@@ -2,7 +2,7 @@
 //! as it is now (created when new), each Cluster's health at its revision, and the revisions no
 //! Cluster runs any more (deleted).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::api::{Api, DeleteParams, PostParams};
@@ -23,7 +23,7 @@ use crate::api::crd::GROUP as CAPI_GROUP;
 use crate::api::Cluster;
 use crate::metrics::Metrics;
 use crate::rollout::health::health;
-use crate::rollout::revision::{revision_name, snapshot, SnapshotError};
+use crate::rollout::revision::{in_use, revision_name, snapshot, SnapshotError};
 use crate::rollout::step::ClusterFacts;
 use crate::rollout::waves::Member;
 use crate::store::ObjectSource;
@@ -230,23 +230,15 @@ fn facts_of(ctx: &Context, status: Option<&ClusterClassRolloutStatus>, cluster: 
     }
 }
 
-/// Deletes the class's revisions that neither the rollout (stable, target, halted) nor any
-/// Cluster names.
+/// Deletes the class's revisions this policy owns that are not in use (see [`in_use`]).
 pub async fn remove_unused_revisions(
     ctx: &Context,
     policy: &Value,
-    namespace: &str,
-    class: &str,
+    (namespace, class): (&str, &str),
     status: &ClusterClassRolloutStatus,
+    live: Option<&str>,
 ) -> Result<(), RolloutError> {
-    let mut kept: BTreeSet<&str> = status.clusters.iter().map(|e| e.revision.as_str()).collect();
-    for named in [
-        &status.stable_revision,
-        &status.target_revision,
-        &status.halted_revision,
-    ] {
-        kept.extend(named.as_deref());
-    }
+    let kept = in_use(status, live);
     let owner = policy.pointer("/metadata/uid");
     let api: Api<ClusterClassRevision> = Api::namespaced(ctx.client.clone(), namespace);
     for revision in revisions_of(ctx, namespace, class) {

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::api::class_rollout::ClusterClassRolloutStatus;
 use crate::api::crd::GROUP as CAPI_GROUP;
 use crate::api::ClusterClass;
 use crate::store::{group_of, ObjectSource};
@@ -181,6 +182,22 @@ pub fn revision_name(class: &str, hash: &str) -> String {
     format!("{prefix}-{digits}")
 }
 
+/// The revisions of a class in use: the one each Cluster runs, the rollout's stable, target and
+/// halted ones, and the class as it is now (`live`: a change queued behind a running rollout
+/// must not be deleted and made again at every step).
+pub fn in_use<'a>(status: &'a ClusterClassRolloutStatus, live: Option<&'a str>) -> BTreeSet<&'a str> {
+    let mut kept: BTreeSet<&str> = status.clusters.iter().map(|e| e.revision.as_str()).collect();
+    for named in [
+        &status.stable_revision,
+        &status.target_revision,
+        &status.halted_revision,
+    ] {
+        kept.extend(named.as_deref());
+    }
+    kept.extend(live);
+    kept
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,6 +295,17 @@ spec: {{template: {{spec: {{customImage: "{worker_image}"}}}}}}
             snapshot(&missing, "d", "none"),
             Err(SnapshotError::ClassNotFound("d/none".into()))
         );
+    }
+
+    #[test]
+    fn a_queued_revision_is_in_use_with_every_pinned_one() {
+        let status: ClusterClassRolloutStatus = serde_json::from_value(json!({
+            "stableRevision": "r1", "targetRevision": "r2",
+            "clusters": [{"namespace": "d", "name": "a", "revision": "r1"}, {"namespace": "d", "name": "b", "revision": "r2"}],
+        }))
+        .unwrap();
+        let kept: Vec<_> = in_use(&status, Some("r3")).into_iter().collect();
+        assert_eq!(kept, ["r1", "r2", "r3"]);
     }
 
     #[test]
