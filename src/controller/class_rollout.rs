@@ -148,9 +148,12 @@ pub async fn reconcile_rollout(
                     (&policy, &ctx.resource),
                     EventType::Warning,
                     "InvalidPolicy",
-                    &invalid,
+                    &invalid.problem,
                 )
                 .await;
+            if status.as_ref() != Some(&*invalid.status) {
+                write_status(&ctx, &object, &invalid.status).await?;
+            }
             return Ok(Action::requeue(SETTLED_POLL));
         }
     };

@@ -69,9 +69,30 @@ pub struct Step {
     pub held: Option<String>,
 }
 
+/// A policy that cannot be applied (a bad selector or duration): nothing moves.
+#[derive(Debug, Clone)]
+pub struct Invalid {
+    /// The status to write: as it was, with `Progressing` saying why.
+    pub status: Box<ClusterClassRolloutStatus>,
+    /// The problem, named with its field path.
+    pub problem: String,
+}
+
 /// Decides the rollout's next step. An error is a policy that cannot be applied (a bad
 /// selector or duration), named with its field path.
-pub fn step(inputs: &Inputs) -> Result<Step, String> {
+pub fn step(inputs: &Inputs) -> Result<Step, Invalid> {
+    step_valid(inputs).map_err(|problem| {
+        let mut status = inputs.status.cloned().unwrap_or_default();
+        status.observed_generation = inputs.generation;
+        super::step_conditions::set_invalid(&mut status, &problem, inputs.now);
+        Invalid {
+            status: Box::new(status),
+            problem,
+        }
+    })
+}
+
+fn step_valid(inputs: &Inputs) -> Result<Step, String> {
     let soak = duration(
         inputs.spec.health_gate.as_ref().and_then(|g| g.soak.as_deref()),
         "soak",

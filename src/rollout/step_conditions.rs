@@ -64,6 +64,22 @@ pub fn set_conditions(status: &mut ClusterClassRolloutStatus, held: Option<&str>
     }
 }
 
+/// `status` as a policy that cannot be applied leaves it: nothing moves, and `Progressing` says
+/// why, naming the field.
+pub fn set_invalid(status: &mut ClusterClassRolloutStatus, problem: &str, now: Timestamp) {
+    let generation = status.observed_generation;
+    let message = format!("the policy cannot be applied: {problem}");
+    set(
+        &mut status.conditions,
+        "Progressing",
+        "False",
+        "InvalidPolicy",
+        message,
+        generation,
+        now,
+    );
+}
+
 fn halted_message(status: &ClusterClassRolloutStatus, what: &str) -> String {
     format!(
         "{} missed a wave's deadline; {what}; a new change of the class starts a new rollout",

@@ -292,3 +292,38 @@ fn clusters_start_only_inside_a_maintenance_window() {
     let inside = run(&spec, Some(&status.status), "r2", &clusters(|_| true), 3_700);
     assert_eq!(at_revision(&inside.status, "r2"), ["c0"]);
 }
+
+#[test]
+fn a_policy_that_cannot_be_applied_moves_nothing_and_says_why() {
+    let mut spec = policy();
+    let status = settled(&spec);
+    spec.waves[0].selector.match_labels = Some([("not a key".to_owned(), "x".to_owned())].into());
+    let now = jiff::Timestamp::from_second(START + 10).unwrap();
+    let facts = clusters(|_| true);
+    let inputs = Inputs {
+        spec: &spec,
+        generation: Some(2),
+        status: Some(&status),
+        live_revision: Some("r2"),
+        clusters: &facts,
+        now,
+    };
+    let invalid = step(&inputs).unwrap_err();
+    assert!(
+        invalid.problem.starts_with("spec.waves[canary].selector: "),
+        "{}",
+        invalid.problem
+    );
+    assert_eq!(at_revision(&invalid.status, "r2"), Vec::<String>::new());
+    let progressing = invalid
+        .status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Progressing")
+        .unwrap();
+    assert_eq!(
+        (progressing.status.as_str(), progressing.reason.as_str()),
+        ("False", "InvalidPolicy")
+    );
+    assert_eq!(invalid.status.observed_generation, Some(2));
+}
