@@ -71,7 +71,11 @@ impl Revisions {
     /// The revision `cluster` runs under its class's ClusterClassRollout, prepared; `None`
     /// when it follows its class (see [`pin_of`]).
     pub fn pinned(&self, cache: &WatchCache, cluster: &Cluster) -> Result<Option<Pinned>, Blocked> {
-        let Some(pin) = pin_of(cache, cluster).filter(|_| self.enabled) else {
+        if !self.enabled {
+            // No rollout API: no read of it either (each would be a discovery round trip).
+            return Ok(None);
+        }
+        let Some(pin) = pin_of(cache, cluster) else {
             return Ok(None);
         };
         let object = pin.revision(cache).ok_or_else(|| {
