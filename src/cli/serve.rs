@@ -62,7 +62,7 @@ pub struct ServeArgs {
     pub components: Vec<Component>,
     /// The controllers to run (with the `controllers` component). Default: all but
     /// `cluster-api-webhooks`, as capi-topology runs on its own; beside Cluster API's managers:
-    /// `topology,cluster-class,extension-config,cluster-api-webhooks` (docs/beside-cluster-api.md).
+    /// `topology,cluster-class,extension-config,cluster-api-webhooks,class-rollout` (docs/beside-cluster-api.md).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "CONTROLLER")]
     pub controllers: Vec<ControllerKind>,
     /// Reconcile only the objects labelled `cluster.x-k8s.io/watch-filter=VALUE`, as Cluster API's
