@@ -70,6 +70,22 @@ pub fn clones(kubectl: &Kubectl, cluster: &str) -> Result<BTreeSet<String>, Stri
     Ok(names.lines().map(str::to_owned).collect())
 }
 
+/// The ClusterResourceSetBindings of namespace `default`, each with the ClusterResourceSets
+/// and resources it records applied.
+pub fn bindings(kubectl: &Kubectl) -> Result<BTreeSet<String>, String> {
+    let template = "jsonpath={range .items[*]}{.metadata.name}:{range .spec.bindings[*]}\
+        {.clusterResourceSetName}({range .resources[*]}{.name}{end}){end}{\"\\n\"}{end}";
+    let text = kubectl.ok(&[
+        "get",
+        "clusterresourcesetbindings",
+        "-n",
+        "default",
+        "-o",
+        template,
+    ])?;
+    Ok(text.lines().map(str::to_owned).collect())
+}
+
 /// The lines of the audit log at `path`.
 pub fn audit_mark(path: &Path) -> usize {
     writes_since(path, 0).1

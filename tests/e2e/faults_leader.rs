@@ -23,6 +23,7 @@ use crate::beside_cluster_api_upgrade as upgrade;
 use crate::cluster_api::ClusterApi;
 use crate::control_plane::ControlPlane;
 use crate::faults_checks::{audit_mark, clones, duplicate_after_hooks, machine_writes, quiet_writes, QUIET};
+use crate::faults_extension::extension_down_while_held;
 use crate::faults_pause::pause_while_held;
 use crate::kubectl::Kubectl;
 use crate::lifecycle_hooks::count;
@@ -193,6 +194,14 @@ fn upgrade_paused_then_unpaused() {
     upgrade_with_two_replicas(Fault::Pause);
 }
 
+/// The same upgrade, the Runtime Extension down for a minute while BeforeClusterUpgrade holds
+/// (`cargo test --test e2e upgrade_with_the_extension_down_while_a_hook_holds -- --ignored --nocapture`).
+#[test]
+#[ignore = "slow: 5.5 minutes"]
+fn upgrade_with_the_extension_down_while_a_hook_holds() {
+    upgrade_with_two_replicas(Fault::ExtensionDown);
+}
+
 /// What goes wrong in the middle of the upgrade.
 #[derive(Clone, Copy, PartialEq)]
 enum Fault {
@@ -201,6 +210,8 @@ enum Fault {
     KillLeader,
     /// The Cluster paused while BeforeWorkersUpgrade holds ([`pause_while_held`]).
     Pause,
+    /// The extension down while BeforeClusterUpgrade holds ([`extension_down_while_held`]).
+    ExtensionDown,
 }
 
 /// Runs the upgrade beside two replicas, with `fault`.
@@ -251,6 +262,9 @@ fn scenario(
             }
             Fault::Pause if hook == "BeforeWorkersUpgrade" => {
                 since = pause_while_held(kubectl, &extension, "mem", hook)?;
+            }
+            Fault::ExtensionDown if hook == "BeforeClusterUpgrade" => {
+                since = extension_down_while_held(kubectl, &extension, "mem", hook)?;
             }
             _ => {}
         }

@@ -1,0 +1,128 @@
+//! The kube-apiserver restarted in the middle of a template rotation (#34), beside Cluster API
+//! v1.14.0's real managers with the in-memory backend: right after the ClusterClass's machine
+//! templates are swapped (capi-topology is cloning new templates for the Cluster and pointing the
+//! KubeadmControlPlane and MachineDeployment at them), the API server is killed (SIGKILL) and
+//! started again on the same port and etcd. Checked afterwards: every Machine rolled exactly once
+//! (one creation per Machine, each old Machine deleted once, from the audit log), the old clones
+//! deleted and no clone leaked, the ClusterResourceSetBinding of a ClusterResourceSet applied to
+//! the Cluster unchanged, and our writes quiet once settled. The time to converge after the
+//! API server is back is printed, not asserted. Slow: run with
+//! `cargo test --test e2e apiserver_restarted_during_a_template_rotation -- --ignored --nocapture`.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use crate::audit_log::{total, writes_since, WRITES_POLICY};
+use crate::beside_cluster_api::{condition, doctor, in_memory_manifests, our_configurations, PROVISIONED};
+use crate::beside_cluster_api_resource_set as resource_set;
+use crate::beside_cluster_api_rotation as rotation;
+use crate::cluster_api::ClusterApi;
+use crate::control_plane::ControlPlane;
+use crate::faults_checks::{audit_mark, bindings, clones, machine_writes, quiet_writes, QUIET};
+use crate::kubectl::Kubectl;
+use crate::process::{poll, RunDir};
+use crate::runtime_extensions::expect;
+use crate::webhook::{read_pem, WebhookServer};
+
+const CONTROLLERS: &str = "--controllers=topology,cluster-class,extension-config,cluster-api-webhooks";
+/// The Cluster's Machines: one of the control plane, two workers; each rolls once.
+const MACHINES: usize = 3;
+
+#[test]
+#[ignore = "slow: about 4 minutes"]
+fn apiserver_restarted_during_a_template_rotation() {
+    let run = RunDir::create("faults-apiserver");
+    let mut plane = ControlPlane::start_audited(&run, WRITES_POLICY);
+    plane.start_garbage_collector(&run);
+    let kubectl = plane.kubectl();
+    let capi = ClusterApi::start(&run, &kubectl, plane.kubeconfig()).unwrap_or_else(|e| panic!("{e}"));
+    let ours = plane.kubeconfig_of("capi-topology");
+    let mut server = WebhookServer::start_with(&run, &ours, &[CONTROLLERS]).unwrap_or_else(|e| panic!("{e}"));
+    if let Err(e) = scenario(&run, &mut plane, &kubectl, &mut server) {
+        panic!(
+            "{e}\n--- capi-topology ---\n{}\n--- kube-apiserver ---\n{}\n--- Cluster API ---\n{}",
+            server.log_tail(),
+            plane.apiserver_log(),
+            capi.logs()
+        );
+    }
+}
+
+fn scenario(
+    run: &RunDir,
+    plane: &mut ControlPlane,
+    kubectl: &Kubectl,
+    server: &mut WebhookServer,
+) -> Result<(), String> {
+    let ca = read_pem(server.cert_dir(), "ca.crt")?;
+    let out = kubectl.apply(&our_configurations(kubectl, server.port(), &ca), &[])?;
+    out.success.then_some(()).ok_or(out.stderr)?;
+    poll("cluster-api doctor to pass", Duration::from_secs(60), || {
+        doctor(plane.kubeconfig())
+    })?;
+    let (class, cluster) = in_memory_manifests();
+    for manifest in [&class, &cluster] {
+        let out = kubectl.apply(manifest, &[])?;
+        out.success.then_some(()).ok_or(out.stderr)?;
+    }
+    let available = || condition(kubectl, "cluster/mem", "Available") == "True";
+    poll("the Cluster to be Available", PROVISIONED, || {
+        available().then_some(()).ok_or_else(|| "not yet".to_owned())
+    })?;
+    resource_set::create(kubectl, "mem")?;
+    resource_set::applied(run, kubectl, "mem")?;
+    let audit = run.join("audit.log");
+    let (clones_before, mark) = (clones(kubectl, "mem")?, audit_mark(&audit));
+    let bindings_before = bindings(kubectl)?;
+
+    let before = rotation::swap_class_templates(kubectl, "mem")?;
+    let killed = Instant::now();
+    plane.kill_apiserver();
+    plane.restart_apiserver();
+    let (back, outage) = (Instant::now(), killed.elapsed());
+    let during = rotation::machines(kubectl, "mem")?;
+    let old_left = during.keys().filter(|m| before.machines.contains_key(*m)).count();
+    rotation::rotated(kubectl, "mem", &before, (MACHINES, PROVISIONED), available, true)?;
+    let rotated = back.elapsed();
+    poll("TopologyReconciled", Duration::from_secs(60), || {
+        let now = condition(kubectl, "cluster/mem", "TopologyReconciled");
+        (now == "True").then_some(()).ok_or(now)
+    })?;
+    server.ensure_running()?;
+
+    let (created, deleted) = machine_writes(&audit, mark);
+    let (writes, _) = writes_since(&audit, mark);
+    let ours_meanwhile = writes.get("capi-topology").cloned().unwrap_or_default();
+    let clones_after = clones(kubectl, "mem")?;
+    let bindings_after = bindings(kubectl)?;
+    let quiet = quiet_writes(&audit);
+    eprintln!(
+        "faults: API server killed right after the class's templates were swapped, away \
+         {outage:?}; {old_left} of {} old Machines still there when it was back; every Machine \
+         rolled {rotated:?} after; Machines created {created}, deleted {}; clones before \
+         {clones_before:?}, after {clones_after:?}; ClusterResourceSetBindings before \
+         {bindings_before:?}, after {bindings_after:?}; our writes meanwhile {} ({ours_meanwhile:?}); \
+         our writes in {QUIET:?} once settled: {quiet:?}",
+        before.machines.len(),
+        deleted.len(),
+        total(&writes, "capi-topology"),
+    );
+    expect(
+        old_left > 0,
+        format!("the API server was back before the rotation was done ({old_left} old Machines left)"),
+    )?;
+    let old: BTreeSet<String> = before.machines.keys().cloned().collect();
+    expect(
+        created == MACHINES && deleted == old,
+        format!("each Machine rolled once: {created} created, deleted {deleted:?}, old {old:?}"),
+    )?;
+    expect(
+        clones_after.len() == clones_before.len() && clones_after != clones_before,
+        format!("the clones replaced, none leaked: {clones_before:?}, now {clones_after:?}"),
+    )?;
+    expect(
+        bindings_after == bindings_before && !bindings_before.is_empty(),
+        format!("no binding lost, doubled or leaked: {bindings_before:?}, now {bindings_after:?}"),
+    )?;
+    expect(quiet.is_empty(), format!("no writes once settled: {quiet:?}"))
+}
