@@ -18,7 +18,7 @@ use crate::beside_cluster_api_resource_set as resource_set;
 use crate::beside_cluster_api_rotation as rotation;
 use crate::cluster_api::ClusterApi;
 use crate::control_plane::ControlPlane;
-use crate::faults_checks::{audit_mark, bindings, clones, machine_writes, quiet_writes, QUIET};
+use crate::faults_checks::{audit_mark, bindings, clones, deletions, machine_writes, quiet_writes, QUIET};
 use crate::kubectl::Kubectl;
 use crate::process::{poll, RunDir};
 use crate::runtime_extensions::expect;
@@ -94,13 +94,15 @@ fn scenario(
     let (writes, _) = writes_since(&audit, mark);
     let ours_meanwhile = writes.get("capi-topology").cloned().unwrap_or_default();
     let clones_after = clones(kubectl, "mem")?;
+    let clones_deleted = deletions(&audit, mark, "capi-topology", "devmachinetemplates");
     let bindings_after = bindings(kubectl)?;
     let quiet = quiet_writes(&audit);
     eprintln!(
         "faults: API server killed right after the class's templates were swapped, away \
          {outage:?}; {old_left} of {} old Machines still there when it was back; every Machine \
          rolled {rotated:?} after; Machines created {created}, deleted {}; clones before \
-         {clones_before:?}, after {clones_after:?}; ClusterResourceSetBindings before \
+         {clones_before:?}, after {clones_after:?}, deleted (with the answer) {clones_deleted:?}; \
+         ClusterResourceSetBindings before \
          {bindings_before:?}, after {bindings_after:?}; our writes meanwhile {} ({ours_meanwhile:?}); \
          our writes in {QUIET:?} once settled: {quiet:?}",
         before.machines.len(),
@@ -119,6 +121,19 @@ fn scenario(
     expect(
         clones_after.len() == clones_before.len() && clones_after != clones_before,
         format!("the clones replaced, none leaked: {clones_before:?}, now {clones_after:?}"),
+    )?;
+    // A deletion answered 200 (gone) or 202 (finalizers pending); 404: deleted already.
+    let succeeded: Vec<&str> = clones_deleted
+        .iter()
+        .filter_map(|d| d.strip_suffix(" 200").or_else(|| d.strip_suffix(" 202")))
+        .collect();
+    let deleted_once: BTreeSet<String> = succeeded.iter().map(|d| (*d).to_owned()).collect();
+    expect(
+        deleted_once == before.templates && succeeded.len() == deleted_once.len(),
+        format!(
+            "the old clones deleted, each once, no other: {clones_deleted:?}, old {:?}",
+            before.templates
+        ),
     )?;
     expect(
         bindings_after == bindings_before && !bindings_before.is_empty(),

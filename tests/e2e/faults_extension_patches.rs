@@ -222,7 +222,11 @@ fn scenario(
     let clones_after = clones(kubectl, "mem")?;
     let quiet = quiet_writes(&audit);
     eprintln!(
-        "faults: extension down {DOWN:?} while the Cluster needed a new patch: TopologyReconciled          said {} {:?} after {said_after:?}; nothing changed meanwhile; once back the new drop-in          reached the control plane after {patched:?}, its Machine rolled and the Cluster          converged after {rolled:?}; Machines created {created}, deleted {deleted:?}; our writes          {} ({ours:?}); our writes in {QUIET:?} once settled: {quiet:?}",
+        "faults: extension down {DOWN:?} while the Cluster needed a new patch: TopologyReconciled \
+         said {} {} after {said_after:?}; nothing changed meanwhile; once back the new drop-in \
+         reached the control plane after {patched:?}, its Machine rolled and the Cluster \
+         converged after {rolled:?}; Machines created {created}, deleted {deleted:?}; our writes \
+         {} ({ours:?}); our writes in {QUIET:?} once settled: {quiet:?}",
         said["reason"],
         said["message"],
         total(&writes, "capi-topology"),
