@@ -12,63 +12,32 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use crate::audit_log::{total, writes_since, WRITES_POLICY};
-use crate::beside_cluster_api::{condition, doctor, in_memory_manifests, our_configurations, PROVISIONED};
+use crate::audit_log::{total, writes_since};
+use crate::beside_cluster_api::{condition, in_memory_manifests, PROVISIONED};
 use crate::beside_cluster_api_resource_set as resource_set;
 use crate::beside_cluster_api_rotation as rotation;
-use crate::cluster_api::ClusterApi;
-use crate::control_plane::ControlPlane;
 use crate::faults_checks::{audit_mark, bindings, clones, deletions, machine_writes, quiet_writes, QUIET};
-use crate::kubectl::Kubectl;
-use crate::process::{poll, RunDir};
+use crate::faults_stack::{provision_mem, Stack};
+use crate::process::poll;
 use crate::runtime_extensions::expect;
-use crate::webhook::{read_pem, WebhookServer};
 
-const CONTROLLERS: &str = "--controllers=topology,cluster-class,extension-config,cluster-api-webhooks";
 /// The Cluster's Machines: one of the control plane, two workers; each rolls once.
 const MACHINES: usize = 3;
 
 #[test]
-#[ignore = "slow: about 4 minutes"]
+#[ignore = "slow: about 3 minutes"]
 fn apiserver_restarted_during_a_template_rotation() {
-    let run = RunDir::create("faults-apiserver");
-    let mut plane = ControlPlane::start_audited(&run, WRITES_POLICY);
-    plane.start_garbage_collector(&run);
-    let kubectl = plane.kubectl();
-    let capi = ClusterApi::start(&run, &kubectl, plane.kubeconfig()).unwrap_or_else(|e| panic!("{e}"));
-    let ours = plane.kubeconfig_of("capi-topology");
-    let mut server = WebhookServer::start_with(&run, &ours, &[CONTROLLERS]).unwrap_or_else(|e| panic!("{e}"));
-    if let Err(e) = scenario(&run, &mut plane, &kubectl, &mut server) {
-        panic!(
-            "{e}\n--- capi-topology ---\n{}\n--- kube-apiserver ---\n{}\n--- Cluster API ---\n{}",
-            server.log_tail(),
-            plane.apiserver_log(),
-            capi.logs()
-        );
+    let mut stack = Stack::start("faults-apiserver");
+    if let Err(e) = scenario(&mut stack) {
+        panic!("{e}\n{}", stack.logs());
     }
 }
 
-fn scenario(
-    run: &RunDir,
-    plane: &mut ControlPlane,
-    kubectl: &Kubectl,
-    server: &mut WebhookServer,
-) -> Result<(), String> {
-    let ca = read_pem(server.cert_dir(), "ca.crt")?;
-    let out = kubectl.apply(&our_configurations(kubectl, server.port(), &ca), &[])?;
-    out.success.then_some(()).ok_or(out.stderr)?;
-    poll("cluster-api doctor to pass", Duration::from_secs(60), || {
-        doctor(plane.kubeconfig())
-    })?;
+fn scenario(stack: &mut Stack) -> Result<(), String> {
+    let (kubectl, run) = (&stack.kubectl, &stack.run);
     let (class, cluster) = in_memory_manifests();
-    for manifest in [&class, &cluster] {
-        let out = kubectl.apply(manifest, &[])?;
-        out.success.then_some(()).ok_or(out.stderr)?;
-    }
+    provision_mem(kubectl, &[&class, &cluster])?;
     let available = || condition(kubectl, "cluster/mem", "Available") == "True";
-    poll("the Cluster to be Available", PROVISIONED, || {
-        available().then_some(()).ok_or_else(|| "not yet".to_owned())
-    })?;
     resource_set::create(kubectl, "mem")?;
     resource_set::applied(run, kubectl, "mem")?;
     let audit = run.join("audit.log");
@@ -77,8 +46,8 @@ fn scenario(
 
     let before = rotation::swap_class_templates(kubectl, "mem")?;
     let killed = Instant::now();
-    plane.kill_apiserver();
-    plane.restart_apiserver();
+    stack.plane.kill_apiserver();
+    stack.plane.restart_apiserver();
     let (back, outage) = (Instant::now(), killed.elapsed());
     let during = rotation::machines(kubectl, "mem")?;
     let old_left = during.keys().filter(|m| before.machines.contains_key(*m)).count();
@@ -88,7 +57,7 @@ fn scenario(
         let now = condition(kubectl, "cluster/mem", "TopologyReconciled");
         (now == "True").then_some(()).ok_or(now)
     })?;
-    server.ensure_running()?;
+    stack.server.ensure_running()?;
 
     let (created, deleted) = machine_writes(&audit, mark);
     let (writes, _) = writes_since(&audit, mark);

@@ -36,29 +36,29 @@ fn openssl(dir: &Path, args: &[&str]) -> Result<(), String> {
         .ok_or_else(|| format!("openssl {}: {}", args.join(" "), out.stderr))
 }
 
+/// `openssl req`'s arguments for a new P-256 key, unencrypted.
+const NEW_KEY: [&str; 5] = [
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+];
+
 /// A CA in `dir` (`ca.crt`, `ca.key`).
 fn own_ca(dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-    openssl(
-        dir,
-        &[
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-            "-keyout",
-            "ca.key",
-            "-out",
-            "ca.crt",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=faults CA",
-        ],
-    )
+    let args = [
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=faults CA",
+    ];
+    openssl(dir, &[&["req", "-x509"][..], &NEW_KEY, &args].concat())
 }
 
 /// A serving certificate for 127.0.0.1 and localhost with `serial`, signed by the CA of `ca`,
@@ -67,23 +67,8 @@ fn signed(ca: &Path, out: &Path, serial: u32) -> Result<(), String> {
     std::fs::create_dir_all(out).map_err(|e| e.to_string())?;
     std::fs::write(out.join("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n")
         .map_err(|e| e.to_string())?;
-    openssl(
-        out,
-        &[
-            "req",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-            "-keyout",
-            "tls.key",
-            "-out",
-            "tls.csr",
-            "-subj",
-            "/CN=localhost",
-        ],
-    )?;
+    let args = ["-keyout", "tls.key", "-out", "tls.csr", "-subj", "/CN=localhost"];
+    openssl(out, &[&["req"][..], &NEW_KEY, &args].concat())?;
     let (ca_crt, ca_key) = (ca.join("ca.crt"), ca.join("ca.key"));
     openssl(
         out,

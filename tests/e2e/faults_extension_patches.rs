@@ -15,23 +15,20 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use serde_json::{json, Value};
 
-use crate::audit_log::{total, writes_since, WRITES_POLICY};
-use crate::beside_cluster_api::{condition, doctor, in_memory_manifests, our_configurations, PROVISIONED};
-use crate::cluster_api::ClusterApi;
-use crate::control_plane::ControlPlane;
+use crate::audit_log::{total, writes_since};
+use crate::beside_cluster_api::{condition, in_memory_manifests, PROVISIONED};
 use crate::controllers::condition as topology_reconciled;
 use crate::faults_checks::{audit_mark, clones, machine_writes, quiet_writes, QUIET};
 use crate::faults_extension::DOWN;
 use crate::faults_pause::moving_parts;
+use crate::faults_stack::{provision_mem, Stack};
 use crate::kubectl::Kubectl;
 use crate::manifests::render;
-use crate::process::{poll, RunDir};
+use crate::process::poll;
 use crate::runtime_extensions::extension::Extension;
 use crate::runtime_extensions::{expect, extension_config, wait_condition, wait_discovered, CONFIG};
 use crate::runtime_isolation::PROXY_DROP_IN;
-use crate::webhook::{read_pem, WebhookServer};
 
-const CONTROLLERS: &str = "--controllers=topology,cluster-class,extension-config,cluster-api-webhooks";
 /// The handler the class's external patch names.
 fn handler() -> String {
     format!("generate-patches.{CONFIG}")
@@ -107,43 +104,17 @@ fn control_plane_machines(kubectl: &Kubectl) -> Result<BTreeSet<String>, String>
 #[test]
 #[ignore = "slow: about 4 minutes"]
 fn extension_down_during_generate_patches_changes_nothing_then_converges() {
-    let run = RunDir::create("faults-extension-patches");
-    let mut plane = ControlPlane::start_audited(&run, WRITES_POLICY);
-    plane.start_garbage_collector(&run);
-    let kubectl = plane.kubectl();
-    let capi = ClusterApi::start(&run, &kubectl, plane.kubeconfig()).unwrap_or_else(|e| panic!("{e}"));
-    let ours = plane.kubeconfig_of("capi-topology");
-    let mut server = WebhookServer::start_with(&run, &ours, &[CONTROLLERS]).unwrap_or_else(|e| panic!("{e}"));
+    let mut stack = Stack::start("faults-extension-patches");
     let extension = Extension::start();
-    let result = provision(&plane, &kubectl, &server, &extension)
-        .and_then(|()| scenario(&run, &kubectl, &mut server, &extension));
+    let result = provision(&stack.kubectl, &extension).and_then(|()| scenario(&mut stack, &extension));
     if let Err(e) = result {
-        panic!(
-            "{e}
---- capi-topology ---
-{}
---- Cluster API ---
-{}",
-            server.log_tail(),
-            capi.logs()
-        );
+        panic!("{e}\n{}", stack.logs());
     }
 }
 
-/// Our webhooks, the extension registered, the class with its external patch, and its Cluster
-/// Available with the drop-in of its first proxy.
-fn provision(
-    plane: &ControlPlane,
-    kubectl: &Kubectl,
-    server: &WebhookServer,
-    extension: &Extension,
-) -> Result<(), String> {
-    let ca = read_pem(server.cert_dir(), "ca.crt")?;
-    let out = kubectl.apply(&our_configurations(kubectl, server.port(), &ca), &[])?;
-    out.success.then_some(()).ok_or(out.stderr)?;
-    poll("cluster-api doctor to pass", Duration::from_secs(60), || {
-        doctor(plane.kubeconfig())
-    })?;
+/// The extension registered, the class with its external patch, and its Cluster Available with
+/// the drop-in of its first proxy.
+fn provision(kubectl: &Kubectl, extension: &Extension) -> Result<(), String> {
     let url = format!("https://{}", extension.addr);
     let ca_bundle = base64::engine::general_purpose::STANDARD.encode(&extension.ca_pem);
     kubectl.accepts(&extension_config(CONFIG, &url, Some(&ca_bundle), None).to_string())?;
@@ -151,25 +122,16 @@ fn provision(
     let (class, cluster) = manifests("proxy-1.example.com");
     kubectl.accepts(&class)?;
     wait_condition(kubectl, "clusterclass", "VariablesReady", "in-memory", "True")?;
-    kubectl.accepts(&cluster)?;
-    poll(
-        "the Cluster Available with the first drop-in",
-        PROVISIONED,
-        || {
-            let available = condition(kubectl, "cluster/mem", "Available") == "True";
-            (available && drop_in_for(kubectl, "proxy-1.example.com")?)
-                .then_some(())
-                .ok_or_else(|| "not yet".to_owned())
-        },
-    )
+    provision_mem(kubectl, &[&cluster])?;
+    poll("the first drop-in", PROVISIONED, || {
+        drop_in_for(kubectl, "proxy-1.example.com")?
+            .then_some(())
+            .ok_or_else(|| "not yet".to_owned())
+    })
 }
 
-fn scenario(
-    run: &RunDir,
-    kubectl: &Kubectl,
-    server: &mut WebhookServer,
-    extension: &Extension,
-) -> Result<(), String> {
+fn scenario(stack: &mut Stack, extension: &Extension) -> Result<(), String> {
+    let (kubectl, run) = (&stack.kubectl, &stack.run);
     let audit = run.join("audit.log");
     let (clones_before, mark) = (clones(kubectl, "mem")?, audit_mark(&audit));
     let (parts, machines_before) = (moving_parts(kubectl, "mem")?, control_plane_machines(kubectl)?);
@@ -215,7 +177,7 @@ fn scenario(
                 "{now:?}, Available {available}, TopologyReconciled {reconciled}"
             ))
     })?;
-    server.ensure_running()?;
+    stack.server.ensure_running()?;
     let (created, deleted) = machine_writes(&audit, mark);
     let (writes, _) = writes_since(&audit, mark);
     let ours = writes.get("capi-topology").cloned().unwrap_or_default();

@@ -17,14 +17,15 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::audit_log::{total, writes_since, WRITES_POLICY};
+use crate::beside_cluster_api::MEM_UPGRADE;
 use crate::beside_cluster_api::{condition, doctor, in_memory_manifests, our_configurations};
-use crate::beside_cluster_api::{MEM_UPGRADE, PROVISIONED};
 use crate::beside_cluster_api_upgrade as upgrade;
 use crate::cluster_api::ClusterApi;
 use crate::control_plane::ControlPlane;
 use crate::faults_checks::{audit_mark, clones, duplicate_after_hooks, machine_writes, quiet_writes, QUIET};
 use crate::faults_extension::extension_down_while_held;
 use crate::faults_pause::pause_while_held;
+use crate::faults_stack::{provision_mem, CONTROLLERS};
 use crate::kubectl::Kubectl;
 use crate::lifecycle_hooks::count;
 use crate::process::{poll, RunDir};
@@ -34,7 +35,6 @@ use crate::webhook::{read_pem, WebhookServer};
 
 /// The controllers' leader Lease (in namespace `default`, `serve`'s default).
 const LEASE: &str = "capi-topology-controllers";
-const CONTROLLERS: &str = "--controllers=topology,cluster-class,extension-config,cluster-api-webhooks";
 /// Long enough for the Lease (15 s) to expire and the standby to retry.
 const TAKE_OVER: Duration = Duration::from_secs(90);
 /// The Cluster's Machines roll: one control plane Machine per step (two steps), two workers.
@@ -242,14 +242,8 @@ fn scenario(
     })?;
     let extension = upgrade::serve_hooks(run, kubectl)?;
     let (class, cluster) = in_memory_manifests();
-    for manifest in [&class, &cluster] {
-        let out = kubectl.apply(manifest, &[])?;
-        out.success.then_some(()).ok_or(out.stderr)?;
-    }
+    provision_mem(kubectl, &[&class, &cluster])?;
     let available = || condition(kubectl, "cluster/mem", "Available") == "True";
-    poll("the Cluster to be Available", PROVISIONED, || {
-        available().then_some(()).ok_or_else(|| "not yet".to_owned())
-    })?;
     let audit = run.join("audit.log");
     let (clones_before, mark) = (clones(kubectl, "mem")?, audit_mark(&audit));
     let mut faults = Vec::new();

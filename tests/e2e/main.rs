@@ -36,6 +36,7 @@ mod faults_extension;
 mod faults_extension_patches;
 mod faults_leader;
 mod faults_pause;
+mod faults_stack;
 mod faults_watch;
 mod faults_webhook;
 mod hostile_extensions;
