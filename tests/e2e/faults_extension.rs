@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::controllers::{condition, CONVERGED};
 use crate::faults_pause::moving_parts;
 use crate::kubectl::Kubectl;
-use crate::lifecycle_hooks::count;
+use crate::lifecycle_hooks::{count, CONFIG};
 use crate::process::poll;
 use crate::runtime_extensions::expect;
 use crate::runtime_extensions::extension::Extension;
@@ -69,12 +69,44 @@ pub fn extension_down_while_held(
         let n = count(&extension.calls(), hook, &key);
         (n > calls).then_some(()).ok_or(format!("{n} calls"))
     })?;
+    let rewritten = rediscovery_rewrites(kubectl)?;
     eprintln!(
         "faults: extension down {DOWN:?} while {hook} held: the condition said {} {:?} after \
-         {said_after:?}; nothing moved; {hook} called again {:?} after it was back",
+         {said_after:?}; nothing moved; {hook} called again {:?} after it was back; a \
+         rediscovery of the restarted extension wrote its ExtensionConfig: {rewritten}",
         said["reason"],
         said["message"],
         back.elapsed()
     );
+    expect(
+        !rewritten,
+        "the restarted extension's rediscovery writes nothing".to_owned(),
+    )?;
     Ok(back)
+}
+
+/// Has the restarted extension discovered again (a change of its ExtensionConfig's metadata
+/// makes the controller discover it) and says whether the ExtensionConfig was written in the 5 s
+/// after: its answer lists the same handlers, perhaps in another order (Cluster API's
+/// Runtime SDK lists them from a Go map), which is no change to write.
+fn rediscovery_rewrites(kubectl: &Kubectl) -> Result<bool, String> {
+    let version = |text: &str| text.trim().parse::<u64>().map_err(|e| format!("{text:?}: {e}"));
+    let touched = kubectl.ok(&[
+        "annotate",
+        "extensionconfig",
+        CONFIG,
+        "--overwrite",
+        "e2e.capi-topology.dev/touched=after-restart",
+        "-o",
+        "jsonpath={.metadata.resourceVersion}",
+    ])?;
+    std::thread::sleep(Duration::from_secs(5));
+    let now = kubectl.ok(&[
+        "get",
+        "extensionconfig",
+        CONFIG,
+        "-o",
+        "jsonpath={.metadata.resourceVersion}",
+    ])?;
+    Ok(version(&now)? != version(&touched)?)
 }
