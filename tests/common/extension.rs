@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rustls::pki_types::pem::PemObject;
@@ -18,13 +18,16 @@ pub mod tempdir;
 
 /// The extension process on a loopback port, killed when dropped.
 pub struct Extension {
-    child: Child,
+    /// The process (replaced by [`Extension::start_again`]).
+    child: Mutex<Child>,
+    /// The binary, to start it again.
+    binary: PathBuf,
     /// Where it listens (HTTPS).
     pub addr: SocketAddr,
     /// The PEM of the CA that signed its certificate.
     pub ca_pem: String,
     /// Its certificate directory, removed when it is dropped.
-    _dir: Option<tempdir::Dir>,
+    dir: Option<tempdir::Dir>,
     /// Where its lifecycle hooks read their answers and record their calls, when served.
     control: Option<PathBuf>,
 }
@@ -82,34 +85,45 @@ impl Extension {
         let ca_pem = std::fs::read_to_string(dir.join("ca.crt")).unwrap();
         for _ in 0..3 {
             let addr = free_port();
-            let mut command = Command::new(&binary);
-            command.arg("--cert-dir").arg(dir.path()).args([
-                "--host",
-                "127.0.0.1",
-                "--port",
-                &addr.port().to_string(),
-            ]);
-            if let Some(control) = &control {
-                command.arg("--control-dir").arg(control);
-            }
-            let child = command
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("the extension starts");
             let mut extension = Extension {
-                child,
+                child: Mutex::new(spawn(&binary, dir.path(), addr, control.as_deref())),
+                binary: binary.clone(),
                 addr,
                 ca_pem: ca_pem.clone(),
-                _dir: None,
+                dir: None,
                 control: control.clone(),
             };
             if extension.wait_until_listening() {
-                extension._dir = Some(dir);
+                extension.dir = Some(dir);
                 return extension;
             }
         }
         panic!("the extension did not start listening on three ports");
+    }
+
+    /// Kills the process (SIGKILL): nothing answers on [`Extension::addr`] until
+    /// [`Extension::start_again`].
+    pub fn kill(&self) {
+        let mut child = self
+            .child
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    /// Starts the extension again, killed or not, on the same address with the same certificate
+    /// and control directory, and waits until it serves TLS; false if it could not (the port
+    /// taken meanwhile).
+    pub fn start_again(&self) -> bool {
+        self.kill();
+        let dir = self.dir.as_ref().expect("a started extension's certificates");
+        *self
+            .child
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            spawn(&self.binary, dir.path(), self.addr, self.control.as_deref());
+        self.wait_until_listening()
     }
 
     /// Sets what the lifecycle hooks answer (all of `answers.json`: `{"<Hook>[/<id>]": {"status",
@@ -133,10 +147,14 @@ impl Extension {
     /// True once a TLS handshake with this extension's own CA succeeds (so it is this process
     /// that answers, not another test's extension that took the port); false if the process
     /// exits first (port taken).
-    fn wait_until_listening(&mut self) -> bool {
+    fn wait_until_listening(&self) -> bool {
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
-            if self.child.try_wait().ok().flatten().is_some() {
+            let exited = self
+                .child
+                .lock()
+                .map(|mut c| c.try_wait().ok().flatten().is_some());
+            if exited.unwrap_or(true) {
                 return false;
             }
             if self.handshakes() {
@@ -178,9 +196,26 @@ impl Extension {
 
 impl Drop for Extension {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.kill();
     }
+}
+
+/// Starts the extension `binary` on `addr` with the certificates of `certs` (and the lifecycle
+/// hooks when `control` is given).
+fn spawn(binary: &Path, certs: &Path, addr: SocketAddr, control: Option<&Path>) -> Child {
+    let mut command = Command::new(binary);
+    command
+        .arg("--cert-dir")
+        .arg(certs)
+        .args(["--host", "127.0.0.1", "--port", &addr.port().to_string()]);
+    if let Some(control) = control {
+        command.arg("--control-dir").arg(control);
+    }
+    command
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the extension starts")
 }
 
 /// The extension binary: `tests/e2e/build-extension.sh` prints its path on its last line.

@@ -44,7 +44,7 @@ fn cluster_templates(kubectl: &Kubectl, cluster: &str) -> Result<BTreeSet<String
 }
 
 /// The Cluster's Machines, each with the template its DevMachine was cloned from.
-fn machines(kubectl: &Kubectl, cluster: &str) -> Result<BTreeMap<String, String>, String> {
+pub fn machines(kubectl: &Kubectl, cluster: &str) -> Result<BTreeMap<String, String>, String> {
     let selector = format!("cluster.x-k8s.io/cluster-name={cluster}");
     let cloned_from: BTreeMap<String, String> = list(kubectl, "devmachines", &selector)?
         .iter()
@@ -92,8 +92,25 @@ pub fn swap_machine_templates_then(
     available: impl Fn() -> bool,
     old_deleted: bool,
 ) -> Result<BTreeSet<String>, String> {
-    let old_templates = cluster_templates(kubectl, cluster)?;
-    let old_machines = machines(kubectl, cluster)?;
+    let before = swap_class_templates(kubectl, cluster)?;
+    rotated(kubectl, cluster, &before, (count, within), available, old_deleted)
+}
+
+/// What Cluster `cluster` ran before its class's templates were swapped.
+pub struct Before {
+    /// Its DevMachineTemplate clones.
+    pub templates: BTreeSet<String>,
+    /// Its Machines, each with the template its DevMachine was cloned from.
+    pub machines: BTreeMap<String, String>,
+}
+
+/// Swaps the class's machine templates for copies that boot faster; returns what Cluster
+/// `cluster` ran before.
+pub fn swap_class_templates(kubectl: &Kubectl, cluster: &str) -> Result<Before, String> {
+    let before = Before {
+        templates: cluster_templates(kubectl, cluster)?,
+        machines: machines(kubectl, cluster)?,
+    };
     let mut patch = Vec::new();
     for (template, pointer) in SWAPPED {
         let text = kubectl.ok(&[
@@ -126,11 +143,26 @@ pub fn swap_machine_templates_then(
         "-p",
         &Value::Array(patch).to_string(),
     ])?;
+    Ok(before)
+}
+
+/// Waits (up to `within`) until Cluster `cluster` runs `count` Machines, none of `before`'s, all
+/// cloned from its new templates, the old clones deleted (when `old_deleted`) and `available`
+/// true; returns the old clones still there.
+pub fn rotated(
+    kubectl: &Kubectl,
+    cluster: &str,
+    before: &Before,
+    (count, within): (usize, Duration),
+    available: impl Fn() -> bool,
+    old_deleted: bool,
+) -> Result<BTreeSet<String>, String> {
+    let (old_templates, old_machines) = (&before.templates, &before.machines);
     let started = Instant::now();
     loop {
         let templates = cluster_templates(kubectl, cluster)?;
         let now = machines(kubectl, cluster)?;
-        let left: BTreeSet<String> = templates.intersection(&old_templates).cloned().collect();
+        let left: BTreeSet<String> = templates.intersection(old_templates).cloned().collect();
         let rotated = (left.is_empty() || !old_deleted) && templates.len() > left.len();
         let replaced = now.len() == count
             && now.iter().all(|(name, from)| {

@@ -59,6 +59,19 @@ impl Env {
         Env::with_webhooks_and(label, &[])
     }
 
+    /// [`Env::with_webhooks`] serving the certificates `certs` writes into the certificate
+    /// directory it is given (`ca.crt`, `tls.crt`, `tls.key`), trusted by the API server.
+    pub fn with_webhooks_certified(label: &str, certs: impl FnOnce(&Path) -> Result<(), String>) -> Env {
+        let env = Env::control_plane(label);
+        let dir = env.run.join("webhook-certs");
+        fs::create_dir_all(&dir)
+            .map_err(|e| e.to_string())
+            .and_then(|()| certs(&dir))
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let kubeconfig = env.plane.kubeconfig().to_owned();
+        env.serving(&kubeconfig, &[])
+    }
+
     /// [`Env::with_webhooks`] with more `serve` arguments.
     pub fn with_webhooks_and(label: &str, extra: &[&str]) -> Env {
         let env = Env::control_plane(label);
@@ -73,8 +86,10 @@ impl Env {
         let crds = our_crds(&env.run).unwrap_or_else(|e| panic!("{e}"));
         env.install_crds(&crds, "cluster.x-k8s.io CRDs")
             .unwrap_or_else(|e| panic!("{e}"));
-        let mut server =
-            WebhookServer::start_with(&env.run, kubeconfig, extra).unwrap_or_else(|e| panic!("{e}"));
+        // The certificates already in `<run>/webhook-certs` ([`Env::with_webhooks_certified`]),
+        // made by `capi-topology certs` otherwise.
+        let mut server = WebhookServer::start_named(&env.run, "capi-topology", kubeconfig, extra)
+            .unwrap_or_else(|e| panic!("{e}"));
         let registered =
             read_pem(server.cert_dir(), "ca.crt").and_then(|ca| server.register(&env.kubectl, &ca));
         if let Err(e) = registered {

@@ -62,12 +62,49 @@ pub fn machine_writes(path: &Path, from: usize) -> (usize, BTreeSet<String>) {
     (created, deleted)
 }
 
+/// The deletions of `resource` (no subresource) by `writer` in the audit log at `path` (from
+/// line `from` on), each as `name code`, in order.
+pub fn deletions(path: &Path, from: usize, writer: &str, resource: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .skip(from)
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| {
+            event["stage"] == "ResponseComplete"
+                && event["verb"] == "delete"
+                && event["user"]["username"] == writer
+                && event["objectRef"]["resource"] == resource
+                && event["objectRef"]["subresource"].is_null()
+        })
+        .map(|event| {
+            let name = event["objectRef"]["name"].as_str().unwrap_or_default().to_owned();
+            format!("{name} {}", event["responseStatus"]["code"])
+        })
+        .collect()
+}
+
 /// The names of the template clones and MachineHealthChecks of Cluster `default/cluster`.
 pub fn clones(kubectl: &Kubectl, cluster: &str) -> Result<BTreeSet<String>, String> {
     let selector = format!("cluster.x-k8s.io/cluster-name={cluster}");
     let kinds = "devmachinetemplates,kubeadmconfigtemplates,devclusters,machinehealthchecks";
     let names = kubectl.ok(&["get", kinds, "-n", "default", "-l", &selector, "-o", "name"])?;
     Ok(names.lines().map(str::to_owned).collect())
+}
+
+/// The ClusterResourceSetBindings of namespace `default`, each with the ClusterResourceSets
+/// and resources it records applied.
+pub fn bindings(kubectl: &Kubectl) -> Result<BTreeSet<String>, String> {
+    let template = "jsonpath={range .items[*]}{.metadata.name}:{range .spec.bindings[*]}\
+        {.clusterResourceSetName}({range .resources[*]}{.name}{end}){end}{\"\\n\"}{end}";
+    let text = kubectl.ok(&[
+        "get",
+        "clusterresourcesetbindings",
+        "-n",
+        "default",
+        "-o",
+        template,
+    ])?;
+    Ok(text.lines().map(str::to_owned).collect())
 }
 
 /// The lines of the audit log at `path`.
@@ -117,6 +154,29 @@ mod tests {
         assert_eq!(created, 2);
         assert_eq!(deleted, BTreeSet::from(["m1".to_owned()]));
         assert_eq!(machine_writes(&path, 2).0, 0);
+        assert!(deletions(&path, 0, "capi-topology", "machines").is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn deletions_name_each_object_and_its_answer() {
+        let dir = std::env::temp_dir().join(format!("faults-deletions-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("audit.log");
+        let event = |user: &str, verb: &str, name: &str, code: u32| {
+            format!(
+                r#"{{"stage":"ResponseComplete","verb":"{verb}","user":{{"username":"{user}"}},"objectRef":{{"resource":"devmachinetemplates","name":"{name}"}},"responseStatus":{{"code":{code}}}}}"#
+            )
+        };
+        let lines = [
+            event("capi-topology", "delete", "a", 200),
+            event("someone", "delete", "b", 200),
+            event("capi-topology", "patch", "c", 200),
+            event("capi-topology", "delete", "a", 404),
+        ];
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        let deleted = deletions(&path, 0, "capi-topology", "devmachinetemplates");
+        assert_eq!(deleted, ["a 200", "a 404"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -17,13 +17,15 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::audit_log::{total, writes_since, WRITES_POLICY};
+use crate::beside_cluster_api::MEM_UPGRADE;
 use crate::beside_cluster_api::{condition, doctor, in_memory_manifests, our_configurations};
-use crate::beside_cluster_api::{MEM_UPGRADE, PROVISIONED};
 use crate::beside_cluster_api_upgrade as upgrade;
 use crate::cluster_api::ClusterApi;
 use crate::control_plane::ControlPlane;
 use crate::faults_checks::{audit_mark, clones, duplicate_after_hooks, machine_writes, quiet_writes, QUIET};
+use crate::faults_extension::extension_down_while_held;
 use crate::faults_pause::pause_while_held;
+use crate::faults_stack::{provision_mem, CONTROLLERS};
 use crate::kubectl::Kubectl;
 use crate::lifecycle_hooks::count;
 use crate::process::{poll, RunDir};
@@ -33,7 +35,6 @@ use crate::webhook::{read_pem, WebhookServer};
 
 /// The controllers' leader Lease (in namespace `default`, `serve`'s default).
 const LEASE: &str = "capi-topology-controllers";
-const CONTROLLERS: &str = "--controllers=topology,cluster-class,extension-config,cluster-api-webhooks";
 /// Long enough for the Lease (15 s) to expire and the standby to retry.
 const TAKE_OVER: Duration = Duration::from_secs(90);
 /// The Cluster's Machines roll: one control plane Machine per step (two steps), two workers.
@@ -193,6 +194,14 @@ fn upgrade_paused_then_unpaused() {
     upgrade_with_two_replicas(Fault::Pause);
 }
 
+/// The same upgrade, the Runtime Extension down for a minute while BeforeClusterUpgrade holds
+/// (`cargo test --test e2e upgrade_with_the_extension_down_while_a_hook_holds -- --ignored --nocapture`).
+#[test]
+#[ignore = "slow: 5.5 minutes"]
+fn upgrade_with_the_extension_down_while_a_hook_holds() {
+    upgrade_with_two_replicas(Fault::ExtensionDown);
+}
+
 /// What goes wrong in the middle of the upgrade.
 #[derive(Clone, Copy, PartialEq)]
 enum Fault {
@@ -201,6 +210,8 @@ enum Fault {
     KillLeader,
     /// The Cluster paused while BeforeWorkersUpgrade holds ([`pause_while_held`]).
     Pause,
+    /// The extension down while BeforeClusterUpgrade holds ([`extension_down_while_held`]).
+    ExtensionDown,
 }
 
 /// Runs the upgrade beside two replicas, with `fault`.
@@ -231,14 +242,8 @@ fn scenario(
     })?;
     let extension = upgrade::serve_hooks(run, kubectl)?;
     let (class, cluster) = in_memory_manifests();
-    for manifest in [&class, &cluster] {
-        let out = kubectl.apply(manifest, &[])?;
-        out.success.then_some(()).ok_or(out.stderr)?;
-    }
+    provision_mem(kubectl, &[&class, &cluster])?;
     let available = || condition(kubectl, "cluster/mem", "Available") == "True";
-    poll("the Cluster to be Available", PROVISIONED, || {
-        available().then_some(()).ok_or_else(|| "not yet".to_owned())
-    })?;
     let audit = run.join("audit.log");
     let (clones_before, mark) = (clones(kubectl, "mem")?, audit_mark(&audit));
     let mut faults = Vec::new();
@@ -251,6 +256,9 @@ fn scenario(
             }
             Fault::Pause if hook == "BeforeWorkersUpgrade" => {
                 since = pause_while_held(kubectl, &extension, "mem", hook)?;
+            }
+            Fault::ExtensionDown if hook == "BeforeClusterUpgrade" => {
+                since = extension_down_while_held(kubectl, &extension, "mem", hook)?;
             }
             _ => {}
         }

@@ -23,7 +23,7 @@ const PAUSED: Duration = Duration::from_secs(30);
 /// Cluster `default/cluster`'s Machines, MachineDeployments and KubeadmControlPlanes, each with
 /// its generation (a change of spec; Cluster API's controllers still write their Paused
 /// conditions in the status).
-fn moving_parts(kubectl: &Kubectl, cluster: &str) -> Result<String, String> {
+pub(crate) fn moving_parts(kubectl: &Kubectl, cluster: &str) -> Result<String, String> {
     let selector = format!("cluster.x-k8s.io/cluster-name={cluster}");
     let template = "jsonpath={range .items[*]}{.kind}/{.metadata.name}@{.metadata.generation} {end}";
     let kinds = "machines,machinedeployments,kubeadmcontrolplanes";

@@ -28,16 +28,16 @@ const REFUSED_BY: &str = "failed calling webhook \"default.cluster.cluster.x-k8s
 /// kubectl's complaint when it was refused, and whether kubectl found nothing to change (then it
 /// sends no write, and no webhook is called).
 #[derive(Debug, Clone)]
-struct Write {
-    started: Instant,
-    ended: Instant,
-    replicas: u32,
-    refused: Option<String>,
-    unchanged: bool,
+pub(crate) struct Write {
+    pub(crate) started: Instant,
+    pub(crate) ended: Instant,
+    pub(crate) replicas: u32,
+    pub(crate) refused: Option<String>,
+    pub(crate) unchanged: bool,
 }
 
 /// Applies Cluster `default/dev` with replicas 1, 2, 3, 1... about once a second until `stop`.
-fn apply_loop(kubectl: Kubectl, stop: Arc<AtomicBool>, writes: Arc<Mutex<Vec<Write>>>) {
+pub(crate) fn apply_loop(kubectl: Kubectl, stop: Arc<AtomicBool>, writes: Arc<Mutex<Vec<Write>>>) {
     let mut round: u32 = 0;
     while !stop.load(Ordering::Relaxed) {
         round += 1;

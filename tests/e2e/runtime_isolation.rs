@@ -15,7 +15,7 @@ use crate::runtime_extensions::extension::Extension;
 use crate::runtime_extensions::{expect, extension_config, wait_condition, CONFIG};
 
 /// The containerd drop-in the test extension's GeneratePatches adds for `http-proxy`.
-const PROXY_DROP_IN: &str = "/etc/systemd/system/containerd.service.d/http-proxy.conf";
+pub(crate) const PROXY_DROP_IN: &str = "/etc/systemd/system/containerd.service.d/http-proxy.conf";
 
 /// Seed 003's Cluster (admitted by the runtime extensions scenario), its extension registered again, reaches the state the extension patches in:
 /// its DockerCluster takes the discovered `lbImageRepository` default, its control plane the

@@ -30,7 +30,7 @@ use crate::decode::decode_value;
 use crate::runtime::{discover_config, SharedRegistry};
 use crate::store::object_value;
 use ca::{ca_patch, ca_secret, injected_ca, INJECT_CA_FROM_SECRET_ANNOTATION};
-use status::{discovered_status, status_handler};
+use status::{discovered_status, says_the_same, status_handler};
 
 /// How often a config is discovered again without any change: Cluster API re-discovers on every
 /// reconcile, and an Extension server may be redeployed with other handlers (or come back after
@@ -210,7 +210,8 @@ async fn reconcile_config(ctx: &Context, mut object: Value) -> Result<(), String
     let desired = discovered_status(object.get("status"), generation, &handlers, &now_rfc3339());
     // Registered before the status says so: whoever reads the status finds the handlers.
     ctx.registry.set(config.name(), outcome);
-    if object.get("status") != Some(&desired) {
+    // A restarted extension may list the same handlers in another order: not a change.
+    if !says_the_same(object.get("status"), &desired) {
         // The receiver stops only with the controllers.
         let _ = ctx.rediscovered.send(config.name().to_owned());
         ctx.syncer

@@ -96,6 +96,20 @@ fn with_condition(conditions: &[Value], mut condition: Value, now: &str) -> Valu
     Value::Array(merged)
 }
 
+/// Whether the status `current` already says what `desired` says, perhaps listing the handlers
+/// in another order. A discovery answer lists them in any order (Cluster API's Runtime SDK builds
+/// it from a Go map, so a restarted extension lists them anew): a new order alone is not written.
+pub fn says_the_same(current: Option<&Value>, desired: &Value) -> bool {
+    let by_name = |status: &Value| {
+        let mut status = status.clone();
+        if let Some(handlers) = status.get_mut("handlers").and_then(Value::as_array_mut) {
+            handlers.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+        }
+        status
+    };
+    current.is_some_and(|current| current == desired || by_name(current) == by_name(desired))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,5 +184,19 @@ mod tests {
             .collect();
         assert_eq!(types, ["Discovered", "Paused"]);
         assert_eq!(status["handlers"], json!([]));
+    }
+
+    #[test]
+    fn handlers_listed_in_another_order_say_the_same() {
+        let (a, b) = (handler("a.ext"), handler("b.ext"));
+        let before = discovered_status(None, 1, &Ok(vec![a.clone(), b.clone()]), T0);
+        let reordered = discovered_status(Some(&before), 1, &Ok(vec![b.clone(), a.clone()]), T1);
+        assert_ne!(reordered, before, "the answer's order is kept");
+        assert!(says_the_same(Some(&before), &reordered));
+        let fewer = discovered_status(Some(&before), 1, &Ok(vec![b]), T1);
+        assert!(!says_the_same(Some(&before), &fewer));
+        let failed = discovered_status(Some(&before), 1, &Err("refused".to_owned()), T1);
+        assert!(!says_the_same(Some(&before), &failed));
+        assert!(!says_the_same(None, &before));
     }
 }
