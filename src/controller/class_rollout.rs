@@ -27,7 +27,7 @@ use crate::api::class_rollout::{ClusterClassRollout, ClusterClassRolloutSpec, Cl
 use crate::api::namespace_and_name;
 use crate::decode::decode_value;
 use crate::metrics_rollout::{ClassLabels, RolloutState};
-use crate::rollout::pin::policies_of;
+use crate::rollout::pin::{policies_of, Pins};
 use crate::rollout::step::{step, Inputs, Step};
 use crate::store::object_value;
 
@@ -231,18 +231,9 @@ fn wake_moved(
     before: Option<&ClusterClassRolloutStatus>,
     after: &ClusterClassRolloutStatus,
 ) {
-    let previous = |namespace: &str, name: &str| {
-        before
-            .and_then(|s| {
-                s.clusters
-                    .iter()
-                    .find(|e| e.namespace == namespace && e.name == name)
-            })
-            .map(|e| e.revision.clone())
-            .or_else(|| before.and_then(|s| s.target_revision.clone()))
-    };
+    let previous = Pins::of(before);
     for entry in &after.clusters {
-        if previous(&entry.namespace, &entry.name).as_deref() != Some(entry.revision.as_str()) {
+        if previous.revision(&entry.namespace, &entry.name) != Some(entry.revision.as_str()) {
             revisions.moved(&entry.namespace, &entry.name);
         }
     }

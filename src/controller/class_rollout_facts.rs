@@ -23,6 +23,7 @@ use crate::api::crd::GROUP as CAPI_GROUP;
 use crate::api::Cluster;
 use crate::metrics::Metrics;
 use crate::rollout::health::health;
+use crate::rollout::pin::Pins;
 use crate::rollout::revision::{in_use, revision_name, snapshot, SnapshotError};
 use crate::rollout::step::ClusterFacts;
 use crate::rollout::waves::Member;
@@ -174,25 +175,18 @@ pub fn cluster_facts(
     namespace: &str,
     class: &str,
 ) -> Vec<ClusterFacts> {
+    let pins = Pins::of(status);
     ctx.cache
         .clusters_using_class(namespace, class)
         .iter()
-        .map(|cluster| facts_of(ctx, status, cluster))
+        .map(|cluster| facts_of(ctx, &pins, cluster))
         .collect()
 }
 
-fn facts_of(ctx: &Context, status: Option<&ClusterClassRolloutStatus>, cluster: &Cluster) -> ClusterFacts {
+fn facts_of(ctx: &Context, pins: &Pins<'_>, cluster: &Cluster) -> ClusterFacts {
     let namespace = cluster.metadata.namespace.clone().unwrap_or_default();
     let name = cluster.metadata.name.clone().unwrap_or_default();
-    let revision = status
-        .and_then(|s| {
-            s.clusters
-                .iter()
-                .find(|e| e.namespace == namespace && e.name == name)
-        })
-        .map(|e| e.revision.clone())
-        .or_else(|| status.and_then(|s| s.target_revision.clone()))
-        .unwrap_or_default();
+    let revision = pins.revision(&namespace, &name).unwrap_or_default();
     let applied = ctx
         .revisions
         .applied(&namespace, &name)

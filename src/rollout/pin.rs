@@ -3,13 +3,13 @@
 //! class without a rollout policy, or whose policy has no status yet, pins nothing: its Clusters
 //! follow the class itself, as Cluster API's do. The controller and `plan` read it alike.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::api::class_rollout::{ClusterClassRolloutStatus, REVISION_KIND, ROLLOUT_GROUP, ROLLOUT_KIND};
 use crate::api::Cluster;
-use crate::decode::decode_value;
 use crate::store::ObjectSource;
 
 /// A Cluster's pinned revision.
@@ -37,26 +37,52 @@ pub fn pin_of(source: &dyn ObjectSource, cluster: &Cluster) -> Option<Pin> {
         "" => namespace.clone(),
         other => other.to_owned(),
     };
-    let status = rollout_status(source, &class_namespace, &topology.class_ref.name)?;
-    let entry = status
-        .clusters
-        .iter()
-        .find(|e| e.namespace == namespace && e.name == name);
-    let revision = entry.map(|e| e.revision.clone()).or(status.target_revision)?;
+    let policy = policies_of(source, &class_namespace, &topology.class_ref.name)
+        .into_iter()
+        .next()?;
+    let revision = revision_in(policy.get("status")?, &namespace, &name)?.to_owned();
     Some(Pin {
         namespace: class_namespace,
         name: revision,
     })
 }
 
-/// The status of the rollout policy of the class `namespace/class` (the oldest policy naming it).
-pub fn rollout_status(
-    source: &dyn ObjectSource,
-    namespace: &str,
-    class: &str,
-) -> Option<ClusterClassRolloutStatus> {
-    let policy = policies_of(source, namespace, class).into_iter().next()?;
-    decode_value(policy.get("status")?.clone()).ok()
+/// The revision the Cluster `namespace/name` runs under a rollout whose status (as stored) is
+/// `status`: its entry, else the target. Read in place, without decoding the status, as the
+/// topology controller asks on every reconcile.
+pub fn revision_in<'a>(status: &'a Value, namespace: &str, name: &str) -> Option<&'a str> {
+    let entries = status.get("clusters").and_then(Value::as_array);
+    let entry = entries
+        .into_iter()
+        .flatten()
+        .find(|e| e["namespace"] == namespace && e["name"] == name);
+    entry
+        .and_then(|e| e["revision"].as_str())
+        .or_else(|| status["targetRevision"].as_str())
+}
+
+/// Each Cluster's revision in a rollout's status, indexed once for lookups of many Clusters.
+pub struct Pins<'a> {
+    entries: HashMap<(&'a str, &'a str), &'a str>,
+    target: Option<&'a str>,
+}
+
+impl<'a> Pins<'a> {
+    /// The index of `status` (`None`: no status yet, nothing pinned).
+    pub fn of(status: Option<&'a ClusterClassRolloutStatus>) -> Self {
+        let entries = status
+            .into_iter()
+            .flat_map(|s| &s.clusters)
+            .map(|e| ((e.namespace.as_str(), e.name.as_str()), e.revision.as_str()))
+            .collect();
+        let target = status.and_then(|s| s.target_revision.as_deref());
+        Self { entries, target }
+    }
+
+    /// The revision of the Cluster `namespace/name`: its entry, else the target.
+    pub fn revision(&self, namespace: &str, name: &str) -> Option<&'a str> {
+        self.entries.get(&(namespace, name)).copied().or(self.target)
+    }
 }
 
 /// The ClusterClassRollouts naming the class `namespace/class`, oldest first (then by name): the

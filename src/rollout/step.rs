@@ -4,7 +4,7 @@
 //! status, so a controller that restarts mid-wave takes up where it was and never has more
 //! Clusters rolling than the policy allows.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -113,7 +113,12 @@ fn step_valid(inputs: &Inputs) -> Result<Step, String> {
         held: None,
         soak: soak.unwrap_or(SignedDuration::ZERO),
         deadline,
-        moved: Vec::new(),
+        health: inputs
+            .clusters
+            .iter()
+            .map(|f| ((f.member.namespace.as_str(), f.member.name.as_str()), &f.health))
+            .collect(),
+        moved: HashSet::new(),
     };
     stepper.status.observed_generation = inputs.generation;
     if stepper.status.target_revision.is_none() {
@@ -159,9 +164,11 @@ pub(super) struct Stepper<'a> {
     pub(super) held: Option<String>,
     pub(super) soak: SignedDuration,
     pub(super) deadline: SignedDuration,
+    /// Each Cluster's health as read, by (namespace, name).
+    pub(super) health: HashMap<(&'a str, &'a str), &'a Health>,
     /// Clusters moved to another revision in this step: not healthy at it yet, whatever the
     /// health read before.
-    pub(super) moved: Vec<(String, String)>,
+    pub(super) moved: HashSet<(String, String)>,
 }
 
 impl Stepper<'_> {

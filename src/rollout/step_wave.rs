@@ -13,23 +13,29 @@ use crate::api::class_rollout::{
 
 impl Stepper<'_> {
     pub(super) fn health_of(&self, namespace: &str, name: &str) -> Health {
-        if self.moved.iter().any(|(n, c)| n == namespace && c == name) {
+        if self.moved.contains(&(namespace.to_owned(), name.to_owned())) {
             return Health::Waiting("it has just moved".to_owned());
         }
-        self.inputs
+        self.health
+            .get(&(namespace, name))
+            .map_or(Health::Waiting("it is gone".to_owned()), |h| (*h).clone())
+    }
+
+    /// The position of the Cluster `namespace/name`'s entry (the entries are kept in
+    /// namespace/name order).
+    fn entry_index(&self, namespace: &str, name: &str) -> Option<usize> {
+        self.status
             .clusters
-            .iter()
-            .find(|f| f.member.namespace == namespace && f.member.name == name)
-            .map_or(Health::Waiting("it is gone".to_owned()), |f| f.health.clone())
+            .binary_search_by(|e| (e.namespace.as_str(), e.name.as_str()).cmp(&(namespace, name)))
+            .ok()
     }
 
     /// The entries of the wave's members.
     fn entries_of<'s>(&'s self, wave: &'s Wave) -> impl Iterator<Item = &'s ClusterRevisionStatus> + 's {
-        self.status.clusters.iter().filter(move |e| {
-            wave.members
-                .iter()
-                .any(|(n, c)| *n == e.namespace && *c == e.name)
-        })
+        wave.members
+            .iter()
+            .filter_map(|(namespace, name)| self.entry_index(namespace, name))
+            .map(|index| &self.status.clusters[index])
     }
 
     /// Halts when a Cluster this rollout moved is still not healthy `deadline` after it moved.
@@ -114,12 +120,8 @@ impl Stepper<'_> {
         }
         let now = Time(self.inputs.now);
         for (namespace, name) in pending.into_iter().take(wave.max_rolling.saturating_sub(rolling)) {
-            if let Some(entry) = self
-                .status
-                .clusters
-                .iter_mut()
-                .find(|e| e.namespace == namespace && e.name == name)
-            {
+            if let Some(index) = self.entry_index(&namespace, &name) {
+                let entry = &mut self.status.clusters[index];
                 entry.revision.clone_from(&target);
                 entry.rolled_at = Some(now.clone());
             }
@@ -128,7 +130,7 @@ impl Stepper<'_> {
                 "ClusterRolling",
                 format!("wave {}: {namespace}/{name} to {target}", wave.name),
             );
-            self.moved.push((namespace, name));
+            self.moved.insert((namespace, name));
         }
     }
 

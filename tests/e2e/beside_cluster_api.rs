@@ -98,6 +98,20 @@ pub fn in_memory_manifests() -> (String, String) {
     (render(&objects), fill(read("cluster-template-in-memory.yaml")))
 }
 
+/// `serve` with `controllers` on the cluster of `plane`, registered as the admission webhooks of
+/// our resources in place of Cluster API's.
+pub fn serve_beside(run: &RunDir, plane: &ControlPlane, controllers: &str) -> WebhookServer {
+    let server =
+        WebhookServer::start_with(run, plane.kubeconfig(), &[controllers]).unwrap_or_else(|e| panic!("{e}"));
+    let ca = read_pem(server.cert_dir(), "ca.crt").unwrap_or_else(|e| panic!("{e}"));
+    let kubectl = plane.kubectl();
+    let applied = kubectl
+        .apply(&our_configurations(&kubectl, server.port(), &ca), &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(applied.success, "{}", applied.stderr);
+    server
+}
+
 /// `capi-topology cluster-api doctor` on the cluster of `kubeconfig`: its report when it
 /// passes, its output when it does not.
 pub fn doctor(kubeconfig: &std::path::Path) -> Result<String, String> {
@@ -151,13 +165,7 @@ fn beside_cluster_api_runs_a_cluster_through_its_life() {
     let kubectl = plane.kubectl();
     let capi = ClusterApi::start(&run, &kubectl, plane.kubeconfig()).unwrap_or_else(|e| panic!("{e}"));
     let controllers = "--controllers=topology,cluster-class,extension-config,cluster-api-webhooks";
-    let mut server =
-        WebhookServer::start_with(&run, plane.kubeconfig(), &[controllers]).unwrap_or_else(|e| panic!("{e}"));
-    let ca = read_pem(server.cert_dir(), "ca.crt").unwrap();
-    let applied = kubectl
-        .apply(&our_configurations(&kubectl, server.port(), &ca), &[])
-        .unwrap();
-    assert!(applied.success, "{}", applied.stderr);
+    let mut server = serve_beside(&run, &plane, controllers);
     let logs =
         |server: &WebhookServer| format!("{}\n--- capi-topology ---\n{}", capi.logs(), server.log_tail());
 

@@ -14,14 +14,14 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::beside_cluster_api::{condition, in_memory_manifests, our_configurations, PROVISIONED};
+use crate::beside_cluster_api::{condition, in_memory_manifests, serve_beside, PROVISIONED};
 use crate::cluster_api::ClusterApi;
 use crate::control_plane::ControlPlane;
 use crate::env::repo_path;
 use crate::kubectl::Kubectl;
 use crate::manifests::render;
 use crate::process::{poll, RunDir};
-use crate::webhook::{read_pem, WebhookServer};
+use crate::webhook::WebhookServer;
 
 const CLUSTERS: usize = 6;
 const WORKER_TEMPLATE: &str = "in-memory-default-worker-machinetemplate";
@@ -200,13 +200,7 @@ fn a_class_change_rolls_out_in_waves_and_a_bad_one_is_rolled_back() {
     }
     let controllers =
         "--controllers=topology,cluster-class,extension-config,cluster-api-webhooks,class-rollout";
-    let mut server =
-        WebhookServer::start_with(&run, plane.kubeconfig(), &[controllers]).unwrap_or_else(|e| panic!("{e}"));
-    let ca = read_pem(server.cert_dir(), "ca.crt").unwrap();
-    let applied = kubectl
-        .apply(&our_configurations(&kubectl, server.port(), &ca), &[])
-        .unwrap();
-    assert!(applied.success, "{}", applied.stderr);
+    let mut server = serve_beside(&run, &plane, controllers);
     let logs =
         |server: &WebhookServer| format!("{}\n--- capi-topology ---\n{}", capi.logs(), server.log_tail());
     let fail = |e: String, server: &WebhookServer| -> ! { panic!("{e}\n{}", logs(server)) };
