@@ -34,8 +34,8 @@ fn committed_crds_match_the_api_types() {
     assert_eq!(present, expected_files, "stale CRD files in manifests/crds");
 }
 
-/// The webhook configurations of `manifests/base` register exactly the v1beta2 endpoints the
-/// server serves, at their paths (objects of the older versions reach them converted; the
+/// The webhook configurations of `manifests/base` register exactly the hub endpoints the
+/// server serves (v1beta2; v1alpha1 for our own rollout API), at their paths (objects of the older versions reach them converted; the
 /// older paths the server still answers are for clients registered there before).
 #[test]
 fn webhook_manifests_match_the_served_endpoints() {
@@ -50,7 +50,15 @@ fn webhook_manifests_match_the_served_endpoints() {
         for webhook in configuration["webhooks"].as_array().into_iter().flatten() {
             assert_eq!(webhook["matchPolicy"], "Equivalent", "{}", webhook["name"]);
             assert_eq!(webhook["admissionReviewVersions"], serde_json::json!(["v1"]));
-            assert_eq!(webhook["rules"][0]["apiVersions"], serde_json::json!(["v1beta2"]));
+            let path = webhook["clientConfig"]["service"]["path"]
+                .as_str()
+                .unwrap_or_default();
+            let served: Webhook = path.parse().expect("a served path");
+            assert_eq!(
+                webhook["rules"][0]["apiVersions"],
+                serde_json::json!([served.kind.version()]),
+                "{path}: registered at the version its rules read"
+            );
             registered.push((
                 mutating,
                 webhook["name"].as_str().unwrap_or_default().to_owned(),

@@ -147,6 +147,9 @@ fn every_webhook_answers_with_the_request_uid() {
             }
             Kind::ExtensionConfig => json!({"apiVersion": "runtime.cluster.x-k8s.io/v1alpha1",
                 "kind": "ExtensionConfig", "metadata": {"name": "c1"}, "spec": {}}),
+            Kind::ClusterClassRollout => json!({"apiVersion": "rollout.capi-topology.io/v1alpha1",
+                "kind": "ClusterClassRollout", "metadata": {"name": "c1", "namespace": "default"},
+                "spec": {"classRef": {"name": "quick-start"}}}),
         };
         let response = answer(webhook.path(), &create_review(webhook.kind, &object));
         assert_eq!(

@@ -4,6 +4,7 @@ use json_patch::Patch;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use super::class_rollout::{self, AdmittedRollout};
 use super::webhook::Kind;
 use super::{
     cluster, cluster_class, cluster_resource_set, cluster_resource_set_binding, extension_config, Outcome,
@@ -122,6 +123,20 @@ impl Admitted for ExtensionConfig {
     }
     fn validate(&self, _old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
         extension_config::validate(self)
+    }
+}
+
+/// Our own ClusterClassRollout: validated only, by the rules its controller applies.
+impl Admitted for AdmittedRollout {
+    const KIND: Kind = Kind::ClusterClassRollout;
+    fn name(&self) -> &str {
+        self.metadata.name.as_deref().unwrap_or_default()
+    }
+    fn type_meta(&self) -> (&str, &str) {
+        (&self.api_version, &self.kind)
+    }
+    fn validate(&self, old: Option<&Self>, _source: &dyn ObjectSource) -> Outcome {
+        class_rollout::validate(self, old)
     }
 }
 

@@ -36,15 +36,13 @@ pub(super) fn decode<T: DeserializeOwned>(
     let version = api_version
         .strip_prefix(kind.group())
         .and_then(|v| v.strip_prefix('/'));
-    let served = version.filter(|v| *v == kind.version() || *v == kind.spoke_version());
+    let served = version.filter(|v| kind.serves(v));
     if served.is_none() || object_kind != kind.name() {
         return Err(format!(
-            "{field} is {} {}, but this webhook admits {group}/{hub} or {group}/{spoke} {name}",
+            "{field} is {} {}, but this webhook admits {} {name}",
             shown(api_version),
             shown(object_kind),
-            group = kind.group(),
-            hub = kind.version(),
-            spoke = kind.spoke_version(),
+            kind.served_versions(),
             name = kind.name(),
         ));
     }

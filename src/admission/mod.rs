@@ -1,6 +1,7 @@
 //! The webhooks' rules, pure: an AdmissionReview in, an AdmissionReview out.
 
 mod admitted;
+pub mod class_rollout;
 pub mod cluster;
 pub mod cluster_class;
 pub mod cluster_resource_set;

@@ -26,7 +26,7 @@ pub fn review_json(kind: Kind, operation: &Operation, object: Option<&Value>, ol
         .and_then(|o| o.get("apiVersion"))
         .and_then(Value::as_str)
         .and_then(|v| v.strip_prefix(kind.group())?.strip_prefix('/'))
-        .filter(|v| *v == kind.spoke_version())
+        .filter(|v| kind.spoke_version() == Some(*v))
         .unwrap_or(kind.version());
     let gvk = json!({"group": kind.group(), "version": version, "kind": kind.name()});
     let gvr = json!({"group": kind.group(), "version": version, "resource": kind.resource()});

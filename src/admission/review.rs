@@ -12,6 +12,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::admitted::Admitted;
+use super::class_rollout::AdmittedRollout;
 use super::webhook::{Kind, Webhook};
 use super::{edge, status, Outcome};
 use crate::api::runtime::ExtensionConfig;
@@ -117,6 +118,7 @@ pub fn review(path: &str, body: &[u8], source: &dyn ObjectSource) -> AdmissionRe
             admit_typed::<ClusterResourceSetBinding>(webhook.mutating, body, source)
         }
         Kind::ExtensionConfig => admit_typed::<ExtensionConfig>(webhook.mutating, body, source),
+        Kind::ClusterClassRollout => admit_typed::<AdmittedRollout>(webhook.mutating, body, source),
     };
     if let Some(response) = typed {
         return response.into_review();
@@ -158,6 +160,9 @@ fn admit(webhook: Webhook, request: &WireRequest, source: &dyn ObjectSource) -> 
             admit_kind::<ClusterResourceSetBinding>(webhook.mutating, request, source, response)
         }
         Kind::ExtensionConfig => admit_kind::<ExtensionConfig>(webhook.mutating, request, source, response),
+        Kind::ClusterClassRollout => {
+            admit_kind::<AdmittedRollout>(webhook.mutating, request, source, response)
+        }
     }
 }
 
@@ -172,7 +177,8 @@ fn allowed(uid: &str) -> AdmissionResponse {
 
 /// Whether the client wrote the request in the kind's older version (`requestKind`).
 fn requested_spoke(kind: Kind, request_kind: Option<&GroupVersionKind>) -> bool {
-    request_kind.is_some_and(|gvk| gvk.group == kind.group() && gvk.version == kind.spoke_version())
+    request_kind
+        .is_some_and(|gvk| gvk.group == kind.group() && kind.spoke_version() == Some(gvk.version.as_str()))
 }
 
 /// Runs the webhook on a body whose objects are hub objects that decode straight into `T` and
@@ -382,8 +388,7 @@ fn check_type_meta<T: Admitted>(field: &str, object: &T) -> Result<(), String> {
 
 /// The request's `kind` must be the webhook's, in a served version (the hub or the older one).
 fn check_kind(expected: Kind, gvk: &GroupVersionKind) -> Result<(), String> {
-    let served = gvk.version == expected.version() || gvk.version == expected.spoke_version();
-    if gvk.group == expected.group() && served && gvk.kind == expected.name() {
+    if gvk.group == expected.group() && expected.serves(&gvk.version) && gvk.kind == expected.name() {
         return Ok(());
     }
     let got = if gvk.group.is_empty() {
@@ -393,11 +398,9 @@ fn check_kind(expected: Kind, gvk: &GroupVersionKind) -> Result<(), String> {
     };
     let got = crate::field::truncate(got, 256);
     Err(format!(
-        "this webhook admits {group}/{} or {group}/{} {}, not {got}",
-        expected.version(),
-        expected.spoke_version(),
+        "this webhook admits {} {}, not {got}",
+        expected.served_versions(),
         expected.name(),
-        group = expected.group(),
     ))
 }
 

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::api::class_rollout::{ROLLOUT_GROUP, ROLLOUT_KIND, ROLLOUT_VERSION};
+
 /// Which kind a webhook admits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
@@ -16,6 +18,8 @@ pub enum Kind {
     ClusterResourceSetBinding,
     /// runtime.cluster.x-k8s.io ExtensionConfig (cluster-scoped).
     ExtensionConfig,
+    /// rollout.capi-topology.io ClusterClassRollout, our own API (validated only; one version).
+    ClusterClassRollout,
 }
 
 impl Kind {
@@ -25,19 +29,39 @@ impl Kind {
             Self::Cluster | Self::ClusterClass => crate::api::crd::GROUP,
             Self::ClusterResourceSet | Self::ClusterResourceSetBinding => crate::api::ADDONS_GROUP,
             Self::ExtensionConfig => crate::api::runtime::RUNTIME_GROUP,
+            Self::ClusterClassRollout => ROLLOUT_GROUP,
         }
     }
 
-    /// The API version the rules read the kind in: the hub, v1beta2.
+    /// The API version the rules read the kind in: the hub, v1beta2 (our own API: its only one).
     pub fn version(self) -> &'static str {
-        crate::api::HUB_VERSION
+        match self {
+            Self::ClusterClassRollout => ROLLOUT_VERSION,
+            _ => crate::api::HUB_VERSION,
+        }
     }
 
-    /// The older served version a client may still send (`v1beta1`; `v1alpha1` for ExtensionConfig).
-    pub fn spoke_version(self) -> &'static str {
+    /// The older served version a client may still send (`v1beta1`; `v1alpha1` for
+    /// ExtensionConfig); `None` for a kind served in one version.
+    pub fn spoke_version(self) -> Option<&'static str> {
         match self {
-            Self::ExtensionConfig => crate::api::runtime::v1alpha1::VERSION,
-            _ => "v1beta1",
+            Self::ExtensionConfig => Some(crate::api::runtime::v1alpha1::VERSION),
+            Self::ClusterClassRollout => None,
+            _ => Some("v1beta1"),
+        }
+    }
+
+    /// Whether `version` is one the kind is served in.
+    pub fn serves(self, version: &str) -> bool {
+        version == self.version() || self.spoke_version() == Some(version)
+    }
+
+    /// The served versions, as an error lists them (`v1beta2 or v1beta1`).
+    pub fn served_versions(self) -> String {
+        let group = self.group();
+        match self.spoke_version() {
+            Some(spoke) => format!("{group}/{} or {group}/{spoke}", self.version()),
+            None => format!("{group}/{}", self.version()),
         }
     }
 
@@ -54,6 +78,7 @@ impl Kind {
             Self::ClusterResourceSet => "clusterresourcesets",
             Self::ClusterResourceSetBinding => "clusterresourcesetbindings",
             Self::ExtensionConfig => "extensionconfigs",
+            Self::ClusterClassRollout => "clusterclassrollouts",
         }
     }
 
@@ -65,6 +90,7 @@ impl Kind {
             Self::ClusterResourceSet => "ClusterResourceSet",
             Self::ClusterResourceSetBinding => "ClusterResourceSetBinding",
             Self::ExtensionConfig => "ExtensionConfig",
+            Self::ClusterClassRollout => ROLLOUT_KIND,
         }
     }
 }
@@ -87,7 +113,8 @@ impl Webhook {
     /// index. First the v1beta1 (v1alpha1) paths as Cluster API v1.10 served them, then the
     /// v1beta2 paths of Cluster API v1.14, which has no ClusterClass defaulting webhook (the
     /// v1beta1 one is kept and changes nothing). ClusterResourceSetBinding has no defaulting.
-    pub const ALL: [Webhook; 17] = [
+    /// Last our own ClusterClassRollout's, validating only, at its one version.
+    pub const ALL: [Webhook; 18] = [
         Webhook {
             kind: Kind::Cluster,
             mutating: true,
@@ -170,6 +197,11 @@ impl Webhook {
         },
         Webhook {
             kind: Kind::ExtensionConfig,
+            mutating: false,
+            spoke: false,
+        },
+        Webhook {
+            kind: Kind::ClusterClassRollout,
             mutating: false,
             spoke: false,
         },
@@ -199,6 +231,9 @@ impl Webhook {
             }
             (Kind::ExtensionConfig, true) => "/mutate-runtime-cluster-x-k8s-io-v1beta2-extensionconfig",
             (Kind::ExtensionConfig, false) => "/validate-runtime-cluster-x-k8s-io-v1beta2-extensionconfig",
+            (Kind::ClusterClassRollout, _) => {
+                "/validate-rollout-capi-topology-io-v1alpha1-clusterclassrollout"
+            }
         }
     }
 
@@ -217,6 +252,10 @@ impl Webhook {
             }
             (Kind::ExtensionConfig, true) => "/mutate-runtime-cluster-x-k8s-io-v1alpha1-extensionconfig",
             (Kind::ExtensionConfig, false) => "/validate-runtime-cluster-x-k8s-io-v1alpha1-extensionconfig",
+            // Served in one version: no spoke endpoint exists.
+            (Kind::ClusterClassRollout, _) => {
+                "/validate-rollout-capi-topology-io-v1alpha1-clusterclassrollout"
+            }
         }
     }
 
@@ -236,6 +275,7 @@ impl Webhook {
             // Sic: Cluster API names its defaulting webhook with `addons` in it.
             (Kind::ExtensionConfig, true) => "default.extensionconfig.runtime.addons.cluster.x-k8s.io",
             (Kind::ExtensionConfig, false) => "validation.extensionconfig.runtime.cluster.x-k8s.io",
+            (Kind::ClusterClassRollout, _) => "validation.clusterclassrollout.rollout.capi-topology.io",
         }
     }
 
@@ -320,6 +360,7 @@ mod tests {
                 "/validate-addons-cluster-x-k8s-io-v1beta2-clusterresourcesetbinding",
                 "/mutate-runtime-cluster-x-k8s-io-v1beta2-extensionconfig",
                 "/validate-runtime-cluster-x-k8s-io-v1beta2-extensionconfig",
+                "/validate-rollout-capi-topology-io-v1alpha1-clusterclassrollout",
             ]
         );
     }

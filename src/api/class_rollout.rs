@@ -25,6 +25,9 @@ pub const ON_CHANGE_QUEUE: &str = "Queue";
 /// A class change arriving mid-rollout replaces the running rollout's target.
 pub const ON_CHANGE_SUPERSEDE: &str = "Supersede";
 
+/// The implicit last wave: the Clusters no wave selects (a name no wave may take).
+pub const REMAINING_WAVE: &str = "remaining";
+
 /// `status.phase`: every Cluster runs the target revision.
 pub const PHASE_COMPLETE: &str = "Complete";
 /// A rollout runs.
@@ -120,7 +123,7 @@ pub struct RolloutWave {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend(
         "maxLength" = 4,
-        "x-kubernetes-validations" = [{"rule": "type(self) == int ? self >= 1 : self.matches('^[1-9][0-9]?%$|^100%$')", "message": "a number of Clusters (at least 1) or a percentage from 1% to 100%"}]
+        "x-kubernetes-validations" = [{"rule": "string(self).matches('^[1-9][0-9]*$|^[1-9][0-9]?%$|^100%$')", "message": "a number of Clusters (at least 1) or a percentage from 1% to 100%"}]
     ))]
     pub max_rolling: Option<IntOrString>,
 }

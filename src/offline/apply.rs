@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use super::edge::{check_served, to_stored, UnknownVersion};
 use super::refusals;
 use crate::admission::{self, Kind, Webhook};
+use crate::api::class_rollout::{ROLLOUT_GROUP, ROLLOUT_KIND};
 use crate::api::convert::from_hub;
 use crate::api::ClusterClass;
 use crate::contract::ref_versions::{ref_versions_condition, template_refs};
@@ -145,6 +146,7 @@ fn admitted_kind(group: &str, kind: &str) -> Option<Kind> {
         ("addons.cluster.x-k8s.io", "ClusterResourceSet") => Some(Kind::ClusterResourceSet),
         ("addons.cluster.x-k8s.io", "ClusterResourceSetBinding") => Some(Kind::ClusterResourceSetBinding),
         ("runtime.cluster.x-k8s.io", "ExtensionConfig") => Some(Kind::ExtensionConfig),
+        (ROLLOUT_GROUP, ROLLOUT_KIND) => Some(Kind::ClusterClassRollout),
         _ => None,
     }
 }

@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 
 use crate::api::crd::custom_resource_definitions;
+use crate::api::rollout_crd::rollout_custom_resource_definitions;
 use crate::field::{FieldError, FieldErrors, FieldPath};
 use crate::store::group_of as api_group;
 
@@ -17,13 +18,17 @@ use crate::store::group_of as api_group;
 /// not followed past the schema anyway.
 const MAX_DEPTH: usize = 64;
 
-/// The `openAPIV3Schema` of each version of our kinds, by `(group, version, kind)`, generated once
+/// The `openAPIV3Schema` of each version of our kinds (Cluster API's and our rollout group's), by `(group, version, kind)`, generated once
 /// (strict field validation reads them too).
 pub(super) fn our_schemas() -> &'static HashMap<(String, String, String), Value> {
     static SCHEMAS: OnceLock<HashMap<(String, String, String), Value>> = OnceLock::new();
     SCHEMAS.get_or_init(|| {
         let mut schemas = HashMap::new();
-        for crd in custom_resource_definitions().unwrap_or_default() {
+        let cluster_api = custom_resource_definitions().unwrap_or_default();
+        for crd in cluster_api
+            .into_iter()
+            .chain(rollout_custom_resource_definitions())
+        {
             for version in &crd.spec.versions {
                 let Some(schema) = version
                     .schema

@@ -6,6 +6,7 @@
 
 pub mod health;
 pub mod pin;
+pub mod policy;
 pub mod revision;
 pub mod source;
 pub mod step;

@@ -10,13 +10,13 @@ use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::health::Health;
+use super::policy::{gate_duration, review_policy};
 use super::waves::{plan_waves, Member};
 use super::window::window_open;
 use crate::api::class_rollout::{
     ClusterClassRolloutSpec, ClusterClassRolloutStatus, ClusterRevisionStatus, WaveStatus,
     ON_CHANGE_SUPERSEDE, PHASE_COMPLETE, PHASE_HALTED, PHASE_PENDING, PHASE_PROGRESSING,
 };
-use crate::api::convert::parse_go_duration_nanos;
 
 /// How long a rolled Cluster may take to become healthy when the policy says nothing.
 const DEFAULT_DEADLINE: SignedDuration = SignedDuration::from_mins(30);
@@ -93,6 +93,10 @@ pub fn step(inputs: &Inputs) -> Result<Step, Invalid> {
 }
 
 fn step_valid(inputs: &Inputs) -> Result<Step, String> {
+    let review = review_policy(inputs.spec, None);
+    if !review.errors.is_empty() {
+        return Err(review.errors.to_string());
+    }
     let soak = duration(
         inputs.spec.health_gate.as_ref().and_then(|g| g.soak.as_deref()),
         "soak",
@@ -144,15 +148,12 @@ fn step_valid(inputs: &Inputs) -> Result<Step, String> {
     Ok(stepper.finish())
 }
 
-/// A Go duration of the health gate, checked.
+/// A duration of the health gate, checked.
 fn duration(text: Option<&str>, field: &str) -> Result<Option<SignedDuration>, String> {
     text.map(|text| {
-        parse_go_duration_nanos(text)
-            .filter(|n| *n >= 0)
-            .map(SignedDuration::from_nanos)
-            .ok_or_else(|| {
-                format!("spec.healthGate.{field}: Invalid value: {text:?}: want a duration such as 10m")
-            })
+        gate_duration(text).ok_or_else(|| {
+            format!("spec.healthGate.{field}: Invalid value: {text:?}: want a duration such as 10m")
+        })
     })
     .transpose()
 }

@@ -8,7 +8,7 @@ use super::health::Health;
 use super::step::{step, ClusterFacts, Inputs, Step};
 use super::waves::Member;
 use crate::api::class_rollout::{
-    ClusterClassRolloutSpec, ClusterClassRolloutStatus, HealthGate, RolloutWave,
+    ClassRolloutClassRef, ClusterClassRolloutSpec, ClusterClassRolloutStatus, HealthGate, RolloutWave,
 };
 
 const START: i64 = 1_800_000_000;
@@ -23,6 +23,9 @@ fn policy() -> ClusterClassRolloutSpec {
         max_rolling: max.map(IntOrString::Int),
     };
     ClusterClassRolloutSpec {
+        class_ref: ClassRolloutClassRef {
+            name: "quick-start".into(),
+        },
         waves: vec![wave("canary", None), wave("fleet", Some(2))],
         health_gate: Some(HealthGate {
             soak: Some("30s".into()),
@@ -310,7 +313,9 @@ fn a_policy_that_cannot_be_applied_moves_nothing_and_says_why() {
     };
     let invalid = step(&inputs).unwrap_err();
     assert!(
-        invalid.problem.starts_with("spec.waves[canary].selector: "),
+        invalid
+            .problem
+            .starts_with("spec.waves[0].selector: Invalid value: "),
         "{}",
         invalid.problem
     );

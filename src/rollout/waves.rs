@@ -6,11 +6,9 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use crate::api::class_rollout::{ClusterClassRolloutSpec, RolloutWave};
+use super::policy::{limit_of, Limit};
+use crate::api::class_rollout::{ClusterClassRolloutSpec, RolloutWave, REMAINING_WAVE};
 use crate::api::selector::Selector;
-
-/// The implicit last wave: the Clusters no wave selects.
-pub const REMAINING_WAVE: &str = "remaining";
 
 /// One Cluster of the class, as the waves see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,31 +81,27 @@ pub fn plan_waves(spec: &ClusterClassRolloutSpec, clusters: &[Member]) -> Result
 }
 
 /// How many Clusters of a wave of `size` may roll at once: the number given, or the percentage
-/// of the wave rounded down; at least 1. A value the CRD's rules let through only if they were
-/// bypassed (`0`, `150%`, `x%`) is refused with its field path.
+/// of the wave rounded down; at least 1. A value the policy's rules refuse (`0`, `150%`, `x%`)
+/// is refused here too, with its field path.
 fn max_rolling(wave: &RolloutWave, size: usize) -> Result<usize, String> {
-    let invalid = |value: String| {
+    let Some(value) = &wave.max_rolling else {
+        return Ok(1);
+    };
+    let limit = limit_of(value).ok_or_else(|| {
+        let shown = match value {
+            IntOrString::Int(n) => n.to_string(),
+            IntOrString::String(text) => format!("{text:?}"),
+        };
         format!(
-            "spec.waves[{}].maxRolling: Invalid value: {value}: a number of Clusters (at least 1) or a percentage from 1% to 100%",
+            "spec.waves[{}].maxRolling: Invalid value: {shown}: a number of Clusters (at least 1) or a percentage from 1% to 100%",
             wave.name
         )
+    })?;
+    let count = match limit {
+        Limit::Count(n) => n,
+        Limit::Percent(percent) => size.saturating_mul(percent) / 100,
     };
-    let limit = match &wave.max_rolling {
-        None => 1,
-        Some(IntOrString::Int(n)) => usize::try_from(*n)
-            .ok()
-            .filter(|n| *n >= 1)
-            .ok_or_else(|| invalid(n.to_string()))?,
-        Some(IntOrString::String(text)) => {
-            let percent = text
-                .strip_suffix('%')
-                .and_then(|p| p.parse::<usize>().ok())
-                .filter(|p| (1..=100).contains(p))
-                .ok_or_else(|| invalid(format!("{text:?}")))?;
-            size.saturating_mul(percent) / 100
-        }
-    };
-    Ok(limit.max(1))
+    Ok(count.max(1))
 }
 
 #[cfg(test)]

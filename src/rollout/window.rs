@@ -2,13 +2,10 @@
 
 use jiff::civil::{Time, Weekday as CivilWeekday};
 use jiff::tz::TimeZone;
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 
+use super::policy::window_length;
 use crate::api::class_rollout::{MaintenanceWindow, Weekday};
-use crate::api::convert::parse_go_duration_nanos;
-
-/// Longest window: a week.
-const WEEK_NANOS: i64 = 7 * 24 * 3_600 * 1_000_000_000;
 
 /// Whether Clusters may start rolling at `now`: no windows, or `now` inside one of them.
 pub fn window_open(windows: &[MaintenanceWindow], now: Timestamp) -> Result<bool, String> {
@@ -29,15 +26,12 @@ fn inside(window: &MaintenanceWindow, now: Timestamp) -> Result<bool, String> {
         .start
         .parse()
         .map_err(|_| format!("start: Invalid value: {:?}: want HH:MM", window.start))?;
-    let nanos = parse_go_duration_nanos(&window.duration)
-        .filter(|n| (1..=WEEK_NANOS).contains(n))
-        .ok_or_else(|| {
-            format!(
-                "duration: Invalid value: {:?}: want a duration up to 168h",
-                window.duration
-            )
-        })?;
-    let length = SignedDuration::from_nanos(nanos);
+    let length = window_length(&window.duration).ok_or_else(|| {
+        format!(
+            "duration: Invalid value: {:?}: want a duration up to 168h",
+            window.duration
+        )
+    })?;
     let today = now.to_zoned(TimeZone::UTC).date();
     for days_back in 0..=7 {
         let Ok(day) = today.checked_sub(jiff::Span::new().days(days_back)) else {

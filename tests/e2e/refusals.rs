@@ -103,6 +103,24 @@ pub fn extra_classes() -> Vec<Value> {
     vec![strict, aws]
 }
 
+/// A ClusterClassRollout that passes its CRD's schema and CEL rules but not the policy's rules:
+/// a selector with values for `Exists`, a limit written as a string without `%`, no deadline.
+fn bad_rollout_policy() -> Value {
+    json!({
+        "apiVersion": "rollout.capi-topology.io/v1alpha1", "kind": "ClusterClassRollout",
+        "metadata": {"name": "quick-start", "namespace": "default"},
+        "spec": {
+            "classRef": {"name": "quick-start"},
+            "waves": [
+                {"name": "canary", "selector": {"matchExpressions": [
+                    {"key": "ring", "operator": "Exists", "values": ["canary"]}]}},
+                {"name": "fleet", "maxRolling": "5"},
+            ],
+            "healthGate": {"deadline": "0s"},
+        },
+    })
+}
+
 /// Every refusal; at least one per rule the issue lists.
 pub fn cases() -> Vec<Refusal> {
     let mut duplicate = prod();
@@ -244,6 +262,18 @@ pub fn cases() -> Vec<Refusal> {
                 "spec.patches[0].definitions[0].jsonPatches[0].path: Invalid value:",
                 // v1.14's wording (v1.10 said "/spec/").
                 r#"jsonPatch path must start with "/spec""#,
+            ],
+        ),
+        refusal(
+            "a rollout policy the CRD's schema lets through",
+            bad_rollout_policy(),
+            &[
+                // kubectl prints a 422 with causes as a list: the words below are our webhook's.
+                r#"The ClusterClassRollout "quick-start" is invalid"#,
+                "spec.waves[0].selector: Invalid value:",
+                "values set must be empty for exists and does not exist",
+                r#"spec.waves[1].maxRolling: Invalid value: "5": a number of Clusters"#,
+                r#"spec.healthGate.deadline: Invalid value: "0s": must be more than 0"#,
             ],
         ),
         refusal(
