@@ -99,7 +99,8 @@ pub struct MemoryStore {
     objects: BTreeMap<ObjectKey, Arc<Value>>,
     classes: HashMap<NamespacedName, Arc<ClassEntry>>,
     clusters: BTreeMap<NamespacedName, Arc<Cluster>>,
-    clusters_by_class: HashMap<NamespacedName, BTreeSet<NamespacedName>>,
+    /// The Clusters of each class, by name: read whole by the ClusterClass webhook.
+    clusters_by_class: HashMap<NamespacedName, BTreeMap<NamespacedName, Arc<Cluster>>>,
     by_cluster: HashMap<ClusterKindKey, BTreeSet<String>>,
     per_kind: HashMap<(String, String), usize>,
 }
@@ -145,14 +146,14 @@ impl MemoryStore {
                     self.classes.insert(id, Arc::new(ClassEntry::new(class)));
                 }
                 "Cluster" => {
-                    let cluster: Cluster = decode_value(object.clone()).map_err(decode_error)?;
+                    let cluster = Arc::new(decode_value::<Cluster>(object.clone()).map_err(decode_error)?);
                     if let Some(class) = class_of(&cluster, &key.namespace) {
                         self.clusters_by_class
                             .entry(class)
                             .or_default()
-                            .insert(id.clone());
+                            .insert(id.clone(), Arc::clone(&cluster));
                     }
-                    self.clusters.insert(id, Arc::new(cluster));
+                    self.clusters.insert(id, cluster);
                 }
                 _ => {}
             }
@@ -384,10 +385,7 @@ impl ObjectSource for MemoryStore {
         else {
             return Vec::new();
         };
-        users
-            .iter()
-            .filter_map(|id| self.clusters.get(id).cloned())
-            .collect()
+        users.values().cloned().collect()
     }
 
     fn contract_of(&self, group: &str, kind: &str, version: &str) -> Option<String> {

@@ -8,6 +8,7 @@ mod definitions;
 mod formats;
 mod go_json;
 pub mod limits;
+mod patterns;
 mod schema;
 mod status;
 mod structural;

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use regex::{Regex, RegexBuilder};
+use regex::Regex;
 use serde_json::Value;
 
 use super::limits::MAX_DEPTH;
@@ -116,17 +116,14 @@ fn compile_node(
     let pattern = if props.pattern.is_empty() {
         None
     } else {
-        let regex = RegexBuilder::new(&props.pattern)
-            .size_limit(MAX_REGEX_BYTES)
-            .build()
-            .map_err(|err| {
-                let mut at = path.clone();
-                at.push("pattern".into());
-                CompileError {
-                    path: at,
-                    message: format!("invalid regular expression: {err}"),
-                }
-            })?;
+        let regex = super::patterns::compiled(&props.pattern, MAX_REGEX_BYTES).map_err(|err| {
+            let mut at = path.clone();
+            at.push("pattern".into());
+            CompileError {
+                path: at,
+                message: format!("invalid regular expression: {err}"),
+            }
+        })?;
         Some(regex)
     };
     let mut child = |keyword: String, props: &JSONSchemaProps| {

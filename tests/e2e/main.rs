@@ -56,6 +56,7 @@ mod runtime_extensions;
 mod runtime_isolation;
 mod scale;
 mod scale_beside_cluster_api;
+mod scale_shards;
 mod scenarios;
 mod schema_constraints;
 mod sharding;

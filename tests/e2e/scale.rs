@@ -22,6 +22,9 @@
 //! ```text
 //! SCALE_CLUSTERS=100,300,1000,2000 cargo test --release --test e2e scale_clusters -- --ignored --nocapture
 //! ```
+//!
+//! `SCALE_SHARDS=2` splits the fleet between two instances by watch filter
+//! ([`crate::scale_shards`]); the second instance's CPU and peak RSS fill the last two columns.
 
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
@@ -39,6 +42,7 @@ use crate::kubectl_watch::Watch;
 use crate::manifests::{quickstart_object, render};
 use crate::proc_stats::{cpu_seconds, peak_rss_mib, pid_of, wait_idle};
 use crate::process::run_bounded;
+use crate::scale_shards::{self, shards};
 
 /// Clusters per `kubectl create` and how many of those run at once.
 const CHUNK: usize = 50;
@@ -50,7 +54,8 @@ const QUIET_WINDOW: Duration = Duration::from_secs(3);
 const QUIET_CPU: Duration = Duration::from_millis(60);
 const CSV_HEADER: &str = "clusters,create_s,converge_s,reconciled,writes_per_cluster,\
 controller_cpu_s,apiserver_cpu_s,etcd_cpu_s,controller_rss_mib,apiserver_rss_mib,etcd_rss_mib,\
-resync_s,resync_writes,class_change_s,class_change_writes_per_cluster,load_before";
+resync_s,resync_writes,class_change_s,class_change_writes_per_cluster,load_before,\
+shard_1_cpu_s,shard_1_rss_mib";
 
 /// Mutating requests the API server has answered, by `verb resource[/subresource]`, from its
 /// `apiserver_request_total` metric.
@@ -227,13 +232,15 @@ struct Row {
     resync: Option<(f64, u64)>,
     class_change: Option<(f64, f64)>,
     load_before: String,
+    /// The second instance's CPU seconds and peak RSS, when sharded.
+    second: Option<(f64, f64)>,
 }
 
 impl Row {
     fn csv(&self) -> String {
         let opt = |v: Option<f64>| v.map(|v| format!("{v:.1}")).unwrap_or_default();
         format!(
-            "{},{:.1},{},{},{:.2},{:.1},{:.1},{:.1},{:.0},{:.0},{:.0},{},{},{},{},{}",
+            "{},{:.1},{},{},{:.2},{:.1},{:.1},{:.1},{:.0},{:.0},{:.0},{},{},{},{},{},{},{}",
             self.clusters,
             self.create,
             opt(self.converge),
@@ -252,6 +259,8 @@ impl Row {
                 .map(|c| format!("{:.2}", c.1))
                 .unwrap_or_default(),
             self.load_before,
+            opt(self.second.map(|s| s.0)),
+            self.second.map(|s| format!("{:.0}", s.1)).unwrap_or_default(),
         )
     }
 }
@@ -266,15 +275,40 @@ fn measure(n: usize) -> Row {
         load_before: load_average(),
         ..Row::default()
     };
-    let env = Env::with_webhooks(&format!("scale-{n}"));
+    let label = format!("scale-{n}");
+    let sharded = shards() == 2;
+    let env = if sharded {
+        Env::with_webhooks_and(&label, &scale_shards::FIRST)
+    } else {
+        Env::with_webhooks(&label)
+    };
+    let second = sharded.then(|| scale_shards::start_second(&env, &label));
     let kubectl = &env.kubectl;
-    let pids: Vec<u32> = PROCESSES
+    let mut pids: Vec<u32> = PROCESSES
         .iter()
         .map(|name| pid_of(&env.run, name).unwrap_or_else(|e| panic!("{e}")))
         .collect();
+    pids.extend(second.as_ref().map(|s| s.pid));
+    let ours: Vec<u32> = [Some(pids[0]), second.as_ref().map(|s| s.pid)]
+        .into_iter()
+        .flatten()
+        .collect();
+    let quiet = |timeout: Duration| {
+        ours.iter()
+            .map(|pid| wait_idle(*pid, QUIET_WINDOW, QUIET_CPU, timeout))
+            .max()
+            .unwrap_or_else(Instant::now)
+    };
     let cpu_now = || -> Vec<f64> { pids.iter().map(|pid| cpu_seconds(*pid).unwrap_or(0.0)).collect() };
-    class_status::install_quickstart(kubectl).unwrap();
-    let objects = clusters(n);
+    if sharded {
+        scale_shards::install_quickstart(&env).unwrap();
+    } else {
+        class_status::install_quickstart(kubectl).unwrap();
+    }
+    let mut objects = clusters(n);
+    if sharded {
+        scale_shards::label(&mut objects);
+    }
     let reconciled = ".status.conditions[?(@.type==\"TopologyReconciled\")].status";
     let mut watch = Watch::start(kubectl, "clusters", "default", reconciled).unwrap();
 
@@ -286,9 +320,9 @@ fn measure(n: usize) -> Row {
     row.create = start.elapsed().as_secs_f64();
     let converged = watch.wait_for("True", n, converge_timeout());
     let cpu_after = cpu_now();
-    for (i, (after, before)) in cpu_after.iter().zip(&cpu_before).enumerate() {
-        row.cpu[i] = after - before;
-    }
+    let used: Vec<f64> = cpu_after.iter().zip(&cpu_before).map(|(a, b)| a - b).collect();
+    row.cpu.copy_from_slice(&used[..3]);
+    let second_cpu = used.get(3).copied();
     match converged {
         Ok(at) => {
             row.converge = Some((at - start).as_secs_f64());
@@ -303,7 +337,7 @@ fn measure(n: usize) -> Row {
         }
     }
     // Let writes of the last reconciles land in the metric.
-    wait_idle(pids[0], QUIET_WINDOW, QUIET_CPU, Duration::from_secs(60));
+    quiet(Duration::from_secs(60));
     let after_create = writes(kubectl);
     let create_writes = topology_writes(&before, &after_create);
     row.writes_per_cluster = sum(&create_writes) as f64 / n as f64;
@@ -323,7 +357,7 @@ fn measure(n: usize) -> Row {
         let annotate = kubectl.command(&["annotate", "clusters", "--all", "-n", "default", "resync=1"]);
         let out = run_bounded(annotate, None, converge_timeout()).unwrap();
         assert!(out.success, "kubectl annotate: {}", out.stderr);
-        let idle = wait_idle(pids[0], QUIET_WINDOW, QUIET_CPU, converge_timeout());
+        let idle = quiet(converge_timeout());
         let after_resync = writes(kubectl);
         let resync_writes = topology_writes(&after_create, &after_resync);
         println!("scale {n}: writes during the resync: {resync_writes:?}");
@@ -352,7 +386,7 @@ fn measure(n: usize) -> Row {
             .unwrap_or_else(|e| panic!("{e}\n{}", env.logs()));
         match rollout.wait_for("1", n, ROLLOUT_TIMEOUT) {
             Ok(at) => {
-                wait_idle(pids[0], QUIET_WINDOW, QUIET_CPU, Duration::from_secs(60));
+                quiet(Duration::from_secs(60));
                 let change_writes = topology_writes(&after_resync, &writes(kubectl));
                 println!("scale {n}: writes of the class change: {change_writes:?}");
                 row.class_change = Some(((at - start).as_secs_f64(), sum(&change_writes) as f64 / n as f64));
@@ -360,9 +394,12 @@ fn measure(n: usize) -> Row {
             Err(reached) => eprintln!("scale {n}: the class change reached {reached} of {n}"),
         }
     }
-    for (i, pid) in pids.iter().enumerate() {
+    for (i, pid) in pids.iter().take(3).enumerate() {
         row.rss[i] = peak_rss_mib(*pid).unwrap_or(0.0);
     }
+    row.second = second
+        .as_ref()
+        .map(|s| (second_cpu.unwrap_or(0.0), peak_rss_mib(s.pid).unwrap_or(0.0)));
     println!("{CSV_HEADER}\n{}", row.csv());
     row
 }

@@ -218,10 +218,15 @@ fn variables_still_valid(
     }
     let changed_definitions: Vec<ClusterClassVariable> = changed.iter().map(|v| (*v).clone()).collect();
     let compiled = CompiledVariables::compile(&status_variables(&changed_definitions, &[]));
+    // Where a Cluster's values are, for the check; the denial names the class's fields instead.
+    let values_path = FieldPath::new("spec").children(&["topology", "variables"]);
     for variable in changed {
         let blocking: Vec<Arc<Cluster>> = clusters
             .iter()
-            .filter(|c| sets_variable(c, &variable.name) && !value_still_valid(c, &variable.name, &compiled))
+            .filter(|c| {
+                sets_variable(c, &variable.name)
+                    && !value_still_valid(c, &variable.name, &compiled, &values_path)
+            })
             .cloned()
             .collect();
         if !blocking.is_empty() {
@@ -261,14 +266,13 @@ fn sets_variable(cluster: &Cluster, name: &str) -> bool {
 }
 
 /// Whether every value the Cluster sets for `name` passes the new definitions.
-fn value_still_valid(cluster: &Cluster, name: &str, compiled: &CompiledVariables) -> bool {
-    let path = FieldPath::new("spec").children(&["topology", "variables"]);
+fn value_still_valid(cluster: &Cluster, name: &str, compiled: &CompiledVariables, path: &FieldPath) -> bool {
     variable_lists(cluster).all(|values| {
+        if !values.iter().any(|v| v.name == name) {
+            return true;
+        }
         let mine: Vec<_> = values.iter().filter(|v| v.name == name).cloned().collect();
-        mine.is_empty()
-            || compiled
-                .validate_override_variables(&mine, None, &path)
-                .is_empty()
+        compiled.validate_override_variables(&mine, None, path).is_empty()
     })
 }
 
