@@ -7,12 +7,14 @@
 # connection and TLS handshake per request (`Connection: close`). Each run starts its server
 # afresh; the two servers alternate run by run so both see the same background load. Prints one
 # table: requests/s, p50, p99, the server's peak RSS, non-200 answers / socket errors, and the
-# ratio of requests/s. Run by hand (benches/compare.sh calls it), never by CI.
+# ratio of requests/s. Then the TLS handshake alone (`openssl s_time -new`: connect, full TLS 1.3
+# handshake, close, no request), which bounds what a fresh connection per request can reach.
+# Run by hand (benches/compare.sh calls it), never by CI.
 #   usage: bash benches/compare-tls.sh [seconds per run, default 5]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${1:-5}"
-for tool in go curl python3; do
+for tool in go curl python3 openssl; do
   command -v "$tool" >/dev/null || { echo "$tool is required" >&2; exit 1; }
 done
 source benches/load/servers.sh
@@ -65,5 +67,27 @@ for mode in keep-alive fresh; do
       "$(awk -v a="$a_rps" -v b="$b_rps" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }')"
   done
 done
+
+# Handshakes per second without any request: each run starts its server afresh, alternating.
+handshakes() {
+  start "$1"
+  local began ended count
+  began=$(date +%s.%N)
+  count=$(openssl s_time -connect "localhost:$port" -CAfile "$work/certs/ca.crt" -new -time "$duration" 2>/dev/null |
+    awk '/real seconds/ { print $1 }')
+  ended=$(date +%s.%N)
+  stop
+  awk -v n="${count:-0}" -v a="$began" -v b="$ended" 'BEGIN { printf "%.0f\n", n / (b - a) }' > "$work/handshakes-$1"
+}
+handshakes ours
+handshakes reference
+ours_hs=$(cat "$work/handshakes-ours")
+reference_hs=$(cat "$work/handshakes-reference")
+echo
+echo "| TLS handshakes only (openssl s_time -new, 1 client) | capi-topology /s | Cluster API v1.14.0 /s | ours / reference |"
+echo "| --- | --- | --- | --- |"
+printf '| full handshake, no request | %s | %s | %sx |\n' "$ours_hs" "$reference_hs" \
+  "$(awk -v a="$ours_hs" -v b="$reference_hs" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }')"
+
 echo
 echo "load after:  $(cut -d' ' -f1-3 /proc/loadavg)"

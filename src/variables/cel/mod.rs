@@ -23,6 +23,7 @@ mod evaluate;
 mod field_check;
 mod field_path;
 mod guard;
+mod kept;
 pub mod limits;
 mod message;
 mod rule_value;
@@ -102,6 +103,24 @@ impl CelRules {
                 schema: Arc::default(),
             });
         }
+        let key = kept::Key::of(schema, root, costs);
+        if let Some(rules) = key.as_ref().and_then(kept::get) {
+            return Ok(rules);
+        }
+        let rules = Self::compile_checked(schema, schema_path, root, costs)?;
+        if let Some(key) = key {
+            kept::keep(key, &rules);
+        }
+        Ok(rules)
+    }
+
+    /// [`CelRules::compile_tree`] of a schema with rules, every time.
+    fn compile_checked(
+        schema: &JSONSchemaProps,
+        schema_path: &FieldPath,
+        root: bool,
+        costs: bool,
+    ) -> Result<CelRules, FieldErrors> {
         checks::check_limits(schema, schema_path).into_result()?;
         let json = schema_json::without_defaults(schema)
             .map_err(|e| FieldErrors::from(FieldError::internal(schema_path, e.to_string())))?;
