@@ -143,20 +143,11 @@ pub async fn reconcile_cluster(
     cluster: Arc<DynamicObject>,
     ctx: Arc<Context>,
 ) -> Result<Action, ReconcileError> {
-    // The newest copy known, of the controller's watch and of the shared cache.
-    ctx.cache.observe(object_value(&cluster, &ctx.resource));
     let (namespace, name) = (
         cluster.metadata.namespace.as_deref().unwrap_or_default(),
         cluster.metadata.name.as_deref().unwrap_or_default(),
     );
-    let Some(object) = ctx
-        .cache
-        .get(CAPI_GROUP, "Cluster", namespace, name)
-        .map(|o| (*o).clone())
-    else {
-        return Ok(Action::await_change());
-    };
-    let Ok(typed) = decode_value::<Cluster>(object.clone()) else {
+    let Some((object, typed)) = newest_copy(&ctx, &cluster, namespace, name) else {
         return Ok(Action::await_change());
     };
     let paused_annotation = object
@@ -185,14 +176,7 @@ pub async fn reconcile_cluster(
         Err(hold) => return lifecycle::held(&ctx, &cluster, &object, &key, &hold).await,
     };
     let (decided, revision) = decide(&ctx, &object, typed).await;
-    // The marks the engine's upgrade hooks ask for join the controller's own, in one patch,
-    // before any object is applied: a restart never loses an owed After* call.
-    let (mut pending, mut done) = (marks.pending, marks.done);
-    if let Ok(work) = &decided {
-        pending.extend_from_slice(&work.hooks.mark_pending);
-        done.extend_from_slice(&work.hooks.mark_done);
-    }
-    lifecycle::persist(&ctx, &object, &pending, &done).await?;
+    persist_marks(&ctx, &object, marks, &decided).await?;
     let next = match &decided {
         Ok(work) => {
             if let Err(error) = carry_out(&ctx, &cluster, work).await {
@@ -205,16 +189,7 @@ pub async fn reconcile_cluster(
                 return Err(error);
             }
             ctx.revisions.record_applied(namespace, name, &revision);
-            let poll = if work.upgrade.waits_on_rollout() {
-                UPGRADE_POLL
-            } else {
-                RESYNC
-            };
-            // A holding lifecycle hook is asked again once its retryAfterSeconds pass.
-            let retry = work
-                .requeue_after_seconds
-                .map(|seconds| Duration::from_secs(u64::from(seconds)));
-            Action::requeue(retry.map_or(poll, |retry| retry.min(poll)))
+            requeue_after_applied(work)
         }
         Err(blocked) if blocked.reason == EXTERNAL_PATCH_FAILED => {
             // An extension may answer again soon: retried sooner than a blocked class, backing
@@ -232,6 +207,55 @@ pub async fn reconcile_cluster(
     report(&ctx, &cluster, &object, decided.as_ref()).await?;
     ctx.failures.succeeded(&key);
     Ok(next)
+}
+
+/// The newest copy known of `cluster` (of the controller's watch and of the shared cache), raw
+/// and typed; `None` when it is gone or does not decode.
+fn newest_copy(
+    ctx: &Context,
+    cluster: &DynamicObject,
+    namespace: &str,
+    name: &str,
+) -> Option<(Value, Cluster)> {
+    ctx.cache.observe(object_value(cluster, &ctx.resource));
+    let object = ctx
+        .cache
+        .get(CAPI_GROUP, "Cluster", namespace, name)
+        .map(|o| (*o).clone())?;
+    let typed = decode_value::<Cluster>(object.clone()).ok()?;
+    Some((object, typed))
+}
+
+/// Persists the lifecycle hooks' marks: the marks the engine's upgrade hooks ask for join the
+/// controller's own, in one patch, before any object is applied: a restart never loses an owed
+/// After* call.
+async fn persist_marks(
+    ctx: &Arc<Context>,
+    object: &Value,
+    marks: lifecycle::Marks,
+    decided: &Result<Reconciliation, Blocked>,
+) -> Result<(), ReconcileError> {
+    let (mut pending, mut done) = (marks.pending, marks.done);
+    if let Ok(work) = decided {
+        pending.extend_from_slice(&work.hooks.mark_pending);
+        done.extend_from_slice(&work.hooks.mark_done);
+    }
+    lifecycle::persist(ctx, object, &pending, &done).await
+}
+
+/// When to look again at a Cluster whose topology was applied: soon while an upgrade waits on a
+/// rollout, else at the resync; sooner when a holding lifecycle hook asks to be called again
+/// once its retryAfterSeconds pass.
+fn requeue_after_applied(work: &Reconciliation) -> Action {
+    let poll = if work.upgrade.waits_on_rollout() {
+        UPGRADE_POLL
+    } else {
+        RESYNC
+    };
+    let retry = work
+        .requeue_after_seconds
+        .map(|seconds| Duration::from_secs(u64::from(seconds)));
+    Action::requeue(retry.map_or(poll, |retry| retry.min(poll)))
 }
 
 /// The engine's decision for the Cluster `object`, made on a blocking thread (external patches

@@ -1,8 +1,13 @@
 //! Unit tests of `watch_cache.rs`.
 
+use kube::api::DynamicObject;
+use kube::core::ApiResource;
+use kube::runtime::watcher::Event;
 use serde_json::json;
 
+use super::stream::apply_event;
 use super::*;
+use crate::managed_fields::TOPOLOGY_MANAGER;
 
 fn cluster(name: &str, class: &str) -> Value {
     json!({

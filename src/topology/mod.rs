@@ -18,6 +18,7 @@ mod plan_patches;
 mod plan_upgrade;
 mod plan_workers;
 pub mod reconcile;
+mod reconcile_class;
 pub mod server_side_apply;
 mod template_names;
 pub mod topology_finalizers;

@@ -13,13 +13,11 @@ use super::desired::CAPI_API_VERSION;
 use super::error::TopologyError;
 use super::hooks::LifecycleHooks;
 use super::plan::plan_with_hooks;
+use super::reconcile_class::usable_class;
 use super::upgrade::UpgradePlan;
 use super::upgrade_hooks::HookEffects;
 use super::upgrade_report::{pending, Pending};
-use crate::api::labels::{
-    CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL, TOPOLOGY_UPGRADE_STEP_ANNOTATION, VARIABLES_READY_CONDITION,
-    VARIABLES_RECONCILED_CONDITION,
-};
+use crate::api::labels::{CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL, TOPOLOGY_UPGRADE_STEP_ANNOTATION};
 use crate::api::{Cluster, ClusterClassTemplateReference};
 use crate::patches::external::ExternalPatches;
 use crate::store::{group_of, ObjectSource};
@@ -89,51 +87,9 @@ pub fn reconcile(
         "" => namespace.clone(),
         ns => ns.to_owned(),
     };
-    let Some(entry) = source.cluster_class(&class_namespace, &topology.class_ref.name) else {
-        return Err(blocked(
-            "ClusterClassNotFound",
-            format!(
-                "ClusterClass {class_namespace}/{} not found",
-                topology.class_ref.name
-            ),
-        ));
-    };
+    let entry = usable_class(&class_namespace, &topology.class_ref.name, source)
+        .map_err(|unusable| blocked(unusable.reason, unusable.message))?;
     let class = &entry.class;
-    let observed = class.status.as_ref().and_then(|s| s.observed_generation);
-    if class.metadata.generation.is_some() && observed != class.metadata.generation {
-        return Err(blocked(
-            "ClusterClassNotReconciled",
-            format!(
-                "ClusterClass {class_namespace}/{} has not been reconciled yet (generation {:?}, observed {:?}); waiting for its status",
-                topology.class_ref.name,
-                class.metadata.generation.unwrap_or_default(),
-                observed.unwrap_or_default()
-            ),
-        ));
-    }
-    // As Cluster API: a class whose variables could not be reconciled (a DiscoverVariables call
-    // failed) is not used until they are: `VariablesReady`, else (a status a v1beta1 controller
-    // wrote) the deprecated `VariablesReconciled`, as admission reads them.
-    let status = class.status.as_ref();
-    let ready = status.and_then(|s| s.conditions.iter().find(|c| c.type_ == VARIABLES_READY_CONDITION));
-    let variables_ready = ready.map(|c| c.status.as_str()).or_else(|| {
-        status
-            .and_then(|s| s.deprecated.as_ref()?.v1beta1.as_ref())
-            .and_then(|v| {
-                v.conditions
-                    .iter()
-                    .find(|c| c.type_ == VARIABLES_RECONCILED_CONDITION)
-            })
-            .map(|c| c.status.as_str())
-    });
-    if class.metadata.generation.is_some() && variables_ready.is_none_or(|s| s == "False") {
-        return Err(blocked(
-            "ClusterClassNotReconciled",
-            format!(
-                "ClusterClass is not successfully reconciled: status of {VARIABLES_READY_CONDITION} condition on ClusterClass must be \"True\""
-            ),
-        ));
-    }
     let blueprint = Blueprint::new(class.clone(), source).map_err(engine_blocked)?;
     let owned = owned_kinds(cluster, &blueprint);
     // Only this Cluster's objects (its name label, indexed by the store) are copied: reading
@@ -148,15 +104,34 @@ pub fn reconcile(
     );
     let planned = plan_with_hooks(&blueprint, cluster, &current, external, hooks).map_err(engine_blocked)?;
 
-    let owner = owner_reference(object);
-    let objects: Vec<(Value, Option<Value>)> = planned
-        .objects
+    let objects = with_owners(planned.objects, &planned.cluster, object, &current);
+    let deletions = stale_objects(&current, &objects, source, &namespace);
+    Ok(Reconciliation {
+        cluster_refs: cluster_refs(object, &planned.cluster),
+        objects,
+        deletions,
+        requeue_after_seconds: planned.hooks.requeue_after_seconds(),
+        hooks: planned.hooks,
+        upgrade: planned.upgrade,
+    })
+}
+
+/// The planned objects, each owned by the Cluster (`cluster_object`) and paired with the current
+/// object it replaces.
+fn with_owners(
+    planned: Vec<Value>,
+    planned_cluster: &Value,
+    cluster_object: &Value,
+    current: &Current,
+) -> Vec<(Value, Option<Value>)> {
+    let owner = owner_reference(cluster_object);
+    planned
         .into_iter()
         .map(|mut desired| {
             let kind = desired["kind"].as_str().unwrap_or_default();
             let name = desired["metadata"]["name"].as_str().unwrap_or_default();
             let mut owner = owner.clone();
-            if is_referenced(&planned.cluster, kind, name) {
+            if is_referenced(planned_cluster, kind, name) {
                 // The Cluster controls the objects it references (the contract's adoption, a
                 // controller reference as Cluster API's cluster controller sets it): set with
                 // the topology's own apply instead of a second apply per object.
@@ -169,16 +144,7 @@ pub fn reconcile(
             let existing = current.find(kind, name).cloned();
             (desired, existing)
         })
-        .collect();
-    let deletions = stale_objects(&current, &objects, source, &namespace);
-    Ok(Reconciliation {
-        cluster_refs: cluster_refs(object, &planned.cluster),
-        objects,
-        deletions,
-        requeue_after_seconds: planned.hooks.requeue_after_seconds(),
-        hooks: planned.hooks,
-        upgrade: planned.upgrade,
-    })
+        .collect()
 }
 
 fn blocked(reason: &'static str, message: String) -> Blocked {

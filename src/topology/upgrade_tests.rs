@@ -4,6 +4,7 @@ use serde_json::{json, Value};
 
 use super::testing::{decide, NO_STEPS};
 use super::*;
+use crate::api::labels::{TOPOLOGY_DEFER_UPGRADE_ANNOTATION, TOPOLOGY_HOLD_UPGRADE_SEQUENCE_ANNOTATION};
 
 const OLD: &str = "v1.30.0";
 const NEW: &str = "v1.31.0";

@@ -274,7 +274,6 @@ impl CompiledVariables {
         }
         for value in values {
             let value_path = path.key(&value.name);
-            let raw = || to_go_json(&value.value);
             let from = value.definition_from.as_str();
             let repeated = !earlier_sources.insert((value.name.as_str(), from));
             let (with_from, without_from) = earlier_kinds.entry(value.name.as_str()).or_default();
@@ -304,64 +303,73 @@ impl CompiledVariables {
                 ));
                 continue;
             }
-            let Some(variable) = self.variable(&value.name) else {
-                errors.push(FieldError::invalid(&value_path, raw(), "variable is not defined"));
-                continue;
-            };
-            let Some(definition) = self.definition_for(value) else {
-                errors.push(definition_from_error(variable, value, &value_path));
-                continue;
-            };
-            let (schema, rules) = match &definition.compiled {
-                Ok(compiled) => compiled,
-                Err(reason) => {
-                    let detail = format!(
-                        "the schema of variable {:?} does not compile; the ClusterClass should be checked: {reason}",
-                        value.name
-                    );
-                    errors.push(FieldError::internal(&value_path, detail));
-                    continue;
-                }
-            };
-            let before = errors.len();
-            schema.validate(
-                &value.value,
-                &value_path.child("value"),
-                &value.value,
-                &mut errors,
-            );
-            if errors.len() > before {
-                continue;
-            }
-            let mut unknown = Vec::new();
-            // Cluster API prunes the value wrapped as `variableValue` and strips `variableValue.`
-            // from the paths: the paths in a list value keep the whole prefix.
-            let prefix = if value.value.is_array() {
-                "variableValue"
-            } else {
-                ""
-            };
-            schema.unknown_fields(&value.value, prefix, &mut unknown);
-            if !unknown.is_empty() {
-                let detail = format!(
-                    "failed validation: {:?} field(s) are not specified in the variable schema of variable {:?}",
-                    unknown.join(","),
-                    value.name
-                );
-                errors.push(FieldError::invalid(&value_path, raw(), detail));
-                continue;
-            }
             let old_value = old_by_source
                 .get(&(value.name.as_str(), value.definition_from.as_str()))
                 .copied();
-            errors.extend(rules.validate(
-                &value.value,
-                old_value.map(|o| &o.value),
-                &value_path.child("value"),
-                Shown::Json,
-            ));
+            self.validate_value(value, old_value, &value_path, &mut errors);
         }
         errors
+    }
+
+    /// Validates one value of a Cluster against its definition: the variable and the definition
+    /// exist, the schema compiles, the value matches it with no unknown field, and the schema's
+    /// rules pass (`old_value`, the value it replaces, for the transition rules).
+    fn validate_value(
+        &self,
+        value: &ClusterVariable,
+        old_value: Option<&ClusterVariable>,
+        value_path: &FieldPath,
+        errors: &mut FieldErrors,
+    ) {
+        let raw = || to_go_json(&value.value);
+        let Some(variable) = self.variable(&value.name) else {
+            errors.push(FieldError::invalid(value_path, raw(), "variable is not defined"));
+            return;
+        };
+        let Some(definition) = self.definition_for(value) else {
+            errors.push(definition_from_error(variable, value, value_path));
+            return;
+        };
+        let (schema, rules) = match &definition.compiled {
+            Ok(compiled) => compiled,
+            Err(reason) => {
+                let detail = format!(
+                    "the schema of variable {:?} does not compile; the ClusterClass should be checked: {reason}",
+                    value.name
+                );
+                errors.push(FieldError::internal(value_path, detail));
+                return;
+            }
+        };
+        let before = errors.len();
+        schema.validate(&value.value, &value_path.child("value"), &value.value, errors);
+        if errors.len() > before {
+            return;
+        }
+        let mut unknown = Vec::new();
+        // Cluster API prunes the value wrapped as `variableValue` and strips `variableValue.`
+        // from the paths: the paths in a list value keep the whole prefix.
+        let prefix = if value.value.is_array() {
+            "variableValue"
+        } else {
+            ""
+        };
+        schema.unknown_fields(&value.value, prefix, &mut unknown);
+        if !unknown.is_empty() {
+            let detail = format!(
+                "failed validation: {:?} field(s) are not specified in the variable schema of variable {:?}",
+                unknown.join(","),
+                value.name
+            );
+            errors.push(FieldError::invalid(value_path, raw(), detail));
+            return;
+        }
+        errors.extend(rules.validate(
+            &value.value,
+            old_value.map(|o| &o.value),
+            &value_path.child("value"),
+            Shown::Json,
+        ));
     }
 
     /// The definition a value is for: the one its `definitionFrom` names, or, when it names none,

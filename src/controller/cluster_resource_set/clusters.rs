@@ -56,16 +56,7 @@ pub async fn reconcile_cluster(
     }
     let namespace = cluster.metadata.namespace.clone().unwrap_or_default();
     let name = cluster.metadata.name.clone().unwrap_or_default();
-    let sets: Vec<ClusterResourceSet> = ctx
-        .sets_in(&namespace)
-        .into_iter()
-        .filter(|set| {
-            !set.metadata
-                .annotations
-                .as_ref()
-                .is_some_and(|a| a.contains_key(PAUSED_ANNOTATION))
-        })
-        .collect();
+    let sets = unpaused_sets(&ctx, &namespace);
     let selecting = sets_selecting(&typed, &sets);
     let keys: Vec<SetKey> = selecting.iter().map(|set| set_key(set)).collect();
     let released = ctx
@@ -120,15 +111,34 @@ pub async fn reconcile_cluster(
     for key in &keys {
         status::report(&ctx, key).await?;
     }
+    Ok(next_look(&ctx, &namespace, &name))
+}
+
+/// The sets of `namespace` not paused by annotation.
+fn unpaused_sets(ctx: &Context, namespace: &str) -> Vec<ClusterResourceSet> {
+    ctx.sets_in(namespace)
+        .into_iter()
+        .filter(|set| {
+            !set.metadata
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.contains_key(PAUSED_ANNOTATION))
+        })
+        .collect()
+}
+
+/// When to look at the Cluster `namespace/name` again: when the ledger's next retry for it is
+/// due, else at the resync.
+fn next_look(ctx: &Context, namespace: &str, name: &str) -> Action {
     let next = ctx
         .ledger
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .next_due(&namespace, &name);
-    Ok(Action::requeue(next.map_or(RESYNC, |due| {
+        .next_due(namespace, name);
+    Action::requeue(next.map_or(RESYNC, |due| {
         due.saturating_duration_since(Instant::now())
             .max(Duration::from_millis(10))
-    })))
+    }))
 }
 
 /// Requeue after a failed reconcile: at once after a lost write race, else after a pause.

@@ -162,6 +162,24 @@ pub async fn run(
         bindings: addons_resource(BINDING_KIND, "clusterresourcesetbindings"),
         scope,
     });
+    if !wait_for_sets_and_bindings(&cache, &mut reconciled, &mut binding_clusters, &stop).await {
+        return;
+    }
+    tokio::join!(
+        run_cluster_controller(ctx.clone(), reconciled, stop.clone()),
+        run_set_controller(ctx.clone(), stop.clone()),
+        run_binding_controller(ctx, binding_clusters, stop),
+    );
+}
+
+/// Starts caching sets and bindings and waits for their first lists, draining the shared
+/// Cluster watch meanwhile; false when `stop` comes first.
+async fn wait_for_sets_and_bindings(
+    cache: &WatchCache,
+    reconciled: &mut Subscription,
+    binding_clusters: &mut Subscription,
+    stop: &CancellationToken,
+) -> bool {
     // Start caching sets and bindings (the first read does) and wait for their first lists, so
     // the mapping of every Secret and ConfigMap listed at start-up reads memory, not the API.
     // A kind not served (its CRD not installed) is asked for again until it is.
@@ -180,17 +198,24 @@ pub async fn run(
         tokio::pin!(wait);
         loop {
             tokio::select! {
-                () = stop.cancelled() => return,
+                () = stop.cancelled() => return false,
                 () = &mut wait => break,
                 _ = reconciled.changes.next() => {}
                 _ = binding_clusters.changes.next() => {}
             }
         }
     }
-    let config = || watcher::Config::default().any_semantic();
+    true
+}
 
+/// The Cluster controller: applies the sets selecting each Cluster, woken by the shared Cluster
+/// watch and by changes of sets, bindings, Secrets and ConfigMaps.
+async fn run_cluster_controller(ctx: Arc<Context>, reconciled: Subscription, stop: CancellationToken) {
+    let client = ctx.client.clone();
+    let clusters = ctx.clusters.clone();
+    let config = || watcher::Config::default().any_semantic();
     let every_cluster = all_of(&reconciled.store, &clusters);
-    let cluster_controller = Controller::for_stream_with(
+    Controller::for_stream_with(
         Subscription::triggers(reconciled.changes),
         reconciled.store,
         clusters.clone(),
@@ -245,9 +270,15 @@ pub async fn run(
         if let Err(err) = result {
             tracing::debug!(error = %err, "ClusterResourceSet controller (Clusters)");
         }
-    });
+    })
+    .await;
+}
 
-    let set_controller = Controller::new_with(
+/// The set controller: keeps each set's finalizer and resource owners, and cleans its bindings
+/// on deletion.
+async fn run_set_controller(ctx: Arc<Context>, stop: CancellationToken) {
+    let client = ctx.client.clone();
+    Controller::new_with(
         ctx.scope.api(client.clone(), &ctx.sets),
         ctx.scope.watcher_config(),
         ctx.sets.clone(),
@@ -258,9 +289,17 @@ pub async fn run(
         if let Err(err) = result {
             tracing::debug!(error = %err, "ClusterResourceSet controller (sets)");
         }
-    });
+    })
+    .await;
+}
 
-    let binding_controller = Controller::new_with(
+/// The binding controller: deletes each binding with its Cluster, followed through the shared
+/// Cluster watch.
+async fn run_binding_controller(ctx: Arc<Context>, binding_clusters: Subscription, stop: CancellationToken) {
+    let client = ctx.client.clone();
+    let clusters = ctx.clusters.clone();
+    let config = || watcher::Config::default().any_semantic();
+    Controller::new_with(
         Api::all_with(client.clone(), &ctx.bindings),
         config(),
         ctx.bindings.clone(),
@@ -283,8 +322,8 @@ pub async fn run(
         if let Err(err) = result {
             tracing::debug!(error = %err, "ClusterResourceSet controller (bindings)");
         }
-    });
-    tokio::join!(cluster_controller, set_controller, binding_controller);
+    })
+    .await;
 }
 
 /// A set changed: cache it (the reconciles it triggers must see this version; a set we let go
