@@ -13,8 +13,13 @@ load_setup() {
   server_pid=""
   trap load_cleanup EXIT
   trap 'exit 130' INT TERM
-  cargo build --release --quiet
-  ours_bin="${CARGO_TARGET_DIR:-target}/release/capi-topology"
+  # CAPI_TOPOLOGY_BIN: a release binary already built (no cargo build).
+  if [[ -n "${CAPI_TOPOLOGY_BIN:-}" ]]; then
+    ours_bin=$CAPI_TOPOLOGY_BIN
+  else
+    cargo build --release --quiet
+    ours_bin="${CARGO_TARGET_DIR:-target}/release/capi-topology"
+  fi
   if [[ " $* " == *" reference "* ]]; then
     local cache="${CAPI_TOPOLOGY_E2E_CACHE:-$HOME/.cache/capi-topology-e2e}"
     (cd benches/reference && GOFLAGS=-trimpath GOCACHE="$cache/gocache" GOMODCACHE="$cache/gomodcache" \

@@ -93,7 +93,10 @@ mod tests {
             first.validate(&value, None, &path, super::super::Shown::NodeType),
             again.validate(&value, None, &path, super::super::Shown::NodeType),
         );
-        assert!(Key::of(&good, true, true) != Some(key), "compiled as a root: another key");
+        assert!(
+            Key::of(&good, true, true) != Some(key),
+            "compiled as a root: another key"
+        );
         let bad = schema("self.nope >= 0 && self.replicas < 7654321");
         let other = FieldPath::new("elsewhere");
         let errors = CelRules::compile(&bad, &other).expect_err("an undefined field");
