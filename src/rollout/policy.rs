@@ -20,6 +20,8 @@ use crate::field::{FieldError, FieldErrors, FieldPath};
 pub const MAX_WAVES: usize = 20;
 /// Most maintenance windows a policy may have (the CRD's `maxItems`).
 pub const MAX_WINDOWS: usize = 20;
+/// Most days a maintenance window may name (the CRD's `maxItems`).
+pub const MAX_DAYS: usize = 7;
 /// Longest maintenance window: a week.
 pub const MAX_WINDOW: SignedDuration = SignedDuration::from_hours(7 * 24);
 
@@ -218,10 +220,16 @@ fn check_windows(windows: &[MaintenanceWindow], path: &FieldPath) -> FieldErrors
                 "a duration of more than 0 and at most 168h (a week)",
             ));
         }
+        let days = item.child("days");
+        if window.days.len() > MAX_DAYS {
+            // The CRD's `maxItems`; checked first so a longer list is never scanned for repeats.
+            errors.push(FieldError::too_many(&days, window.days.len(), MAX_DAYS));
+            continue;
+        }
         for (day_index, day) in window.days.iter().enumerate() {
             if window.days[..day_index].contains(day) {
                 let shown = serde_json::to_value(day).unwrap_or_default();
-                errors.push(FieldError::duplicate(&item.child("days").index(day_index), shown));
+                errors.push(FieldError::duplicate(&days.index(day_index), shown));
             }
         }
     }

@@ -148,3 +148,22 @@ fn too_many_waves_are_refused_without_reading_each() {
     let found = messages(&review_policy(&policy, None));
     assert_eq!(found, ["spec.waves: Too many: 21: must have at most 20 items"]);
 }
+
+#[test]
+fn a_window_naming_more_days_than_a_week_is_refused_without_scanning_them() {
+    let days = vec![crate::api::class_rollout::Weekday::Mon; 100_000];
+    let policy = ClusterClassRolloutSpec {
+        class_ref: crate::api::class_rollout::ClassRolloutClassRef { name: "c".into() },
+        maintenance_windows: vec![MaintenanceWindow {
+            days,
+            start: "01:00".into(),
+            duration: "1h".into(),
+        }],
+        ..Default::default()
+    };
+    let found = messages(&review_policy(&policy, None));
+    assert_eq!(
+        found,
+        ["spec.maintenanceWindows[0].days: Too many: 100000: must have at most 7 items"]
+    );
+}
