@@ -22,6 +22,7 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::backoff::Backoff;
+use super::cluster_turns::ClusterTurns;
 use super::contracts::Contracts;
 use super::shared::Shared;
 use super::shared_clusters::Subscription;
@@ -73,6 +74,8 @@ pub struct Context {
     /// ok-to-delete annotation the topology controller sets) before its objects are deleted:
     /// only when the topology controller runs.
     pub waits_for_delete_hook: bool,
+    /// Turns on each Cluster shared with the topology controller.
+    pub cluster_turns: ClusterTurns,
 }
 
 /// Why a reconcile failed (an API call); the Cluster is retried with backoff.
@@ -98,6 +101,7 @@ pub fn run(shared: &Shared, subscription: Subscription, stop: CancellationToken)
         failures: Backoff::new(FIRST_RETRY, MAX_RETRY),
         contracts: Contracts::new(shared.client.clone(), shared.cache.clone()),
         waits_for_delete_hook: shared.options.controllers.contains(&ControllerKind::Topology),
+        cluster_turns: shared.cluster_turns.clone(),
     });
     Controller::for_stream_with(
         Subscription::triggers(subscription.changes),
@@ -120,6 +124,8 @@ pub async fn reconcile(cluster: Arc<DynamicObject>, ctx: Arc<Context>) -> Result
         cluster.metadata.namespace.clone().unwrap_or_default(),
         cluster.metadata.name.clone().unwrap_or_default(),
     );
+    // Taken before the Cluster is read, so the copy read is the newest this replica knows.
+    let _turn = ctx.cluster_turns.take(&namespace, &name).await;
     ctx.cache
         .observe(crate::store::object_value(&cluster, &ctx.resource));
     let Some(object) = ctx.cache.get(CAPI_GROUP, "Cluster", &namespace, &name) else {

@@ -13,6 +13,7 @@ mod cluster_class;
 pub mod cluster_class_status;
 mod cluster_infrastructure;
 mod cluster_resource_set;
+mod cluster_turns;
 mod contracts;
 mod events;
 mod extension_config;

@@ -11,6 +11,7 @@ use kube::Client;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
+use super::cluster_turns::ClusterTurns;
 use super::events::EventRecorder;
 use super::revisions::Revisions;
 use super::sync::{Syncer, FIELD_MANAGER};
@@ -38,6 +39,8 @@ pub struct Shared {
     pub extensions: Arc<RuntimeExtensions>,
     /// ClusterClass revisions: which one each Cluster runs, which one it was applied at.
     pub revisions: Arc<Revisions>,
+    /// One reconcile of a Cluster at a time across the controllers that write it.
+    pub cluster_turns: ClusterTurns,
 }
 
 impl Shared {
@@ -74,6 +77,7 @@ impl Shared {
             extension_configs,
             extensions,
             revisions: Arc::new(Revisions::discover(client).await),
+            cluster_turns: ClusterTurns::default(),
         };
         (shared, rediscoveries)
     }

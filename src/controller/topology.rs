@@ -62,6 +62,7 @@ pub fn run(shared: &Shared, subscription: Subscription, stop: CancellationToken)
         failures: Backoff::new(FIRST_RETRY, MAX_RETRY),
         extensions: Arc::clone(&shared.extensions),
         revisions: Arc::clone(&shared.revisions),
+        cluster_turns: shared.cluster_turns.clone(),
     });
     let (clusters, classes, machine_deployments) =
         (&shared.clusters, &shared.classes, &shared.machine_deployments);
@@ -147,6 +148,8 @@ pub async fn reconcile_cluster(
         cluster.metadata.namespace.as_deref().unwrap_or_default(),
         cluster.metadata.name.as_deref().unwrap_or_default(),
     );
+    // Taken before the Cluster is read, so the copy read is the newest this replica knows.
+    let _turn = ctx.cluster_turns.take(namespace, name).await;
     let Some((object, typed)) = newest_copy(&ctx, &cluster, namespace, name) else {
         return Ok(Action::await_change());
     };

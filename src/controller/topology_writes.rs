@@ -10,6 +10,7 @@ use kube::runtime::events::EventType;
 use serde_json::Value;
 
 use super::backoff::Backoff;
+use super::cluster_turns::ClusterTurns;
 use super::events::EventRecorder;
 use super::revisions::Revisions;
 use super::sync::Syncer;
@@ -39,6 +40,8 @@ pub struct Context {
     pub extensions: Arc<RuntimeExtensions>,
     /// The revision each Cluster runs under a ClusterClassRollout.
     pub revisions: Arc<Revisions>,
+    /// Turns on each Cluster shared with the Cluster infrastructure controller.
+    pub cluster_turns: ClusterTurns,
 }
 
 /// Why a reconcile failed (an API call); the Cluster is retried.
