@@ -126,8 +126,7 @@ pub async fn reconcile(cluster: Arc<DynamicObject>, ctx: Arc<Context>) -> Result
     );
     // Taken before the Cluster is read, so the copy read is the newest this replica knows.
     let _turn = ctx.cluster_turns.take(&namespace, &name).await;
-    ctx.cache
-        .observe(crate::store::object_value(&cluster, &ctx.resource));
+    // The shared Cluster watch put the Cluster in the cache before it asked for this reconcile.
     let Some(object) = ctx.cache.get(CAPI_GROUP, "Cluster", &namespace, &name) else {
         return Ok(Action::await_change());
     };

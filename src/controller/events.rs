@@ -37,9 +37,17 @@ pub struct EventRecorder {
     cache: Mutex<Cache>,
 }
 
+/// What a repeat needs of the event it continues: its name and how many it counts so far (the
+/// whole event as written was ~1 KiB each, 14 MB at 1,000 Clusters).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Recorded {
+    name: String,
+    count: i32,
+}
+
 #[derive(Default)]
 struct Cache {
-    events: HashMap<EventKey, (K8sEvent, Instant)>,
+    events: HashMap<EventKey, (Recorded, Instant)>,
     swept: Option<Instant>,
 }
 
@@ -57,7 +65,7 @@ impl Cache {
     }
 
     /// The earlier event of this key still in its series, if any.
-    fn repeat_of(&self, key: &EventKey, now: Instant) -> Option<K8sEvent> {
+    fn repeat_of(&self, key: &EventKey, now: Instant) -> Option<Recorded> {
         self.events
             .get(key)
             .filter(|(_, seen)| now.duration_since(*seen) < SERIES_TTL)
@@ -115,22 +123,26 @@ impl EventRecorder {
             .unwrap_or_else(|| "default".to_owned());
         let events: Api<K8sEvent> = Api::namespaced(self.client.clone(), &namespace);
         let written = match earlier {
-            Some(mut repeat) => {
-                let count = repeat.series.as_ref().map_or(2, |s| s.count + 1);
-                repeat.series = Some(EventSeries {
+            Some(repeat) => {
+                // Only the series changes: the patch carries nothing else.
+                let count = repeat.count + 1;
+                let series = EventSeries {
                     count,
                     last_observed_time: MicroTime(Timestamp::now()),
-                });
-                let name = repeat.metadata.name.clone().unwrap_or_default();
+                };
+                let patch = serde_json::json!({ "series": series });
                 events
-                    .patch(&name, &PatchParams::default(), &Patch::Merge(&repeat))
+                    .patch(&repeat.name, &PatchParams::default(), &Patch::Merge(&patch))
                     .await?;
-                repeat
+                Recorded { count, ..repeat }
             }
             None => {
                 let fresh = self.new_event(event, reference);
                 events.create(&PostParams::default(), &fresh).await?;
-                fresh
+                Recorded {
+                    name: fresh.metadata.name.unwrap_or_default(),
+                    count: 1,
+                }
             }
         };
         self.cache
@@ -204,7 +216,11 @@ mod tests {
             name.to_owned(),
             String::new(),
         );
-        cache.events.insert(key, (K8sEvent::default(), seen));
+        let recorded = Recorded {
+            name: name.to_owned(),
+            count: 1,
+        };
+        cache.events.insert(key, (recorded, seen));
     }
 
     #[test]

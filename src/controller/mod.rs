@@ -119,7 +119,12 @@ pub async fn run(
     let on = |kind| options.controllers.contains(&kind);
     // One Cluster watch and store for every controller of Clusters; only the controllers that
     // run subscribe (a subscriber not polled would hold the watch back).
-    let mut clusters = SharedClusters::new(client.clone(), &shared.clusters, options.scope.clone());
+    let mut clusters = SharedClusters::new(
+        client.clone(),
+        &shared.clusters,
+        options.scope.clone(),
+        cache.clone(),
+    );
     let mut running: Vec<BoxFuture<'static, ()>> = Vec::new();
     if on(ControllerKind::Topology) {
         running.push(topology::run(&shared, clusters.subscribe(), stop.clone()).boxed());

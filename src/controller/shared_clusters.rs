@@ -1,8 +1,11 @@
 //! One watch and one store of the Clusters for every controller that reconciles them (topology,
 //! Cluster infrastructure, ClusterResourceSet): one kube `reflector` whose changes are handed to
-//! each controller (kube's shared streams need a static kind), so each Cluster is held
-//! once instead of once per controller, and held without what no controller reads
-//! (`managedFields`, the `last-applied-configuration` annotation).
+//! each controller (kube's shared streams need a static kind).
+//!
+//! Each Cluster the watch delivers goes first into the watch cache (unless it holds that version
+//! or a newer one), which is where the controllers read it; the reflector's own store, which
+//! only names the Clusters to reconcile, keeps their metadata alone (the whole Clusters held a
+//! second time were 19 MB of the heap at 1,000 Clusters).
 
 use futures::channel::mpsc;
 use futures::{SinkExt, Stream, StreamExt};
@@ -15,6 +18,7 @@ use kube::Resource;
 use tokio_util::sync::CancellationToken;
 
 use super::scope::Scope;
+use crate::store::{object_value, WatchCache};
 
 /// Cluster changes a subscriber may lag behind before the watch waits for it.
 const BUFFER: usize = 4096;
@@ -27,6 +31,8 @@ pub struct SharedClusters {
     writer: Writer<DynamicObject>,
     api: Api<DynamicObject>,
     scope: Scope,
+    cache: WatchCache,
+    resource: ApiResource,
     subscribers: Vec<mpsc::Sender<DynamicObject>>,
 }
 
@@ -48,12 +54,15 @@ impl Subscription {
 }
 
 impl SharedClusters {
-    /// The Clusters (`resource`) in `scope`, not watched until [`SharedClusters::run`].
-    pub fn new(client: Client, resource: &ApiResource, scope: Scope) -> Self {
+    /// The Clusters (`resource`) in `scope`, not watched until [`SharedClusters::run`], kept
+    /// whole in `cache`.
+    pub fn new(client: Client, resource: &ApiResource, scope: Scope, cache: WatchCache) -> Self {
         Self {
             writer: Writer::new(resource.clone()),
             api: scope.api(client, resource),
             scope,
+            cache,
+            resource: resource.clone(),
             subscribers: Vec::new(),
         }
     }
@@ -76,8 +85,11 @@ impl SharedClusters {
             writer,
             api,
             scope,
+            cache,
+            resource,
             mut subscribers,
         } = self;
+
         if subscribers.is_empty() {
             return;
         }
@@ -86,7 +98,8 @@ impl SharedClusters {
             watcher(api, scope.watcher_config())
                 .default_backoff()
                 .filter(move |event| futures::future::ready(in_scope(&scope, event)))
-                .modify(strip),
+                .inspect(move |event| keep_whole(&cache, &resource, event))
+                .modify(keep_metadata),
         )
         .applied_objects();
         let mut stream = std::pin::pin!(stream);
@@ -121,12 +134,26 @@ fn in_scope(scope: &Scope, event: &Result<watcher::Event<DynamicObject>, watcher
     }
 }
 
-/// Drops the parts of a Cluster no controller reads.
-fn strip(cluster: &mut DynamicObject) {
+/// Puts the Cluster an event brings into the watch cache, where the controllers read it (a
+/// deleted one is left to the cache's own watch, which remembers the deletion).
+fn keep_whole(
+    cache: &WatchCache,
+    resource: &ApiResource,
+    event: &Result<watcher::Event<DynamicObject>, watcher::Error>,
+) {
+    if let Ok(watcher::Event::Apply(cluster) | watcher::Event::InitApply(cluster)) = event {
+        cache.observe(object_value(cluster, resource));
+    }
+}
+
+/// What the reflector's store keeps of a Cluster: its metadata (without `managedFields` and the
+/// `last-applied-configuration` annotation); the rest is read from the watch cache.
+fn keep_metadata(cluster: &mut DynamicObject) {
     cluster.metadata.managed_fields = None;
     if let Some(annotations) = cluster.metadata.annotations.as_mut() {
         annotations.remove(LAST_APPLIED);
     }
+    cluster.data = serde_json::Value::Object(serde_json::Map::new());
 }
 
 /// Every Cluster in `store` as it is now, as a stream of reconcile requests.
@@ -147,7 +174,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn managed_fields_and_the_last_applied_copy_are_dropped() {
+    fn only_the_metadata_is_kept_without_managed_fields_and_the_last_applied_copy() {
         let mut cluster: DynamicObject = serde_json::from_value(serde_json::json!({
             "apiVersion": "cluster.x-k8s.io/v1beta2",
             "kind": "Cluster",
@@ -159,10 +186,11 @@ mod tests {
             "spec": {"topology": {"version": "v1.34.0"}},
         }))
         .unwrap();
-        strip(&mut cluster);
+        keep_metadata(&mut cluster);
         assert!(cluster.metadata.managed_fields.is_none());
         let annotations = cluster.metadata.annotations.as_ref().unwrap();
         assert_eq!(annotations.keys().collect::<Vec<_>>(), ["keep"]);
-        assert_eq!(cluster.data["spec"]["topology"]["version"], "v1.34.0");
+        assert_eq!(cluster.data, serde_json::json!({}));
+        assert_eq!(cluster.metadata.name.as_deref(), Some("dev"));
     }
 }

@@ -150,7 +150,7 @@ pub async fn reconcile_cluster(
     );
     // Taken before the Cluster is read, so the copy read is the newest this replica knows.
     let _turn = ctx.cluster_turns.take(namespace, name).await;
-    let Some((object, typed)) = newest_copy(&ctx, &cluster, namespace, name) else {
+    let Some((object, typed)) = newest_copy(&ctx, namespace, name) else {
         return Ok(Action::await_change());
     };
     let paused_annotation = object
@@ -212,15 +212,9 @@ pub async fn reconcile_cluster(
     Ok(next)
 }
 
-/// The newest copy known of `cluster` (of the controller's watch and of the shared cache), raw
-/// and typed; `None` when it is gone or does not decode.
-fn newest_copy(
-    ctx: &Context,
-    cluster: &DynamicObject,
-    namespace: &str,
-    name: &str,
-) -> Option<(Value, Cluster)> {
-    ctx.cache.observe(object_value(cluster, &ctx.resource));
+/// The newest copy known of the Cluster (the shared Cluster watch put it in the cache before it
+/// asked for this reconcile), raw and typed; `None` when it is gone or does not decode.
+fn newest_copy(ctx: &Context, namespace: &str, name: &str) -> Option<(Value, Cluster)> {
     let object = ctx
         .cache
         .get(CAPI_GROUP, "Cluster", namespace, name)

@@ -1,14 +1,15 @@
 //! An [`ObjectSource`] over objects held in memory: parsed files for the CLI, fixtures for tests.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::compact::CompactObject;
 use super::contract::{self, CRD_GROUP, CRD_KIND};
 use super::{group_of, manifest, ClassEntry, ObjectSource};
 use crate::api::convert::{to_hub, ContractVersions, ConvertError};
-use crate::api::labels::CLUSTER_NAME_LABEL;
 use crate::api::{Cluster, ClusterClass};
 use crate::contract::crd::labels_of;
 use crate::contract::versions::{contract_and_version, contract_of_version};
@@ -91,12 +92,13 @@ type NamespacedName = (String, String);
 /// Group, kind, namespace, and the `cluster.x-k8s.io/cluster-name` label value.
 type ClusterKindKey = (String, String, String, String);
 
-/// Objects in memory, with ClusterClasses and Clusters kept typed, Clusters indexed by class,
-/// objects indexed by the Cluster whose name label they carry, and a count per kind: every
-/// read a reconcile or a watch event makes costs the size of its answer, not of the store.
+/// Objects in memory, kept as JSON text ([`CompactObject`]), with ClusterClasses and Clusters
+/// also kept typed, Clusters indexed by class, objects indexed by the Cluster whose name label
+/// they carry, and a count per kind: every read a reconcile or a watch event makes costs the size
+/// of its answer, not of the store.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    objects: BTreeMap<ObjectKey, Arc<Value>>,
+    objects: BTreeMap<ObjectKey, CompactObject>,
     classes: HashMap<NamespacedName, Arc<ClassEntry>>,
     clusters: BTreeMap<NamespacedName, Arc<Cluster>>,
     /// The Clusters of each class, by name: read whole by the ClusterClass webhook.
@@ -159,14 +161,20 @@ impl MemoryStore {
             }
         }
         self.unindex(&key);
-        if let Some(cluster) = cluster_label(&object) {
+        // CRDs stay parsed: every contract lookup reads them all.
+        let kept = if key.group == CRD_GROUP && key.kind == CRD_KIND {
+            CompactObject::tree(object)
+        } else {
+            CompactObject::new(&object)
+        };
+        if let Some(cluster) = kept.cluster_name() {
             self.by_cluster
                 .entry(cluster_kind_key(&key, cluster))
                 .or_default()
                 .insert(key.name.clone());
         }
         let kind = (key.group.clone(), key.kind.clone());
-        if self.objects.insert(key, Arc::new(object)).is_none() {
+        if self.objects.insert(key, kept).is_none() {
             *self.per_kind.entry(kind).or_default() += 1;
         }
         Ok(())
@@ -191,6 +199,18 @@ impl MemoryStore {
         removed
     }
 
+    /// The resourceVersion of the object held under this group, kind, namespace and name (0 when
+    /// it is not a number), without reading the object.
+    pub fn resource_version_of(&self, group: &str, kind: &str, namespace: &str, name: &str) -> Option<u64> {
+        let key = ObjectKey {
+            group: group.to_owned(),
+            kind: kind.to_owned(),
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        };
+        self.objects.get(&key).map(CompactObject::resource_version)
+    }
+
     /// How many objects of a group and kind are held (kept up to date: no scan).
     pub fn count_of_kind(&self, group: &str, kind: &str) -> usize {
         self.per_kind
@@ -202,7 +222,7 @@ impl MemoryStore {
     /// Drops the object stored under `key` (if any) from the index by Cluster.
     fn unindex(&mut self, key: &ObjectKey) {
         let Some(old) = self.objects.get(key) else { return };
-        let Some(cluster) = cluster_label(old) else { return };
+        let Some(cluster) = old.cluster_name() else { return };
         let index_key = cluster_kind_key(key, cluster);
         if let Some(names) = self.by_cluster.get_mut(&index_key) {
             names.remove(&key.name);
@@ -261,14 +281,6 @@ impl MemoryStore {
     }
 }
 
-/// An object's `cluster.x-k8s.io/cluster-name` label.
-fn cluster_label(object: &Value) -> Option<&str> {
-    object
-        .pointer("/metadata/labels")?
-        .get(CLUSTER_NAME_LABEL)?
-        .as_str()
-}
-
 fn cluster_kind_key(key: &ObjectKey, cluster: &str) -> ClusterKindKey {
     (
         key.group.clone(),
@@ -291,7 +303,7 @@ fn class_of(cluster: &Cluster, cluster_namespace: &str) -> Option<NamespacedName
 impl MemoryStore {
     /// Every CRD held, whatever namespace it was filed under (a CRD is cluster-scoped; one
     /// read from a file without a namespace is filed under `default`).
-    fn crds(&self) -> impl Iterator<Item = (&ObjectKey, &Value)> + '_ {
+    fn crds(&self) -> impl Iterator<Item = (&ObjectKey, Cow<'_, Value>)> + '_ {
         let start = ObjectKey {
             group: CRD_GROUP.to_owned(),
             kind: CRD_KIND.to_owned(),
@@ -301,14 +313,14 @@ impl MemoryStore {
         self.objects
             .range(start..)
             .take_while(|(key, _)| key.group == CRD_GROUP && key.kind == CRD_KIND)
-            .map(|(key, crd)| (key, &**crd))
+            .map(|(key, crd)| (key, crd.parsed()))
     }
 
     /// The labels of the CRD in this store named `name`, when it holds one.
     pub fn crd_labels(&self, name: &str) -> Option<BTreeMap<String, String>> {
         self.crds()
             .find(|(key, _)| key.name == name)
-            .map(|(_, crd)| labels_of(crd))
+            .map(|(_, crd)| labels_of(&crd))
     }
 
     /// The contract labels of the CRDs held that define `group`/`kind`.
@@ -319,7 +331,7 @@ impl MemoryStore {
     ) -> impl Iterator<Item = BTreeMap<String, String>> + 'a {
         self.crds()
             .filter(move |(_, crd)| contract::defines(crd, group, kind))
-            .map(|(_, crd)| labels_of(crd))
+            .map(|(_, crd)| labels_of(&crd))
     }
 }
 
@@ -339,7 +351,7 @@ impl ObjectSource for MemoryStore {
             namespace: namespace.to_owned(),
             name: name.to_owned(),
         };
-        self.objects.get(&key).cloned()
+        self.objects.get(&key).map(|object| Arc::new(object.value()))
     }
 
     fn list(&self, group: &str, kind: &str, namespace: &str) -> Vec<Arc<Value>> {
@@ -352,7 +364,7 @@ impl ObjectSource for MemoryStore {
         self.objects
             .range(start..)
             .take_while(|(key, _)| key.group == group && key.kind == kind && key.namespace == namespace)
-            .map(|(_, object)| object.clone())
+            .map(|(_, object)| Arc::new(object.value()))
             .collect()
     }
 

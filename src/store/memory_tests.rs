@@ -1,6 +1,7 @@
 //! Unit tests of `memory.rs`.
 
 use super::*;
+use crate::api::labels::CLUSTER_NAME_LABEL;
 
 const OBJECTS: &str = r#"
 apiVersion: cluster.x-k8s.io/v1beta1

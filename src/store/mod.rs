@@ -3,6 +3,7 @@
 
 pub mod bounds;
 mod class_entry;
+mod compact;
 pub mod contract;
 mod duplicates;
 mod manifest;

@@ -163,8 +163,8 @@ impl WatchCache {
                 None => {}
             }
         }
-        let cached = store.get(&group, &kind, &namespace, &name);
-        if cached.is_some_and(|cached| resource_version(&cached) >= resource_version(&object)) {
+        let cached = store.resource_version_of(&group, &kind, &namespace, &name);
+        if cached.is_some_and(|cached| cached >= resource_version(&object)) {
             return;
         }
         insert(&mut store, &group, &kind, object);

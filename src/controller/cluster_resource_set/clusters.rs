@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::ledger::SetKey;
 use super::workload::{Workload, WorkloadError};
-use super::{dynamic, set_key, status, Context, ReconcileError, BINDING_KIND};
+use super::{dynamic, set_key, status, Context, ReconcileError, BINDING_KIND, CAPI_GROUP};
 use crate::addons::binding::{prepare_binding, record_outcome, set_entry};
 use crate::addons::condition::{reasons, Problem};
 use crate::addons::matching::{control_plane_initialized, sets_selecting};
@@ -40,9 +40,13 @@ pub async fn reconcile_cluster(
         // Its binding goes with it (see the binding controller).
         return Ok(Action::await_change());
     }
-    let object = object_value(&cluster, &ctx.clusters);
-    ctx.cache.observe(object.clone());
-    let Ok(typed) = decode_value::<Cluster>(object) else {
+    let namespace = cluster.metadata.namespace.clone().unwrap_or_default();
+    let name = cluster.metadata.name.clone().unwrap_or_default();
+    // The shared Cluster watch put the Cluster in the cache before it asked for this reconcile.
+    let Some(object) = ctx.cache.get(CAPI_GROUP, "Cluster", &namespace, &name) else {
+        return Ok(Action::await_change());
+    };
+    let Ok(typed) = decode_value::<Cluster>((*object).clone()) else {
         return Ok(Action::await_change());
     };
     let paused = typed.spec.is_paused()
@@ -54,8 +58,6 @@ pub async fn reconcile_cluster(
     if paused || !control_plane_initialized(&typed) {
         return Ok(Action::await_change());
     }
-    let namespace = cluster.metadata.namespace.clone().unwrap_or_default();
-    let name = cluster.metadata.name.clone().unwrap_or_default();
     let sets = unpaused_sets(&ctx, &namespace);
     let selecting = sets_selecting(&typed, &sets);
     let keys: Vec<SetKey> = selecting.iter().map(|set| set_key(set)).collect();

@@ -6,6 +6,7 @@ use kube::core::ApiResource;
 use serde_json::Value;
 
 use crate::managed_fields::{self, TOPOLOGY_MANAGER};
+use crate::store::contract::{CRD_GROUP, CRD_KIND};
 use crate::store::MemoryStore;
 
 /// An object from the API server as the store keeps it: with `apiVersion` and `kind` (list items
@@ -23,11 +24,27 @@ pub fn object_value(object: &DynamicObject, resource: &ApiResource) -> Value {
             annotations.remove(LAST_APPLIED);
         }
     }
+    if resource.group == CRD_GROUP && resource.kind == CRD_KIND {
+        keep_what_contracts_read(&mut value);
+    }
     if let Some(map) = value.as_object_mut() {
         map.insert("apiVersion".to_owned(), Value::from(resource.api_version.clone()));
         map.insert("kind".to_owned(), Value::from(resource.kind.clone()));
     }
     value
+}
+
+/// Drops from a CRD all but what the contract lookups read (`store::contract`): its metadata,
+/// group and names. Its schemas, the bulk of it (hundreds of KiB for a Cluster API CRD), are
+/// never read from the cache.
+fn keep_what_contracts_read(crd: &mut Value) {
+    let Some(spec) = crd.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    spec.retain(|field, _| field == "group" || field == "names");
+    if let Some(map) = crd.as_object_mut() {
+        map.remove("status");
+    }
 }
 
 /// The annotation in which `kubectl apply` keeps a whole copy of the object it applied.
