@@ -104,10 +104,27 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
         }
         results.push((sourced.source, applied));
     }
+    print_results(&results, args.output)?;
+    for hint in hints {
+        eprint_line(&hint);
+    }
+    let denied = results
+        .iter()
+        .any(|(_, applied)| applied.verdict == Verdict::Denied);
+    Ok(if denied {
+        ExitCode::from(EXIT_FINDINGS)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Prints what was applied as kubectl does (refusals on stderr, in file order), or the JSON
+/// report.
+fn print_results(results: &[(PathBuf, Applied)], format: Format) -> Result<()> {
     let mut out = String::new();
-    match args.output {
+    match format {
         Format::Text => {
-            for (_, applied) in &results {
+            for (_, applied) in results {
                 for warning in &applied.warnings {
                     eprint_line(&format!("Warning: {warning}"));
                 }
@@ -133,15 +150,5 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
         }
     }
     print_text(&out)?;
-    for hint in hints {
-        eprint_line(&hint);
-    }
-    let denied = results
-        .iter()
-        .any(|(_, applied)| applied.verdict == Verdict::Denied);
-    Ok(if denied {
-        ExitCode::from(EXIT_FINDINGS)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(())
 }

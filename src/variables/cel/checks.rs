@@ -334,35 +334,54 @@ fn check_expressions(
     found: &mut Found,
 ) {
     let rule_path = at.path.child("x-kubernetes-validations").index(index);
-    let errors = &mut found.expressions;
     let compiled = match compiled {
         Some(Ok(compiled)) => compiled,
-        Some(Err(CompilationError::MessageExpressionParse { source, .. })) => {
-            errors.push(invalid_rule(
-                &rule_path.child("messageExpression"),
-                rule,
-                &format!("messageExpression compilation failed: {source}"),
-            ));
-            return;
-        }
-        Some(Err(CompilationError::Parse { source, .. })) => {
-            errors.push(invalid_rule(
-                &rule_path.child("rule"),
-                rule,
-                &format!("compilation failed: {source}"),
-            ));
-            return;
-        }
         Some(Err(error)) => {
-            errors.push(invalid_rule(
-                &rule_path.child("rule"),
-                rule,
-                &format!("compilation failed: {error}"),
-            ));
+            found.expressions.push(compilation_error(rule, error, &rule_path));
             return;
         }
         None => return,
     };
+    if !fields_exist(schema, rule, at, &rule_path, &mut found.expressions) {
+        return;
+    }
+    if at.costs {
+        check_costs(schema, compiled, at, &rule_path, found);
+    }
+    transition_errors(rule, compiled, at, &rule_path, &mut found.expressions);
+}
+
+/// The error of a rule whose rule or messageExpression does not compile, at the field that
+/// failed.
+fn compilation_error(rule: &ValidationRule, error: &CompilationError, rule_path: &FieldPath) -> FieldError {
+    match error {
+        CompilationError::MessageExpressionParse { source, .. } => invalid_rule(
+            &rule_path.child("messageExpression"),
+            rule,
+            &format!("messageExpression compilation failed: {source}"),
+        ),
+        CompilationError::Parse { source, .. } => invalid_rule(
+            &rule_path.child("rule"),
+            rule,
+            &format!("compilation failed: {source}"),
+        ),
+        error => invalid_rule(
+            &rule_path.child("rule"),
+            rule,
+            &format!("compilation failed: {error}"),
+        ),
+    }
+}
+
+/// Whether the fields the rule and its messageExpression read exist in the schema; each that
+/// does not is an error.
+fn fields_exist(
+    schema: &JSONSchemaProps,
+    rule: &ValidationRule,
+    at: &Context,
+    rule_path: &FieldPath,
+    errors: &mut FieldErrors,
+) -> bool {
     let rule_fields = field_errors(&rule.rule, schema, at.resource_root);
     if let Some(found) = &rule_fields {
         errors.push(invalid_rule(
@@ -381,13 +400,19 @@ fn check_expressions(
             &format!("messageExpression compilation failed: {found}"),
         ));
     }
-    if rule_fields.is_some() || message_fields.is_some() {
-        return;
-    }
-    if !at.costs {
-        transition_errors(rule, compiled, at, &rule_path, errors);
-        return;
-    }
+    rule_fields.is_none() && message_fields.is_none()
+}
+
+/// The rule's estimated cost (times the node's cardinality) and its messageExpression's stay
+/// within the per-expression limit; both count towards the schema's total.
+fn check_costs(
+    schema: &JSONSchemaProps,
+    compiled: &CompilationResult,
+    at: &Context,
+    rule_path: &FieldPath,
+    found: &mut Found,
+) {
+    let errors = &mut found.expressions;
     let scaled = |cost: u64| {
         let cardinality = at
             .cardinality
@@ -419,7 +444,6 @@ fn check_expressions(
             .total
             .observe(rule_path.child("messageExpression"), message_cost);
     }
-    transition_errors(rule, compiled, at, &rule_path, errors);
 }
 
 /// A transition rule (reading `oldSelf`) below a list without a correlating key is refused.
