@@ -104,13 +104,7 @@ async fn own_resources(
             unreadable.insert(resource.clone(), Problem::from(error));
         }
         ctx.resources
-            .ensure_owner(
-                &resource.kind,
-                typed.namespace(),
-                &resource.name,
-                &fetched,
-                typed,
-            )
+            .ensure_owner(&resource.kind, typed.namespace(), &resource.name, &fetched, typed)
             .await
             .map_err(|e| ReconcileError::new(format!("cannot own {} {}", resource.kind, resource.name), e))?;
     }
