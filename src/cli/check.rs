@@ -16,7 +16,7 @@ use super::terminal::{eprint_line, print_text};
 use super::EXIT_FINDINGS;
 use crate::clock::now_rfc3339;
 use crate::offline::apply::{Applied, Verdict};
-use crate::offline::strict::{apply_validated, repeated_keys, Schemas, Validation};
+use crate::offline::strict::{apply_validated, Schemas, Validation};
 
 /// Output formats of `check`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -84,9 +84,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     let schemas = Schemas::new(objects.iter().map(|o| &o.object));
     for sourced in objects {
         let findings = schemas.findings(&sourced.object);
-        for repeated in repeated_keys(&sourced.duplicates, &sourced.source, args.validate) {
-            eprint_line(&format!("Warning: {repeated}"));
-        }
+        sourced.warn_repeated_keys(args.validate);
         let source = sourced.source.display().to_string();
         let mut object = sourced.object;
         if discovers {

@@ -23,7 +23,7 @@ use crate::api::convert::{from_hub, is_convertible, ContractVersions, ConvertErr
 use crate::api::Cluster;
 use crate::offline::apply::Verdict;
 use crate::offline::edge::hub_view;
-use crate::offline::strict::{apply_validated, repeated_keys, Schemas, Validation};
+use crate::offline::strict::{apply_validated, Schemas, Validation};
 use crate::runtime::RuntimeExtensions;
 use crate::store::{MemoryStore, ObjectSource};
 use crate::topology::hooks::ProceedingHooks;
@@ -158,9 +158,7 @@ impl<'a> Planning<'a> {
         let schemas = Schemas::new(objects.iter().map(|o| &o.object));
         for sourced in objects {
             let findings = schemas.findings(&sourced.object);
-            for repeated in repeated_keys(&sourced.duplicates, &sourced.source, args.validate) {
-                eprint_line(&format!("Warning: {repeated}"));
-            }
+            sourced.warn_repeated_keys(args.validate);
             let is_cluster =
                 sourced.object["kind"] == "Cluster" && sourced.object["spec"]["topology"].is_object();
             let source = sourced.source.display().to_string();
