@@ -16,7 +16,7 @@ use super::terminal::{eprint_line, print_text};
 use super::EXIT_FINDINGS;
 use crate::clock::now_rfc3339;
 use crate::offline::apply::{Applied, Verdict};
-use crate::offline::strict::{apply_validated, repeated_keys, Schemas, Validation};
+use crate::offline::strict::{apply_validated, Schemas, Validation};
 
 /// Output formats of `check`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -84,9 +84,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     let schemas = Schemas::new(objects.iter().map(|o| &o.object));
     for sourced in objects {
         let findings = schemas.findings(&sourced.object);
-        for repeated in repeated_keys(&sourced.duplicates, &sourced.source, args.validate) {
-            eprint_line(&format!("Warning: {repeated}"));
-        }
+        sourced.warn_repeated_keys(args.validate);
         let source = sourced.source.display().to_string();
         let mut object = sourced.object;
         if discovers {
@@ -104,10 +102,27 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
         }
         results.push((sourced.source, applied));
     }
+    print_results(&results, args.output)?;
+    for hint in hints {
+        eprint_line(&hint);
+    }
+    let denied = results
+        .iter()
+        .any(|(_, applied)| applied.verdict == Verdict::Denied);
+    Ok(if denied {
+        ExitCode::from(EXIT_FINDINGS)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Prints what was applied as kubectl does (refusals on stderr, in file order), or the JSON
+/// report.
+fn print_results(results: &[(PathBuf, Applied)], format: Format) -> Result<()> {
     let mut out = String::new();
-    match args.output {
+    match format {
         Format::Text => {
-            for (_, applied) in &results {
+            for (_, applied) in results {
                 for warning in &applied.warnings {
                     eprint_line(&format!("Warning: {warning}"));
                 }
@@ -133,15 +148,5 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
         }
     }
     print_text(&out)?;
-    for hint in hints {
-        eprint_line(&hint);
-    }
-    let denied = results
-        .iter()
-        .any(|(_, applied)| applied.verdict == Verdict::Denied);
-    Ok(if denied {
-        ExitCode::from(EXIT_FINDINGS)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(())
 }

@@ -10,6 +10,7 @@ use crate::api::convert::to_hub;
 use crate::clock::now_rfc3339;
 use crate::offline::apply::{apply, Verdict};
 use crate::offline::edge::check_served;
+use crate::offline::strict::{repeated_keys, Validation};
 use crate::offline::yaml11_labels::first_mistyped;
 use crate::store::bounds::Budget;
 use crate::store::{parse_manifests_within, MemoryStore};
@@ -31,6 +32,16 @@ pub struct SourcedObject {
     pub object: Value,
     /// The paths of the keys it repeats, as written (kubectl sends their last values: a warning).
     pub duplicates: Vec<String>,
+}
+
+impl SourcedObject {
+    /// Warns, on stderr as kubectl does, of each key the object repeats (unless `validate`
+    /// ignores them).
+    pub fn warn_repeated_keys(&self, validate: Validation) {
+        for repeated in repeated_keys(&self.duplicates, &self.source, validate) {
+            eprint_line(&format!("Warning: {repeated}"));
+        }
+    }
 }
 
 /// Every object in `paths`, in order: files as given, directories walked in name order.

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::current::{missing_state_hint, CurrentArgs};
 use super::extensions::{runtime_extensions, with_discovered_variables, OfflineHooks};
-use super::files::{check_versions, read};
+use super::files::{check_versions, read, SourcedObject};
 use super::plan_current::{plan_against_current, At};
 use super::plan_format::Format;
 use super::plan_output::{render_diff, Planned};
@@ -23,7 +23,7 @@ use crate::api::convert::{from_hub, is_convertible, ContractVersions, ConvertErr
 use crate::api::Cluster;
 use crate::offline::apply::Verdict;
 use crate::offline::edge::hub_view;
-use crate::offline::strict::{apply_validated, repeated_keys, Schemas, Validation};
+use crate::offline::strict::{apply_validated, Schemas, Validation};
 use crate::runtime::RuntimeExtensions;
 use crate::store::{MemoryStore, ObjectSource};
 use crate::topology::hooks::ProceedingHooks;
@@ -75,88 +75,16 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
     let summary = read.summary(&args.files);
     let objects = read.objects;
     check_versions(&objects)?;
-    let mut all: Vec<Value> = objects.iter().map(|o| hub_view(&o.object)).collect();
-    let written: Vec<Value> = objects.iter().map(|o| o.object.clone()).collect();
-    let current = args.state.load(&written)?;
-    let given = current.is_some();
-    let mut store = current.map(|c| c.store).unwrap_or_default();
-    all.extend(stored_extension_configs(&store));
-    // External patches call the extensions of the files' ExtensionConfigs, as the controller would.
-    let extensions = runtime_extensions(&[all.as_slice(), &stored_namespaces(&store)].concat());
-    // Without ExtensionConfigs in the files, classes keep the discovered variables they list.
-    let discovers = all.iter().any(|o| o["kind"] == "ExtensionConfig");
-    let mut clusters = Vec::new();
-    let mut failed = false;
-    let schemas = Schemas::new(objects.iter().map(|o| &o.object));
-    for sourced in objects {
-        let findings = schemas.findings(&sourced.object);
-        for repeated in repeated_keys(&sourced.duplicates, &sourced.source, args.validate) {
-            eprint_line(&format!("Warning: {repeated}"));
-        }
-        let is_cluster =
-            sourced.object["kind"] == "Cluster" && sourced.object["spec"]["topology"].is_object();
-        let source = sourced.source.display().to_string();
-        let mut object = sourced.object;
-        if discovers {
-            match with_discovered_variables(object.clone(), &extensions, PLAN_TIME) {
-                Ok(discovered) => object = discovered,
-                Err(message) => {
-                    eprint_line(&format!("{source}: {message}"));
-                    failed = true;
-                }
-            }
-        }
-        let cluster = (!given && is_cluster).then(|| object.clone());
-        if args.validate == Validation::Warn {
-            findings
-                .iter()
-                .for_each(|finding| eprint_line(&format!("Warning: {finding}")));
-        }
-        let applied = apply_validated(
-            &mut store,
-            given,
-            object,
-            findings,
-            args.validate,
-            &source,
-            PLAN_TIME,
-        )?;
-        if applied.verdict == Verdict::Denied {
-            eprint_line(&format!("{source}: {}", applied.message));
-            if let Some(hint) = cluster.and_then(|c| missing_state_hint(&c, &applied.message)) {
-                eprint_line(&hint);
-            }
-            failed = true;
-        } else if is_cluster {
-            clusters.push((applied.namespace.clone(), applied.resource.clone()));
-        }
-    }
-    let resource_sets = super::plan_resource_sets::render(&store, args.output, &mut failed);
-    let rollouts = super::plan_rollout::render(&store, &extensions, args.output)?;
-    if clusters.is_empty() && !failed && rollouts.is_none() {
+    let mut planning = Planning::new(args, &objects)?;
+    let clusters = planning.store_objects(objects)?;
+    let resource_sets = super::plan_resource_sets::render(&planning.store, args.output, &mut planning.failed);
+    let rollouts = super::plan_rollout::render(&planning.store, &planning.extensions, args.output)?;
+    if clusters.is_empty() && !planning.failed && rollouts.is_none() {
         eprint_line(&format!("no Cluster with a spec.topology to plan: {summary}"));
     }
     let mut out = String::new();
     let mut list = JsonList::default();
-    for (namespace, resource) in clusters {
-        let name = resource.rsplit('/').next().unwrap_or_default();
-        let planned = if given {
-            plan_against_current(&store, &namespace, name, &extensions, At::Pinned)
-        } else {
-            plan_cluster(&store, &namespace, name, &all, &extensions)
-        };
-        let planned = match (planned, args.output_version) {
-            (Ok(planned), OutputVersion::V1beta1) => Ok(to_v1beta1(planned, &store)?),
-            (other, _) => other,
-        };
-        match planned {
-            Ok(planned) => render(&mut out, &mut list, args.output, (&namespace, name), planned)?,
-            Err(err) => {
-                eprint_line(&format!("Cluster {namespace}/{name}: {err:#}"));
-                failed = true;
-            }
-        }
-    }
+    planning.plan_clusters(clusters, &mut out, &mut list)?;
     match resource_sets {
         Some(Section::Text(text)) => out.push_str(&text),
         Some(Section::Json(sets)) => list.resource_sets = Some(sets),
@@ -175,11 +103,138 @@ pub fn run(args: &PlanArgs) -> Result<ExitCode> {
         Format::Diff => print_text(&out)?,
         Format::Yaml | Format::Json => print_stdout(&out)?,
     }
-    Ok(if failed {
+    Ok(if planning.failed {
         ExitCode::from(EXIT_FINDINGS)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What planning the files' Clusters shares: the store the files are applied to, the
+/// extensions their patches call, and whether anything failed on the way.
+struct Planning<'a> {
+    args: &'a PlanArgs,
+    /// The current state was given: Clusters are planned against it, not from nothing.
+    given: bool,
+    store: MemoryStore,
+    /// The files' objects in their hub form, with the stored ExtensionConfigs.
+    all: Vec<Value>,
+    extensions: RuntimeExtensions,
+    /// The files hold ExtensionConfigs, so classes get their variables discovered.
+    discovers: bool,
+    /// An object was refused or a plan failed: the exit code is 1.
+    failed: bool,
+}
+
+impl<'a> Planning<'a> {
+    /// Loads the current state, if given, and the extensions the files and that state configure.
+    fn new(args: &'a PlanArgs, objects: &[SourcedObject]) -> Result<Self> {
+        let mut all: Vec<Value> = objects.iter().map(|o| hub_view(&o.object)).collect();
+        let written: Vec<Value> = objects.iter().map(|o| o.object.clone()).collect();
+        let current = args.state.load(&written)?;
+        let given = current.is_some();
+        let store = current.map(|c| c.store).unwrap_or_default();
+        all.extend(stored_extension_configs(&store));
+        // External patches call the extensions of the files' ExtensionConfigs, as the controller would.
+        let extensions = runtime_extensions(&[all.as_slice(), &stored_namespaces(&store)].concat());
+        // Without ExtensionConfigs in the files, classes keep the discovered variables they list.
+        let discovers = all.iter().any(|o| o["kind"] == "ExtensionConfig");
+        Ok(Self {
+            args,
+            given,
+            store,
+            all,
+            extensions,
+            discovers,
+            failed: false,
+        })
+    }
+
+    /// Admits and stores each object of the files, as the API server would; returns the
+    /// (namespace, resource) of each Cluster with a topology that was stored.
+    fn store_objects(&mut self, objects: Vec<SourcedObject>) -> Result<Vec<(String, String)>> {
+        let args = self.args;
+        let mut clusters = Vec::new();
+        let schemas = Schemas::new(objects.iter().map(|o| &o.object));
+        for sourced in objects {
+            let findings = schemas.findings(&sourced.object);
+            sourced.warn_repeated_keys(args.validate);
+            let is_cluster =
+                sourced.object["kind"] == "Cluster" && sourced.object["spec"]["topology"].is_object();
+            let source = sourced.source.display().to_string();
+            let object = self.discover_variables(sourced.object, &source);
+            let cluster = (!self.given && is_cluster).then(|| object.clone());
+            if args.validate == Validation::Warn {
+                findings
+                    .iter()
+                    .for_each(|finding| eprint_line(&format!("Warning: {finding}")));
+            }
+            let applied = apply_validated(
+                &mut self.store,
+                self.given,
+                object,
+                findings,
+                args.validate,
+                &source,
+                PLAN_TIME,
+            )?;
+            if applied.verdict == Verdict::Denied {
+                eprint_line(&format!("{source}: {}", applied.message));
+                if let Some(hint) = cluster.and_then(|c| missing_state_hint(&c, &applied.message)) {
+                    eprint_line(&hint);
+                }
+                self.failed = true;
+            } else if is_cluster {
+                clusters.push((applied.namespace.clone(), applied.resource.clone()));
+            }
+        }
+        Ok(clusters)
+    }
+
+    /// `object` with the variables its extensions discover, when the files configure extensions;
+    /// `object` unchanged, and the run failed, when discovery fails.
+    fn discover_variables(&mut self, object: Value, source: &str) -> Value {
+        if !self.discovers {
+            return object;
+        }
+        match with_discovered_variables(object.clone(), &self.extensions, PLAN_TIME) {
+            Ok(discovered) => discovered,
+            Err(message) => {
+                eprint_line(&format!("{source}: {message}"));
+                self.failed = true;
+                object
+            }
+        }
+    }
+
+    /// Plans each stored Cluster into `out`, or `list` for `-o json`, in the version asked for.
+    fn plan_clusters(
+        &mut self,
+        clusters: Vec<(String, String)>,
+        out: &mut String,
+        list: &mut JsonList,
+    ) -> Result<()> {
+        for (namespace, resource) in clusters {
+            let name = resource.rsplit('/').next().unwrap_or_default();
+            let planned = if self.given {
+                plan_against_current(&self.store, &namespace, name, &self.extensions, At::Pinned)
+            } else {
+                plan_cluster(&self.store, &namespace, name, &self.all, &self.extensions)
+            };
+            let planned = match (planned, self.args.output_version) {
+                (Ok(planned), OutputVersion::V1beta1) => Ok(to_v1beta1(planned, &self.store)?),
+                (other, _) => other,
+            };
+            match planned {
+                Ok(planned) => render(out, list, self.args.output, (&namespace, name), planned)?,
+                Err(err) => {
+                    eprint_line(&format!("Cluster {namespace}/{name}: {err:#}"));
+                    self.failed = true;
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The Namespaces of the current state (an ExtensionConfig's namespaceSelector matches their

@@ -28,7 +28,7 @@ use crate::api::namespace_and_name;
 use crate::decode::decode_value;
 use crate::metrics_rollout::{ClassLabels, RolloutState};
 use crate::rollout::pin::{policies_of, Pins};
-use crate::rollout::step::{step, Inputs, Step};
+use crate::rollout::step::{step, Inputs, RolloutEvent, Step};
 use crate::store::object_value;
 
 /// How often a running rollout looks at its Clusters' health again.
@@ -113,19 +113,7 @@ pub async fn reconcile_rollout(
         }
     };
     let class = spec.class_ref.name.clone();
-    let oldest = policies_of(&ctx.cache, &namespace, &class).into_iter().next();
-    let ours = oldest.is_none_or(|p| p.pointer("/metadata/uid") == object.pointer("/metadata/uid"));
-    if !ours {
-        let note =
-            format!("ClusterClass {class} already has an older ClusterClassRollout; this one is ignored");
-        ctx.recorder
-            .reconciled(
-                (&policy, &ctx.resource),
-                EventType::Warning,
-                "DuplicatePolicy",
-                &note,
-            )
-            .await;
+    if !is_oldest(&ctx, &policy, &object, (&namespace, &class)).await {
         return Ok(Action::requeue(SETTLED_POLL));
     }
     let status: Option<ClusterClassRolloutStatus> =
@@ -160,16 +148,7 @@ pub async fn reconcile_rollout(
     if status.as_ref() != Some(&next.status) {
         write_status(&ctx, &object, &next.status).await?;
     }
-    for event in &next.events {
-        let type_ = if event.warning {
-            EventType::Warning
-        } else {
-            EventType::Normal
-        };
-        ctx.recorder
-            .reconciled((&policy, &ctx.resource), type_, event.reason, &event.message)
-            .await;
-    }
+    publish(&ctx, &policy, &next.events).await;
     record_metrics(&ctx, &namespace, &class, &next);
     wake_moved(&ctx.revisions, status.as_ref(), &next.status);
     remove_unused_revisions(&ctx, &object, (&namespace, &class), &next.status, live.as_deref()).await?;
@@ -178,6 +157,45 @@ pub async fn reconcile_rollout(
     } else {
         SETTLED_POLL
     }))
+}
+
+/// Whether `policy` is the oldest ClusterClassRollout of its class, the one that steers it; a
+/// younger one is ignored, with a warning event saying so.
+async fn is_oldest(
+    ctx: &Context,
+    policy: &DynamicObject,
+    object: &Value,
+    (namespace, class): (&str, &str),
+) -> bool {
+    let oldest = policies_of(&ctx.cache, namespace, class).into_iter().next();
+    let ours = oldest.is_none_or(|p| p.pointer("/metadata/uid") == object.pointer("/metadata/uid"));
+    if !ours {
+        let note =
+            format!("ClusterClass {class} already has an older ClusterClassRollout; this one is ignored");
+        ctx.recorder
+            .reconciled(
+                (policy, &ctx.resource),
+                EventType::Warning,
+                "DuplicatePolicy",
+                &note,
+            )
+            .await;
+    }
+    ours
+}
+
+/// Records the step's events on the rollout.
+async fn publish(ctx: &Context, policy: &DynamicObject, events: &[RolloutEvent]) {
+    for event in events {
+        let type_ = if event.warning {
+            EventType::Warning
+        } else {
+            EventType::Normal
+        };
+        ctx.recorder
+            .reconciled((policy, &ctx.resource), type_, event.reason, &event.message)
+            .await;
+    }
 }
 
 /// Replaces the rollout's status, only if the rollout is still at the resourceVersion read (a

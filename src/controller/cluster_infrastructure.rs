@@ -28,25 +28,21 @@ use super::shared::Shared;
 use super::shared_clusters::Subscription;
 use super::sync::{Outcome, Syncer};
 use super::ControllerKind;
-use crate::api::conditions::{meta_condition, set_condition};
 use crate::api::describe;
 use crate::api::labels::PAUSED_ANNOTATION;
 use crate::clock::now_rfc3339;
 use crate::contract::cluster_status::{reconcile_cluster_status, ClusterUpdate, Observed};
-use crate::contract::deletion::{held_by_delete_hook, next_deletion_step, DeletionStep, CLUSTER_FINALIZER};
+use crate::contract::deletion::CLUSTER_FINALIZER;
 use crate::contract::external::Referenced;
 use crate::contract::versions::CONTRACT;
 use crate::store::{group_of, Changed, ObjectSource, WatchCache};
+
+mod deletion;
 
 /// The field manager of the owner references and labels this controller sets.
 pub const FIELD_MANAGER: &str = "capi-topology-cluster";
 
 const CAPI_GROUP: &str = "cluster.x-k8s.io";
-/// The kinds whose objects labelled with a Cluster's name hold its deletion.
-const WORKER_KINDS: [&str; 4] = ["MachineDeployment", "MachinePool", "MachineSet", "Machine"];
-/// How soon a Cluster waiting for its objects' deletion is looked at again (their watch events
-/// usually come first).
-const DELETION_POLL: Duration = Duration::from_secs(10);
 /// How soon a Cluster whose referenced kind is not served is looked at again (no watch can tell).
 const UNSERVED_RETRY: Duration = Duration::from_secs(60);
 /// Periodic resync of a settled Cluster.
@@ -170,7 +166,7 @@ pub async fn reconcile(cluster: Arc<DynamicObject>, ctx: Arc<Context>) -> Result
         .any(|r| matches!(r, Some(Resolved::Unserved(_))));
 
     let next = if deleting {
-        delete_in_order(&ctx, &cluster, &infrastructure, &control_plane, &now).await?
+        deletion::delete_in_order(&ctx, &cluster, &infrastructure, &control_plane, &now).await?
     } else if unserved {
         Action::requeue(UNSERVED_RETRY)
     } else {
@@ -375,100 +371,6 @@ fn current_of(ctx: &Context, body: &Value) -> Value {
         )
         .map(|o| (*o).clone())
         .unwrap_or_else(|| json!({}))
-}
-
-/// One step of deleting the Cluster's objects in order; the finalizer goes when none is left.
-async fn delete_in_order(
-    ctx: &Context,
-    cluster: &DynamicObject,
-    infrastructure: &Option<Resolved>,
-    control_plane: &Option<Resolved>,
-    now: &str,
-) -> Result<Action, ReconcileError> {
-    let namespace = cluster.metadata.namespace.clone().unwrap_or_default();
-    let name = cluster.metadata.name.clone().unwrap_or_default();
-    let Some(object) = ctx.cache.get(CAPI_GROUP, "Cluster", &namespace, &name) else {
-        return Ok(Action::await_change());
-    };
-    let workers: Vec<Arc<Value>> = WORKER_KINDS
-        .iter()
-        .flat_map(|kind| ctx.cache.list_of_cluster(CAPI_GROUP, kind, &namespace, &name))
-        .collect();
-    let worker_refs: Vec<&Value> = workers.iter().map(|o| o.as_ref()).collect();
-    let held = ctx
-        .waits_for_delete_hook
-        .then(|| held_by_delete_hook(&object))
-        .flatten();
-    let DeletionStep { delete, waiting } = held.unwrap_or_else(|| {
-        next_deletion_step(
-            &object,
-            &worker_refs,
-            control_plane.as_ref().map(Resolved::as_referenced),
-            infrastructure.as_ref().map(Resolved::as_referenced),
-        )
-    });
-    tracing::info!(
-        cluster = %format!("{namespace}/{name}"),
-        deleting = ?delete.iter().map(describe).collect::<Vec<_>>(),
-        waiting = ?waiting.as_ref().map(|w| w.0),
-        "deleting the Cluster's objects in order"
-    );
-    for doomed in &delete {
-        ctx.syncer
-            .delete(doomed)
-            .await
-            .map_err(failed(format!("delete {}", describe(doomed))))?;
-        publish(
-            ctx,
-            cluster,
-            EventType::Normal,
-            "Deleting",
-            &format!("Deleting {}", describe(doomed)),
-        )
-        .await;
-    }
-    let (reason, message) = match &waiting {
-        Some((reason, message)) => (*reason, message.clone()),
-        None => ("DeletionCompleted", "Deletion completed".to_owned()),
-    };
-    let mut condition = meta_condition("Deleting", "True", reason, &message);
-    condition["observedGeneration"] = object
-        .pointer("/metadata/generation")
-        .cloned()
-        .unwrap_or(Value::Null);
-    let mut latest = (*object).clone();
-    if let Some(conditions) = set_condition(object.pointer("/status/conditions"), condition, now) {
-        latest = ctx
-            .syncer
-            .patch_status(&object, &json!({"conditions": conditions}))
-            .await
-            .map_err(failed(format!("write the status of {}", describe(&object))))?;
-        ctx.cache.observe(latest.clone());
-    }
-    if waiting.is_some() {
-        return Ok(Action::requeue(DELETION_POLL));
-    }
-    let finalizers: Vec<Value> = latest
-        .pointer("/metadata/finalizers")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|f| *f != CLUSTER_FINALIZER)
-        .cloned()
-        .collect();
-    ctx.syncer
-        .patch_guarded(&latest, &json!({"metadata": {"finalizers": finalizers}}))
-        .await
-        .map_err(failed(format!("remove the finalizer of {}", describe(&object))))?;
-    publish(
-        ctx,
-        cluster,
-        EventType::Normal,
-        "Deleted",
-        &format!("Cluster {name} has been deleted"),
-    )
-    .await;
-    Ok(Action::await_change())
 }
 
 fn has_finalizer(object: &Value) -> bool {

@@ -64,28 +64,7 @@ impl LifecycleHooks for RuntimeExtensions {
                 message,
             });
         }
-        let request = typed(request, hook);
-        let mut calls = Vec::new();
-        for registration in self.core.registry.serving(hook.name()) {
-            let selected = self.core.selects(&registration, namespace).map_err(|reason| {
-                failed(format!(
-                    "failed to get extension handler {:?}: {reason}",
-                    registration.name
-                ))
-            });
-            match selected {
-                Ok(true) => calls.push(Prepared {
-                    name: registration.name.clone(),
-                    request: with_settings(&request, &registration.settings).map_err(failed)?,
-                    registration,
-                }),
-                Ok(false) => {}
-                Err(error) => {
-                    self.record(hook, HookCallOutcome::Failed, None);
-                    return Err(error);
-                }
-            }
-        }
+        let calls = self.prepare_calls(hook, namespace, &typed(request, hook), &failed)?;
         if calls.is_empty() {
             return Ok(HookOutcome::Proceed);
         }
@@ -108,21 +87,7 @@ impl LifecycleHooks for RuntimeExtensions {
             }
         };
         let outcome = merged(hook, &answers);
-        match &outcome {
-            HookOutcome::Retry {
-                after_seconds,
-                message,
-            } => {
-                let now = Instant::now();
-                let until = now + Duration::from_secs((*after_seconds).into());
-                self.core.hooks.put(key, until, message.clone(), now);
-                self.record(hook, HookCallOutcome::Retry, elapsed);
-            }
-            HookOutcome::Proceed => {
-                self.core.hooks.remove(&key);
-                self.record(hook, HookCallOutcome::Proceed, elapsed);
-            }
-        }
+        self.remember(hook, key, &outcome, elapsed);
         Ok(outcome)
     }
 
@@ -146,6 +111,59 @@ impl LifecycleHooks for RuntimeExtensions {
 }
 
 impl RuntimeExtensions {
+    /// The request to each handler of `hook` whose namespaceSelector selects `namespace`, with
+    /// its settings; a selector that cannot be matched fails the call.
+    fn prepare_calls(
+        &self,
+        hook: LifecycleHook,
+        namespace: &str,
+        request: &LifecycleRequest,
+        failed: &dyn Fn(String) -> String,
+    ) -> Result<Vec<Prepared>, String> {
+        let mut calls = Vec::new();
+        for registration in self.core.registry.serving(hook.name()) {
+            let selected = self.core.selects(&registration, namespace).map_err(|reason| {
+                failed(format!(
+                    "failed to get extension handler {:?}: {reason}",
+                    registration.name
+                ))
+            });
+            match selected {
+                Ok(true) => calls.push(Prepared {
+                    name: registration.name.clone(),
+                    request: with_settings(request, &registration.settings).map_err(failed)?,
+                    registration,
+                }),
+                Ok(false) => {}
+                Err(error) => {
+                    self.record(hook, HookCallOutcome::Failed, None);
+                    return Err(error);
+                }
+            }
+        }
+        Ok(calls)
+    }
+
+    /// Keeps a blocking answer for the Cluster and hook until its seconds pass (a proceeding one
+    /// forgets it), and counts the call.
+    fn remember(&self, hook: LifecycleHook, key: HookKey, outcome: &HookOutcome, elapsed: Option<Duration>) {
+        match outcome {
+            HookOutcome::Retry {
+                after_seconds,
+                message,
+            } => {
+                let now = Instant::now();
+                let until = now + Duration::from_secs((*after_seconds).into());
+                self.core.hooks.put(key, until, message.clone(), now);
+                self.record(hook, HookCallOutcome::Retry, elapsed);
+            }
+            HookOutcome::Proceed => {
+                self.core.hooks.remove(&key);
+                self.record(hook, HookCallOutcome::Proceed, elapsed);
+            }
+        }
+    }
+
     fn record(&self, hook: LifecycleHook, outcome: HookCallOutcome, elapsed: Option<Duration>) {
         if let Some(metrics) = &self.core.metrics {
             metrics.record_lifecycle_hook(hook.name(), outcome, elapsed);

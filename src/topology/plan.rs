@@ -148,8 +148,6 @@ fn assemble(
     collected: Collected<'_>,
     settled: Vec<Option<String>>,
 ) -> (Value, Vec<Value>) {
-    let class = &blueprint.class;
-    let topology = facts.topology;
     let (cluster_name, namespace) = (&facts.cluster_name, &facts.namespace);
     let mut patched: Vec<Option<Patched>> = collected
         .items
@@ -174,44 +172,14 @@ fn assemble(
         clone_template(template, &name, namespace, cluster_name, false)
     });
     if let Some((template, _)) = take(collected.cp_item) {
-        let cp = control_plane::desired(&ControlPlaneInput {
-            template: &template,
-            unpatched: blueprint
-                .template(&class.spec.control_plane.template_ref)
-                .unwrap_or(&Value::Null),
-            name: &facts.cp_name,
-            namespace,
-            cluster: cluster_name,
-            version: upgrade.control_plane_version.as_str(),
-            rollout_after: facts.rollout_after.as_deref(),
-            v1beta1_contract: blueprint.control_plane_is_v1beta1(),
-            class: &class.spec.control_plane,
-            topology: &topology.control_plane,
-            machine_infrastructure: machine.as_ref(),
-        });
-        cluster_object["spec"]["controlPlaneRef"] = contract_ref_to(&cp);
-        // As Cluster API, the control plane is health checked only when it has machines of its own.
-        let check = machine.as_ref().and_then(|_| {
-            health_checks::effective(
-                &class.spec.control_plane.health_check,
-                &topology.control_plane.health_check,
-            )
-        });
-        objects.extend(machine);
-        objects.push(cp);
-        if let Some(check) = check {
-            let selector = Map::from_iter([
-                (MACHINE_CONTROL_PLANE_LABEL.to_owned(), json!("")),
-                (TOPOLOGY_OWNED_LABEL.to_owned(), json!("")),
-            ]);
-            objects.push(health_checks::desired(
-                &facts.cp_name,
-                namespace,
-                cluster_name,
-                selector,
-                &check,
-            ));
-        }
+        add_control_plane(
+            facts,
+            blueprint,
+            upgrade,
+            (template, machine),
+            &mut cluster_object,
+            &mut objects,
+        );
     }
     for planned in &collected.deployments {
         objects.extend(deployment_objects(
@@ -226,6 +194,59 @@ fn assemble(
         objects.extend(pool_objects(planned, &mut take, namespace, cluster_name));
     }
     (cluster_object, objects)
+}
+
+/// Adds the control plane built from its patched `template` to `objects` (after its machines'
+/// infrastructure template, before its MachineHealthCheck) and references it from the Cluster.
+fn add_control_plane(
+    facts: &Facts<'_>,
+    blueprint: &Blueprint,
+    upgrade: &UpgradePlan,
+    (template, machine): (Value, Option<Value>),
+    cluster_object: &mut Value,
+    objects: &mut Vec<Value>,
+) {
+    let class = &blueprint.class;
+    let topology = facts.topology;
+    let (cluster_name, namespace) = (&facts.cluster_name, &facts.namespace);
+    let cp = control_plane::desired(&ControlPlaneInput {
+        template: &template,
+        unpatched: blueprint
+            .template(&class.spec.control_plane.template_ref)
+            .unwrap_or(&Value::Null),
+        name: &facts.cp_name,
+        namespace,
+        cluster: cluster_name,
+        version: upgrade.control_plane_version.as_str(),
+        rollout_after: facts.rollout_after.as_deref(),
+        v1beta1_contract: blueprint.control_plane_is_v1beta1(),
+        class: &class.spec.control_plane,
+        topology: &topology.control_plane,
+        machine_infrastructure: machine.as_ref(),
+    });
+    cluster_object["spec"]["controlPlaneRef"] = contract_ref_to(&cp);
+    // As Cluster API, the control plane is health checked only when it has machines of its own.
+    let check = machine.as_ref().and_then(|_| {
+        health_checks::effective(
+            &class.spec.control_plane.health_check,
+            &topology.control_plane.health_check,
+        )
+    });
+    objects.extend(machine);
+    objects.push(cp);
+    if let Some(check) = check {
+        let selector = Map::from_iter([
+            (MACHINE_CONTROL_PLANE_LABEL.to_owned(), json!("")),
+            (TOPOLOGY_OWNED_LABEL.to_owned(), json!("")),
+        ]);
+        objects.push(health_checks::desired(
+            &facts.cp_name,
+            namespace,
+            cluster_name,
+            selector,
+            &check,
+        ));
+    }
 }
 
 /// The labels Cluster API v1.14 sets on a Cluster with a managed topology (`computeCluster`): its

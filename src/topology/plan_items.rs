@@ -75,19 +75,8 @@ pub(super) fn collect_items<'a>(
         &scope(base.clone(), &no_overrides),
     );
     let cp_overrides = &topology.control_plane.variables.overrides;
-    let mut cp_builtin =
-        json!({"controlPlane": {"version": upgrade.control_plane_version, "name": facts.cp_name}});
-    if let Some(replicas) = topology.control_plane.replicas {
-        cp_builtin["controlPlane"]["replicas"] = json!(replicas);
-    }
     let cp_template = blueprint.template(&class.spec.control_plane.template_ref);
-    let (cp_labels, cp_annotations) = control_plane::object_metadata(
-        cp_template.unwrap_or(&Value::Null),
-        &class.spec.control_plane,
-        &topology.control_plane,
-        cluster_name,
-    );
-    cp_builtin["controlPlane"]["metadata"] = metadata_builtin(cp_labels, cp_annotations);
+    let cp_builtin = control_plane_builtin(facts, blueprint, upgrade, cp_template);
     let cp_variables = scope(merge(base, cp_builtin), cp_overrides);
     let cp_item = push(
         Role::ControlPlane,
@@ -100,22 +89,9 @@ pub(super) fn collect_items<'a>(
         .control_plane
         .machine_infrastructure_ref()
         .and_then(|m| blueprint.template(m));
-    let cp_api_version = cp_template
-        .and_then(|t| t["apiVersion"].as_str())
-        .unwrap_or_default();
     let cp_machine_item = push(
         Role::ControlPlaneMachineInfrastructure,
-        holder(
-            cp_api_version,
-            &facts.cp_kind,
-            namespace,
-            &facts.cp_name,
-            if blueprint.control_plane_is_v1beta1() {
-                "spec.machineTemplate.infrastructureRef"
-            } else {
-                "spec.machineTemplate.spec.infrastructureRef"
-            },
-        ),
+        control_plane_machine_holder(facts, blueprint, cp_template),
         cp_machine,
         &cp_variables,
     );
@@ -136,6 +112,53 @@ pub(super) fn collect_items<'a>(
         deployments,
         pools,
     }
+}
+
+/// The `builtin.controlPlane` the control plane's templates are patched with: its version
+/// (as the upgrade plan has it), name, replicas and metadata.
+fn control_plane_builtin(
+    facts: &Facts<'_>,
+    blueprint: &Blueprint,
+    upgrade: &UpgradePlan,
+    cp_template: Option<&Value>,
+) -> Value {
+    let topology = facts.topology;
+    let mut cp_builtin =
+        json!({"controlPlane": {"version": upgrade.control_plane_version, "name": facts.cp_name}});
+    if let Some(replicas) = topology.control_plane.replicas {
+        cp_builtin["controlPlane"]["replicas"] = json!(replicas);
+    }
+    let (cp_labels, cp_annotations) = control_plane::object_metadata(
+        cp_template.unwrap_or(&Value::Null),
+        &blueprint.class.spec.control_plane,
+        &topology.control_plane,
+        &facts.cluster_name,
+    );
+    cp_builtin["controlPlane"]["metadata"] = metadata_builtin(cp_labels, cp_annotations);
+    cp_builtin
+}
+
+/// The control plane object as the holder of its machines' infrastructure template, at the
+/// field its contract version keeps the reference in.
+fn control_plane_machine_holder(
+    facts: &Facts<'_>,
+    blueprint: &Blueprint,
+    cp_template: Option<&Value>,
+) -> HolderReference {
+    let cp_api_version = cp_template
+        .and_then(|t| t["apiVersion"].as_str())
+        .unwrap_or_default();
+    holder(
+        cp_api_version,
+        &facts.cp_kind,
+        &facts.namespace,
+        &facts.cp_name,
+        if blueprint.control_plane_is_v1beta1() {
+            "spec.machineTemplate.infrastructureRef"
+        } else {
+            "spec.machineTemplate.spec.infrastructureRef"
+        },
+    )
 }
 
 /// The control plane's current machine template reference (at the v1beta2 contract's path, else

@@ -74,6 +74,18 @@ pub(super) fn apply_patches(
     for (item, unpatched) in items.iter_mut().zip(&unpatched) {
         unpatched.keep_template_spec(&mut item.object);
     }
+    validate_patched(blueprint, items, inputs, namespace, external)
+}
+
+/// Asks every external patch's ValidateTopology extension to judge the patched `items`.
+fn validate_patched(
+    blueprint: &Blueprint,
+    items: &[PatchItem],
+    inputs: &HookInputs<'_>,
+    namespace: &str,
+    external: &dyn ExternalPatches,
+) -> Result<(), TopologyError> {
+    let class = &blueprint.class;
     // The validation request carries the variables as the last patch was given them: Cluster
     // API builds it from the GeneratePatches request it filled patch by patch.
     let last_from = class

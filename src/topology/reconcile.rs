@@ -3,8 +3,6 @@
 //! objects to delete, and the `TopologyReconciled` condition. Pure: the controller only carries it
 //! out.
 
-use std::collections::BTreeSet;
-
 use serde_json::{json, Map, Value};
 
 use super::blueprint::Blueprint;
@@ -18,9 +16,11 @@ use super::upgrade::UpgradePlan;
 use super::upgrade_hooks::HookEffects;
 use super::upgrade_report::{pending, Pending};
 use crate::api::labels::{CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL, TOPOLOGY_UPGRADE_STEP_ANNOTATION};
-use crate::api::{Cluster, ClusterClassTemplateReference};
+use crate::api::Cluster;
 use crate::patches::external::ExternalPatches;
-use crate::store::{group_of, ObjectSource};
+use crate::store::ObjectSource;
+
+mod owned;
 
 /// The condition type the controller writes on the Cluster.
 pub const TOPOLOGY_RECONCILED_CONDITION: &str = "TopologyReconciled";
@@ -91,7 +91,7 @@ pub fn reconcile(
         .map_err(|unusable| blocked(unusable.reason, unusable.message))?;
     let class = &entry.class;
     let blueprint = Blueprint::new(class.clone(), source).map_err(engine_blocked)?;
-    let owned = owned_kinds(cluster, &blueprint);
+    let owned = owned::owned_kinds(cluster, &blueprint);
     // Only this Cluster's objects (its name label, indexed by the store) are copied: reading
     // every Cluster's objects of each kind made each reconcile cost the size of the namespace.
     let current = Current::owned_by(
@@ -105,7 +105,7 @@ pub fn reconcile(
     let planned = plan_with_hooks(&blueprint, cluster, &current, external, hooks).map_err(engine_blocked)?;
 
     let objects = with_owners(planned.objects, &planned.cluster, object, &current);
-    let deletions = stale_objects(&current, &objects, source, &namespace);
+    let deletions = owned::stale_objects(&current, &objects, source, &namespace);
     Ok(Reconciliation {
         cluster_refs: cluster_refs(object, &planned.cluster),
         objects,
@@ -161,54 +161,6 @@ fn engine_blocked(error: TopologyError) -> Blocked {
         _ => "TopologyInvalid",
     };
     blocked(reason, error.to_string())
-}
-
-/// Kinds the Cluster's topology may own: the objects the class's templates stand for, the clones
-/// of those templates, and Cluster API's worker and health check kinds.
-fn owned_kinds(cluster: &Cluster, blueprint: &Blueprint) -> BTreeSet<(String, String)> {
-    let class = &blueprint.class;
-    // Templates of objects created once per Cluster (the object is the template's kind without
-    // "Template"); every template is also cloned under its own kind.
-    let singletons: Vec<&ClusterClassTemplateReference> = vec![
-        &class.spec.infrastructure.template_ref,
-        &class.spec.control_plane.template_ref,
-    ];
-    let mut templates: Vec<&ClusterClassTemplateReference> = singletons.clone();
-    templates.extend(class.spec.control_plane.machine_infrastructure_ref());
-    for md in &class.spec.workers.machine_deployments {
-        templates.push(&md.bootstrap.template_ref);
-        templates.push(&md.infrastructure.template_ref);
-    }
-    for mp in &class.spec.workers.machine_pools {
-        templates.push(&mp.bootstrap.template_ref);
-        templates.push(&mp.infrastructure.template_ref);
-    }
-    let group_kind = |reference: &ClusterClassTemplateReference| {
-        (
-            group_of(&reference.api_version).to_owned(),
-            reference.kind.clone(),
-        )
-    };
-    let mut kinds: BTreeSet<(String, String)> = templates.into_iter().map(group_kind).collect();
-    for (group, kind) in singletons.into_iter().map(group_kind) {
-        if let Some(object_kind) = kind.strip_suffix("Template") {
-            kinds.insert((group, object_kind.to_owned()));
-        }
-    }
-    for reference in [&cluster.spec.infrastructure_ref, &cluster.spec.control_plane_ref] {
-        if !reference.is_unset() {
-            kinds.insert((reference.api_group.clone(), reference.kind.clone()));
-        }
-    }
-    for kind in [
-        "MachineDeployment",
-        "MachineHealthCheck",
-        "MachinePool",
-        "Machine",
-    ] {
-        kinds.insert((CAPI_GROUP.to_owned(), kind.to_owned()));
-    }
-    kinds
 }
 
 /// The owner reference every object of the topology carries: the Cluster, exactly as Cluster
@@ -275,74 +227,6 @@ fn cluster_refs(current: &Value, planned: &Value) -> Option<Value> {
         }
         refs
     })
-}
-
-/// Owned objects to delete: worker pools and health checks no longer desired, and template
-/// clones neither a desired object nor a MachineSet of the namespace references.
-fn stale_objects(
-    current: &Current,
-    desired: &[(Value, Option<Value>)],
-    source: &dyn ObjectSource,
-    namespace: &str,
-) -> Vec<Value> {
-    let key = |object: &Value| {
-        (
-            object["kind"].as_str().unwrap_or_default().to_owned(),
-            object["metadata"]["name"].as_str().unwrap_or_default().to_owned(),
-        )
-    };
-    let wanted: BTreeSet<(String, String)> = desired.iter().map(|(object, _)| key(object)).collect();
-    // The namespace's MachineSets are read only when a template is no longer wanted (a rotation):
-    // a settled Cluster's reconcile does not read every MachineSet of the namespace.
-    let unwanted_template = current.objects.iter().any(|object| {
-        let (kind, name) = key(object);
-        kind.ends_with("Template") && !wanted.contains(&(kind.clone(), name))
-    });
-    let mut referenced: BTreeSet<String> = BTreeSet::new();
-    if unwanted_template {
-        let machine_sets = source.list(CAPI_GROUP, "MachineSet", namespace);
-        for object in desired
-            .iter()
-            .map(|(o, _)| o)
-            .chain(machine_sets.iter().map(AsRef::as_ref))
-        {
-            collect_reference_names(object, &mut referenced);
-        }
-    }
-    current
-        .objects
-        .iter()
-        .filter(|object| {
-            let (kind, name) = key(object);
-            if wanted.contains(&(kind.clone(), name.clone())) {
-                return false;
-            }
-            match kind.as_str() {
-                "MachineDeployment" | "MachineHealthCheck" | "MachinePool" => object["apiVersion"]
-                    .as_str()
-                    .is_some_and(|v| group_of(v) == CAPI_GROUP),
-                kind if kind.ends_with("Template") => !referenced.contains(&name),
-                _ => false,
-            }
-        })
-        .cloned()
-        .collect()
-}
-
-/// Adds the `name` of every object reference (`{kind, name, ...}`) found anywhere in `value`.
-fn collect_reference_names(value: &Value, names: &mut BTreeSet<String>) {
-    match value {
-        Value::Object(map) => {
-            if let (Some(Value::String(_)), Some(Value::String(name))) = (map.get("kind"), map.get("name")) {
-                names.insert(name.clone());
-            }
-            for child in map.values() {
-                collect_reference_names(child, names);
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|item| collect_reference_names(item, names)),
-        _ => {}
-    }
 }
 
 /// The `TopologyReconciled` condition for an outcome, stamped `now` (RFC 3339). A reconciled

@@ -7,7 +7,9 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use crate::api::labels::VARIABLE_DEFINITION_FROM_INLINE;
-use crate::api::{ClusterClass, ClusterClassPatch, ClusterClassTemplateReference, JSONPatch, PatchSelector};
+use crate::api::{
+    ClusterClass, ClusterClassPatch, ClusterClassTemplateReference, JSONPatch, JSONPatchValue, PatchSelector,
+};
 use crate::field::{FieldError, FieldErrors, FieldPath};
 use crate::patches::selector::class_matches;
 use crate::patches::template::{Template, TemplateError};
@@ -182,9 +184,7 @@ fn validate_selector(
         errors.push(FieldError::invalid(path, pretty(selector), "no selector enabled"));
         return;
     }
-    let matches = |reference: &ClusterClassTemplateReference| {
-        reference.api_version == selector.api_version && reference.kind == selector.kind
-    };
+    let matches = |reference: &ClusterClassTemplateReference| selects(selector, reference);
     if infrastructure_cluster && !matches(&class.spec.infrastructure.template_ref) {
         errors.push(FieldError::invalid(
             &path.children(&["matchResources", "infrastructureCluster"]),
@@ -203,6 +203,19 @@ fn validate_selector(
             "selector is enabled but matches neither the controlPlane ref nor the controlPlane machineInfrastructure ref",
         ));
     }
+    validate_worker_names(selector, class, (md_names, mp_names), path, errors);
+}
+
+/// Each MachineDeployment or MachinePool class name of `selector` must be well formed and
+/// match a class of that kind whose bootstrap or infrastructure ref the selector selects.
+fn validate_worker_names(
+    selector: &PatchSelector,
+    class: &ClusterClass,
+    (md_names, mp_names): (&[String], &[String]),
+    path: &FieldPath,
+    errors: &mut FieldErrors,
+) {
+    let matches = |reference: &ClusterClassTemplateReference| selects(selector, reference);
     let deployments = class.spec.workers.machine_deployments.iter().map(|c| {
         (
             c.class.as_str(),
@@ -251,6 +264,11 @@ fn validate_selector(
     }
 }
 
+/// Whether `selector` selects the templates `reference` points to (same apiVersion and kind).
+fn selects(selector: &PatchSelector, reference: &ClusterClassTemplateReference) -> bool {
+    reference.api_version == selector.api_version && reference.kind == selector.kind
+}
+
 fn selector_name_problem(name: &str) -> Option<&'static str> {
     let stars = name.matches('*').count();
     if stars > 1 {
@@ -276,6 +294,30 @@ fn validate_json_patch(
     path: &FieldPath,
     errors: &mut FieldErrors,
 ) {
+    validate_op_and_path(patch, path, errors);
+    if patch.op != "add" && patch.op != "replace" {
+        return;
+    }
+    match (&patch.value, &patch.value_from) {
+        (None, None) => errors.push(FieldError::invalid(
+            path,
+            pretty(patch),
+            "jsonPatch must define one of value or valueFrom",
+        )),
+        (Some(_), Some(_)) => errors.push(FieldError::invalid(
+            path,
+            pretty(patch),
+            "jsonPatch can not define both value and valueFrom",
+        )),
+        _ => {}
+    }
+    if let Some(from) = &patch.value_from {
+        validate_value_from(from, variables, &path.child("valueFrom"), errors);
+    }
+}
+
+/// A supported op, on a path under `/spec` that reaches into arrays only where the op can.
+fn validate_op_and_path(patch: &JSONPatch, path: &FieldPath, errors: &mut FieldErrors) {
     if !OPS.contains(&patch.op.as_str()) {
         errors.push(FieldError::not_supported(&path.child("op"), pretty(patch), &OPS));
     }
@@ -306,33 +348,25 @@ fn validate_json_patch(
             ));
         }
     }
-    if patch.op != "add" && patch.op != "replace" {
-        return;
-    }
-    match (&patch.value, &patch.value_from) {
-        (None, None) => errors.push(FieldError::invalid(
-            path,
-            pretty(patch),
-            "jsonPatch must define one of value or valueFrom",
-        )),
-        (Some(_), Some(_)) => errors.push(FieldError::invalid(
-            path,
-            pretty(patch),
-            "jsonPatch can not define both value and valueFrom",
-        )),
-        _ => {}
-    }
-    let Some(from) = &patch.value_from else { return };
-    let from_path = path.child("valueFrom");
+}
+
+/// Exactly one of a template that parses and a variable that is defined (a builtin or one of
+/// the class's `variables`).
+fn validate_value_from(
+    from: &JSONPatchValue,
+    variables: &BTreeSet<&str>,
+    path: &FieldPath,
+    errors: &mut FieldErrors,
+) {
     let (variable, source) = (&from.variable, &from.template);
     match (variable.is_empty(), source.is_empty()) {
         (true, true) => errors.push(FieldError::invalid(
-            &from_path,
+            path,
             pretty(from),
             "valueFrom must set either template or variable",
         )),
         (false, false) => errors.push(FieldError::invalid(
-            &from_path,
+            path,
             pretty(from),
             "valueFrom can not set both template and variable",
         )),
@@ -341,7 +375,7 @@ fn validate_json_patch(
     if !source.is_empty() {
         if let Err(err) = Template::parse(source) {
             errors.push(FieldError::invalid(
-                &from_path.child("template"),
+                &path.child("template"),
                 source.as_str(),
                 format!(
                     "template can not be parsed: {}",
@@ -354,7 +388,7 @@ fn validate_json_patch(
         if variable.starts_with("builtin.") {
             if !BUILTINS.contains(&variable.as_str()) {
                 errors.push(FieldError::invalid(
-                    &from_path.child("variable"),
+                    &path.child("variable"),
                     variable.as_str(),
                     "not a defined builtin variable",
                 ));
@@ -363,7 +397,7 @@ fn validate_json_patch(
             let name = variable.split(['.', '[']).next().unwrap_or_default();
             if !variables.contains(name) {
                 errors.push(FieldError::invalid(
-                    &from_path.child("variable"),
+                    &path.child("variable"),
                     variable.as_str(),
                     format!("variable with name {variable} cannot be found"),
                 ));

@@ -9,11 +9,23 @@ use super::refs::{from_contract_ref, to_contract_ref};
 use super::status::{
     conditions_from_hub, conditions_to_hub, initialization_from_hub, initialization_to_hub, restore_bool,
 };
-use super::value::{at, child, drop_empty, put, take, Obj};
+use super::value::{at, child, drop_empty, take, Move, Obj};
 use super::{topology, ContractVersions, ConvertError, Ctx, CONVERSION_DATA};
 
 const REFS: [&str; 2] = ["infrastructureRef", "controlPlaneRef"];
 const DEPRECATED: [&str; 2] = ["failureReason", "failureMessage"];
+/// The replica counters of the control plane and the workers, which v1beta1 keeps under
+/// `status.v1beta2`.
+const COUNTERS: [Move; 2] = [
+    Move {
+        spoke: &["v1beta2", "controlPlane"],
+        hub: &["controlPlane"],
+    },
+    Move {
+        spoke: &["v1beta2", "workers"],
+        hub: &["workers"],
+    },
+];
 const READY: [(&str, &str); 2] = [
     ("infrastructureReady", "infrastructureProvisioned"),
     ("controlPlaneReady", "controlPlaneInitialized"),
@@ -40,10 +52,8 @@ pub(super) fn to_hub(obj: &mut Obj, ctx: &Ctx) -> Result<(), ConvertError> {
     }
     if let Some(status) = child(obj, "status") {
         conditions_to_hub(status, &DEPRECATED);
-        for key in ["controlPlane", "workers"] {
-            if let Some(counters) = take(status, &["v1beta2", key]) {
-                status.insert(key.into(), counters);
-            }
+        for counters in COUNTERS {
+            counters.forwards(status);
         }
         drop_empty(status, "v1beta2");
         initialization_to_hub(status, &READY, &restored);
@@ -80,10 +90,8 @@ pub(super) fn from_hub(
     // v1beta1 writes these two booleans always (no omitempty), so a status always.
     if let Some(status) = super::value::child_or_new(obj, "status") {
         conditions_from_hub(status, &DEPRECATED);
-        for key in ["controlPlane", "workers"] {
-            if let Some(counters) = status.remove(key) {
-                put(status, &["v1beta2", key], counters);
-            }
+        for counters in COUNTERS {
+            counters.backwards(status);
         }
         initialization_from_hub(status, &READY);
         failure_domains_from_hub(status);

@@ -8,7 +8,7 @@ use super::data::{marshal_hub, set_annotation, take_annotation, unmarshal_hub};
 use super::refs::{from_template_ref, to_template_ref};
 use super::schema::{variable_from_hub, variable_to_hub};
 use super::status::{conditions_from_hub, conditions_to_hub, restore_bool};
-use super::value::{child, each, each_at, is_empty, put, rename, str_of, take, Obj};
+use super::value::{child, each, each_at, is_empty, put, str_of, take, Move, Obj};
 use super::{health_check, rollout, ConvertError, Ctx, CONVERSION_DATA};
 
 const EXTENSIONS: [(&str, &str); 2] = [
@@ -205,9 +205,15 @@ pub(super) fn naming_from_hub(obj: &mut Obj, from: &str, to: &str) {
     }
 }
 
+/// A v1beta1 machine class's `template.metadata` is the hub class's `metadata`.
+const TEMPLATE_METADATA: Move = Move {
+    spoke: &["template", "metadata"],
+    hub: &["metadata"],
+};
+
 /// A machine class's `template.{metadata, bootstrap.ref, infrastructure.ref}` → top level.
 fn flatten_template(class: &mut Obj) {
-    rename(class, &["template", "metadata"], &["metadata"]);
+    TEMPLATE_METADATA.forwards(class);
     for key in ["bootstrap", "infrastructure"] {
         if let Some(reference) = take(class, &["template", key, "ref"]).filter(|r| !r.is_null()) {
             put(class, &[key, "templateRef"], to_template_ref(&reference));
@@ -223,9 +229,7 @@ fn flatten_template(class: &mut Obj) {
 
 /// The inverse of [`flatten_template`], refs in `namespace`.
 fn nest_template(class: &mut Obj, namespace: &str) {
-    if let Some(metadata) = class.remove("metadata") {
-        put(class, &["template", "metadata"], metadata);
-    }
+    TEMPLATE_METADATA.backwards(class);
     for key in ["bootstrap", "infrastructure"] {
         if let Some(Value::Object(mut inner)) = class.remove(key) {
             if let Some(reference) = inner.remove("templateRef").filter(|r| !is_empty(r)) {

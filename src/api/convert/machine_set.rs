@@ -10,7 +10,13 @@
 use super::cluster_class::{naming_from_hub, naming_to_hub};
 use super::machine_spec::{Machines, MinReady};
 use super::status::Counters;
-use super::value::{is_empty, rename, Obj};
+use super::value::{is_empty, Move, Obj};
+
+/// v1beta1's `deletePolicy` is the hub's `deletion.order`.
+const DELETE_POLICY: Move = Move {
+    spoke: &["deletePolicy"],
+    hub: &["deletion", "order"],
+};
 
 /// The MachineSet converter.
 pub(super) const MACHINE_SET: Machines = Machines {
@@ -28,11 +34,11 @@ pub(super) const MACHINE_SET: Machines = Machines {
     deprecated: &["failureReason", "failureMessage"],
     spec_to_hub: |spec, _, _| {
         drop_empty_policy(spec, "deletePolicy");
-        rename(spec, &["deletePolicy"], &["deletion", "order"]);
+        DELETE_POLICY.forwards(spec);
         naming_to_hub(spec, "machineNamingStrategy", "machineNaming");
     },
     spec_from_hub: |spec| {
-        rename(spec, &["deletion", "order"], &["deletePolicy"]);
+        DELETE_POLICY.backwards(spec);
         drop_empty_policy(spec, "deletePolicy");
         naming_from_hub(spec, "machineNaming", "machineNamingStrategy");
     },

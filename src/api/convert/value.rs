@@ -65,6 +65,29 @@ pub(super) fn rename(obj: &mut Obj, from: &[&str], to: &[&str]) {
     }
 }
 
+/// A field that only changed place between a spoke and the hub, declared once: a kind's
+/// `to_hub` runs it [`forwards`](Move::forwards) and its `from_hub`
+/// [`backwards`](Move::backwards), so each way is the other's inverse by construction.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Move<'a> {
+    /// Where the spoke keeps the field.
+    pub(super) spoke: &'a [&'a str],
+    /// Where the hub keeps it.
+    pub(super) hub: &'a [&'a str],
+}
+
+impl Move<'_> {
+    /// Spoke → hub: the value at `spoke`, when there is one, moved to `hub`.
+    pub(super) fn forwards(self, obj: &mut Obj) {
+        rename(obj, self.spoke, self.hub);
+    }
+
+    /// Hub → spoke: the value at `hub`, when there is one, moved back to `spoke`.
+    pub(super) fn backwards(self, obj: &mut Obj) {
+        rename(obj, self.hub, self.spoke);
+    }
+}
+
 /// Removes `key` when it holds an empty object, array or string, or null.
 pub(super) fn drop_empty(obj: &mut Obj, key: &str) {
     if obj.get(key).is_some_and(is_empty) {

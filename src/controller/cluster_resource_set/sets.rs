@@ -13,7 +13,9 @@ use serde_json::json;
 use super::{dynamic, set_key, status, Context, ReconcileError, BINDING_KIND};
 use crate::addons::binding::{remove_set, AfterSetRemoved};
 use crate::addons::condition::{reasons, Problem};
-use crate::api::{ClusterResourceSet, ClusterResourceSetBinding, ADDONS_GROUP, RESOURCE_SET_FINALIZER};
+use crate::api::{
+    ClusterResourceSet, ClusterResourceSetBinding, ResourceRef, ADDONS_GROUP, RESOURCE_SET_FINALIZER,
+};
 use crate::decode::decode_value;
 use crate::store::{object_value, ObjectSource};
 
@@ -62,6 +64,27 @@ pub async fn reconcile_set(set: Arc<DynamicObject>, ctx: Arc<Context>) -> Result
         return Ok(Action::await_change());
     }
 
+    let unreadable = own_resources(&ctx, &typed).await?;
+    let retry = !unreadable.is_empty();
+    let key = set_key(&typed);
+    ctx.ledger
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .set_unreadable(&key, unreadable);
+    status::report(&ctx, &key).await?;
+    Ok(if retry {
+        Action::requeue(UNREADABLE_RETRY)
+    } else {
+        Action::await_change()
+    })
+}
+
+/// Takes ownership of each Secret and ConfigMap the set lists; returns those that cannot be
+/// read, and why.
+async fn own_resources(
+    ctx: &Context,
+    typed: &ClusterResourceSet,
+) -> Result<BTreeMap<ResourceRef, Problem>, ReconcileError> {
     let mut unreadable = BTreeMap::new();
     for resource in &typed.spec.resources {
         let what = || format!("cannot read {} {}", resource.kind, resource.name);
@@ -81,28 +104,11 @@ pub async fn reconcile_set(set: Arc<DynamicObject>, ctx: Arc<Context>) -> Result
             unreadable.insert(resource.clone(), Problem::from(error));
         }
         ctx.resources
-            .ensure_owner(
-                &resource.kind,
-                typed.namespace(),
-                &resource.name,
-                &fetched,
-                &typed,
-            )
+            .ensure_owner(&resource.kind, typed.namespace(), &resource.name, &fetched, typed)
             .await
             .map_err(|e| ReconcileError::new(format!("cannot own {} {}", resource.kind, resource.name), e))?;
     }
-    let retry = !unreadable.is_empty();
-    let key = set_key(&typed);
-    ctx.ledger
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .set_unreadable(&key, unreadable);
-    status::report(&ctx, &key).await?;
-    Ok(if retry {
-        Action::requeue(UNREADABLE_RETRY)
-    } else {
-        Action::await_change()
-    })
+    Ok(unreadable)
 }
 
 /// Requeue after a failed reconcile.

@@ -187,48 +187,16 @@ impl<'a> Lexer<'a> {
                     self.push(Tok::Declare, start);
                 }
                 '"' => self.lex_quoted()?,
-                '`' => {
-                    let Some(end) = rest[1..].find('`') else {
-                        return Err((start, "unterminated raw quoted string".to_string()));
-                    };
-                    let text = rest[1..1 + end].replace('\r', "");
-                    self.pos += end + 2;
-                    self.push(Tok::Str(text, rest[..end + 2].to_string()), start);
-                }
+                '`' => self.lex_raw_quoted()?,
                 '\'' => self.lex_char()?,
                 '$' => {
                     let n = 1 + rest[1..].len() - rest[1..].trim_start_matches(is_alnum).len();
                     self.pos += n;
                     self.push(Tok::Variable(rest[..n].to_string()), start);
                 }
-                '.' => {
-                    let next = rest[1..].chars().next();
-                    if next.is_some_and(|d| d.is_ascii_digit()) {
-                        self.lex_number()?;
-                    } else if next.is_some_and(is_alnum) {
-                        let n = rest[1..].len() - rest[1..].trim_start_matches(is_alnum).len();
-                        self.pos += 1 + n;
-                        self.push(Tok::Field(rest[1..1 + n].to_string()), start);
-                    } else {
-                        self.single(Tok::Dot);
-                    }
-                }
+                '.' => self.lex_dot()?,
                 '+' | '-' | '0'..='9' => self.lex_number()?,
-                c if is_alnum(c) => {
-                    let n = rest.len() - rest.trim_start_matches(is_alnum).len();
-                    let word = &rest[..n];
-                    self.pos += n;
-                    let kind = match word {
-                        "true" => Tok::Bool(true),
-                        "false" => Tok::Bool(false),
-                        "nil" => Tok::Nil,
-                        _ => match KEYWORDS.iter().find(|k| **k == word) {
-                            Some(k) => Tok::Keyword(k),
-                            None => Tok::Ident(word.to_string()),
-                        },
-                    };
-                    self.push(kind, start);
-                }
+                c if is_alnum(c) => self.lex_word(),
                 other => {
                     return Err((start, format!("unrecognized character in action: {other:?}")));
                 }
@@ -239,6 +207,55 @@ impl<'a> Lexer<'a> {
     fn single(&mut self, kind: Tok) {
         let start = self.pos;
         self.pos += 1;
+        self.push(kind, start);
+    }
+
+    /// A raw string between backquotes (carriage returns dropped, as Go does).
+    fn lex_raw_quoted(&mut self) -> Result<(), LexError> {
+        let start = self.pos;
+        let rest = self.rest();
+        let Some(end) = rest[1..].find('`') else {
+            return Err((start, "unterminated raw quoted string".to_string()));
+        };
+        let text = rest[1..1 + end].replace('\r', "");
+        self.pos += end + 2;
+        self.push(Tok::Str(text, rest[..end + 2].to_string()), start);
+        Ok(())
+    }
+
+    /// After a `.`: a number (`.5`), a field (`.name`), or the dot alone.
+    fn lex_dot(&mut self) -> Result<(), LexError> {
+        let start = self.pos;
+        let rest = self.rest();
+        let next = rest[1..].chars().next();
+        if next.is_some_and(|d| d.is_ascii_digit()) {
+            self.lex_number()?;
+        } else if next.is_some_and(is_alnum) {
+            let n = rest[1..].len() - rest[1..].trim_start_matches(is_alnum).len();
+            self.pos += 1 + n;
+            self.push(Tok::Field(rest[1..1 + n].to_string()), start);
+        } else {
+            self.single(Tok::Dot);
+        }
+        Ok(())
+    }
+
+    /// A word: `true`, `false`, `nil`, a keyword, or a function's name.
+    fn lex_word(&mut self) {
+        let start = self.pos;
+        let rest = self.rest();
+        let n = rest.len() - rest.trim_start_matches(is_alnum).len();
+        let word = &rest[..n];
+        self.pos += n;
+        let kind = match word {
+            "true" => Tok::Bool(true),
+            "false" => Tok::Bool(false),
+            "nil" => Tok::Nil,
+            _ => match KEYWORDS.iter().find(|k| **k == word) {
+                Some(k) => Tok::Keyword(k),
+                None => Tok::Ident(word.to_string()),
+            },
+        };
         self.push(kind, start);
     }
 
@@ -359,97 +376,5 @@ fn unescape(chars: &mut impl Iterator<Item = (usize, char)>, quote: char) -> Opt
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn kinds(src: &str) -> Vec<Tok> {
-        lex(src).unwrap().into_iter().map(|t| t.kind).collect()
-    }
-
-    #[test]
-    fn trim_markers_remove_adjacent_whitespace() {
-        assert_eq!(
-            kinds("a \n{{- 1 -}}\n b"),
-            vec![
-                Tok::Text("a".into()),
-                Tok::Open,
-                Tok::Number("1".into()),
-                Tok::Close,
-                Tok::Text("b".into()),
-                Tok::Eof
-            ]
-        );
-    }
-
-    #[test]
-    fn negative_number_is_not_a_trim_marker() {
-        assert_eq!(
-            kinds("{{-3}}"),
-            vec![Tok::Open, Tok::Number("-3".into()), Tok::Close, Tok::Eof]
-        );
-    }
-
-    #[test]
-    fn comments_are_dropped() {
-        assert_eq!(
-            kinds("a {{- /* x */ -}} b"),
-            vec![Tok::Text("a".into()), Tok::Text("b".into()), Tok::Eof]
-        );
-        assert_eq!(
-            lex("{{/* x */ }}").unwrap_err().1,
-            "comment ends before closing delimiter"
-        );
-        assert_eq!(lex("{{/* x ").unwrap_err().1, "unclosed comment");
-    }
-
-    #[test]
-    fn literals_decode() {
-        assert_eq!(
-            kinds(r#"{{"a\tb\x41\u00e9" `r\n` 'x' '\n'}}"#),
-            vec![
-                Tok::Open,
-                Tok::Str("a\tbAé".into(), r#""a\tb\x41\u00e9""#.into()),
-                Tok::Space,
-                Tok::Str("r\\n".into(), "`r\\n`".into()),
-                Tok::Space,
-                Tok::Char(120, "'x'".into()),
-                Tok::Space,
-                Tok::Char(10, "'\\n'".into()),
-                Tok::Close,
-                Tok::Eof
-            ]
-        );
-    }
-
-    #[test]
-    fn fields_variables_and_keywords() {
-        assert_eq!(
-            kinds("{{if $x.a}}{{end}}"),
-            vec![
-                Tok::Open,
-                Tok::Keyword("if"),
-                Tok::Space,
-                Tok::Variable("$x".into()),
-                Tok::Field("a".into()),
-                Tok::Close,
-                Tok::Open,
-                Tok::Keyword("end"),
-                Tok::Close,
-                Tok::Eof
-            ]
-        );
-    }
-
-    #[test]
-    fn errors_have_positions() {
-        assert_eq!(
-            lex("ab{{ \"x").unwrap_err(),
-            (5, "unterminated quoted string".to_string())
-        );
-        assert_eq!(lex("{{ .a ").unwrap_err().1, "unclosed action");
-        assert_eq!(
-            lex("{{ # }}").unwrap_err().1,
-            "unrecognized character in action: '#'"
-        );
-    }
-}
+#[path = "lexer_tests.rs"]
+mod tests;

@@ -41,16 +41,7 @@ pub fn desired(input: &MachineDeploymentInput<'_>) -> Value {
     let mut fixed = owned_labels(input.cluster);
     fixed.insert(TOPOLOGY_DEPLOYMENT_NAME_LABEL.to_owned(), topology.name.clone());
     let (labels, annotations) = merged_metadata(&[&class.metadata, &topology.metadata], fixed);
-    let mut selector = Map::new();
-    for key in [
-        crate::api::labels::CLUSTER_NAME_LABEL,
-        crate::api::labels::TOPOLOGY_OWNED_LABEL,
-        TOPOLOGY_DEPLOYMENT_NAME_LABEL,
-    ] {
-        if let Some(value) = labels.get(key) {
-            selector.insert(key.to_owned(), value.clone());
-        }
-    }
+    let selector = selector_of(&labels);
     let mut object = WorkerObject {
         kind: "MachineDeployment",
         name: input.name,
@@ -88,20 +79,7 @@ pub fn desired(input: &MachineDeploymentInput<'_>) -> Value {
     set_list(machine_spec, "readinessGates", gates);
     let spec = &mut object["spec"];
     spec["selector"] = object_of([("matchLabels", Value::Object(selector))]);
-    let mut rollout = if topology.rollout == Default::default() {
-        json!({"strategy": class.rollout.strategy})
-    } else {
-        serde_json::to_value(&topology.rollout).unwrap_or_else(|_| json!({}))
-    };
-    if rollout.get("after").is_none() {
-        set_opt(&mut rollout, "after", json!(input.rollout_after));
-    }
-    if rollout["strategy"].as_object().is_some_and(Map::is_empty) || rollout["strategy"].is_null() {
-        if let Some(map) = rollout.as_object_mut() {
-            map.remove("strategy");
-        }
-    }
-    set_opt(spec, "rollout", rollout);
+    set_opt(spec, "rollout", rollout(input));
     let order = topology.deletion.order.or(class.deletion.order);
     set_opt(
         spec,
@@ -119,4 +97,40 @@ pub fn desired(input: &MachineDeploymentInput<'_>) -> Value {
         json!(max_in_flight.map(|m| json!({"maxInFlight": m}))),
     );
     object
+}
+
+/// The MachineDeployment's selector: the labels that tie its Machines to the Cluster, the
+/// topology and this deployment.
+fn selector_of(labels: &Map<String, Value>) -> Map<String, Value> {
+    let mut selector = Map::new();
+    for key in [
+        crate::api::labels::CLUSTER_NAME_LABEL,
+        crate::api::labels::TOPOLOGY_OWNED_LABEL,
+        TOPOLOGY_DEPLOYMENT_NAME_LABEL,
+    ] {
+        if let Some(value) = labels.get(key) {
+            selector.insert(key.to_owned(), value.clone());
+        }
+    }
+    selector
+}
+
+/// `spec.rollout`: the topology's whole when it sets one, else the class's strategy; with the
+/// topology-wide `rolloutAfter` when the rollout has no `after` of its own.
+fn rollout(input: &MachineDeploymentInput<'_>) -> Value {
+    let (class, topology) = (input.class, input.topology);
+    let mut rollout = if topology.rollout == Default::default() {
+        json!({"strategy": class.rollout.strategy})
+    } else {
+        serde_json::to_value(&topology.rollout).unwrap_or_else(|_| json!({}))
+    };
+    if rollout.get("after").is_none() {
+        set_opt(&mut rollout, "after", json!(input.rollout_after));
+    }
+    if rollout["strategy"].as_object().is_some_and(Map::is_empty) || rollout["strategy"].is_null() {
+        if let Some(map) = rollout.as_object_mut() {
+            map.remove("strategy");
+        }
+    }
+    rollout
 }

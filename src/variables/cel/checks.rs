@@ -4,17 +4,17 @@
 
 use std::collections::HashMap;
 
-use kube_cel::{CompilationError, CompilationResult, CompiledSchema};
+use kube_cel::CompiledSchema;
 
-use super::cost;
-use super::field_check::field_errors;
 use super::field_path::check_field_path;
 use super::limits::check_expression;
 use super::rule_value::invalid_rule;
-use super::total_cost::{cost_message, TotalCost};
+use super::total_cost::TotalCost;
 use crate::api::{JSONSchemaProps, ValidationRule};
 use crate::field::{FieldError, FieldErrors, FieldPath};
 use crate::variables::limits::MAX_DEPTH;
+
+mod expressions;
 
 /// Longest `message` the API server accepts.
 const MAX_MESSAGE_LENGTH: usize = 2048;
@@ -246,7 +246,7 @@ fn check_node(schema: &JSONSchemaProps, compiled: &CompiledSchema, at: &Context,
         ));
     } else if found.shape.len() == shape_errors_before {
         for (i, rule) in schema.x_validations.iter().enumerate() {
-            check_expressions(schema, rule, compiled.validations.get(i), i, at, found);
+            expressions::check_expressions(schema, rule, compiled.validations.get(i), i, at, found);
         }
     }
 }
@@ -321,122 +321,6 @@ fn check_shape(
 /// CR and LF are the line breaks of CEL's grammar.
 fn has_line_breaks(text: &str) -> bool {
     text.contains(['\n', '\r'])
-}
-
-/// One rule's expressions: they compile, their estimated cost (times the node's cardinality)
-/// stays within the per-expression limit, and `oldSelf` is not used where it cannot correlate.
-fn check_expressions(
-    schema: &JSONSchemaProps,
-    rule: &ValidationRule,
-    compiled: Option<&Result<CompilationResult, CompilationError>>,
-    index: usize,
-    at: &Context,
-    found: &mut Found,
-) {
-    let rule_path = at.path.child("x-kubernetes-validations").index(index);
-    let errors = &mut found.expressions;
-    let compiled = match compiled {
-        Some(Ok(compiled)) => compiled,
-        Some(Err(CompilationError::MessageExpressionParse { source, .. })) => {
-            errors.push(invalid_rule(
-                &rule_path.child("messageExpression"),
-                rule,
-                &format!("messageExpression compilation failed: {source}"),
-            ));
-            return;
-        }
-        Some(Err(CompilationError::Parse { source, .. })) => {
-            errors.push(invalid_rule(
-                &rule_path.child("rule"),
-                rule,
-                &format!("compilation failed: {source}"),
-            ));
-            return;
-        }
-        Some(Err(error)) => {
-            errors.push(invalid_rule(
-                &rule_path.child("rule"),
-                rule,
-                &format!("compilation failed: {error}"),
-            ));
-            return;
-        }
-        None => return,
-    };
-    let rule_fields = field_errors(&rule.rule, schema, at.resource_root);
-    if let Some(found) = &rule_fields {
-        errors.push(invalid_rule(
-            &rule_path.child("rule"),
-            rule,
-            &format!("compilation failed: {found}"),
-        ));
-    }
-    let message_fields = (!rule.message_expression.is_empty())
-        .then(|| field_errors(&rule.message_expression, schema, at.resource_root))
-        .flatten();
-    if let Some(found) = &message_fields {
-        errors.push(invalid_rule(
-            &rule_path.child("messageExpression"),
-            rule,
-            &format!("messageExpression compilation failed: {found}"),
-        ));
-    }
-    if rule_fields.is_some() || message_fields.is_some() {
-        return;
-    }
-    if !at.costs {
-        transition_errors(rule, compiled, at, &rule_path, errors);
-        return;
-    }
-    let scaled = |cost: u64| {
-        let cardinality = at
-            .cardinality
-            .unwrap_or_else(|| cost::max_cardinality(cost::min_serialized_size(schema)));
-        if cost == 0 {
-            0
-        } else {
-            cost.saturating_mul(cardinality)
-        }
-    };
-    let rule_cost = scaled(cost::estimate(compiled.program.expression(), schema));
-    if rule_cost > MAX_RULE_COST {
-        errors.push(FieldError::forbidden(
-            &rule_path.child("rule"),
-            cost_message("estimated rule cost", rule_cost, MAX_RULE_COST),
-        ));
-    }
-    found.total.observe(rule_path.child("rule"), rule_cost);
-    if let Some(message) = &compiled.message_program {
-        // The API server does not scale a messageExpression's cost by the node's cardinality.
-        let message_cost = cost::estimate(message.expression(), schema);
-        if message_cost > MAX_RULE_COST {
-            errors.push(FieldError::forbidden(
-                &rule_path.child("messageExpression"),
-                cost_message("estimated messageExpression cost", message_cost, MAX_RULE_COST),
-            ));
-        }
-        found
-            .total
-            .observe(rule_path.child("messageExpression"), message_cost);
-    }
-    transition_errors(rule, compiled, at, &rule_path, errors);
-}
-
-/// A transition rule (reading `oldSelf`) below a list without a correlating key is refused.
-fn transition_errors(
-    rule: &ValidationRule,
-    compiled: &CompilationResult,
-    at: &Context,
-    rule_path: &FieldPath,
-    errors: &mut FieldErrors,
-) {
-    if let (true, Some(list)) = (compiled.is_transition_rule, &at.uncorrelatable) {
-        errors.push(FieldError::invalid(
-            &rule_path.child("rule"),
-            rule.rule.as_str(),
-            format!("oldSelf cannot be used on the uncorrelatable portion of the schema within {list}"),
-        ));
-    }
 }
 
 #[cfg(test)]

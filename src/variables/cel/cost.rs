@@ -7,7 +7,9 @@
 
 use std::collections::HashMap;
 
-use cel::common::ast::{EntryExpr, Expr, IdedEntryExpr, IdedExpr, LiteralValue};
+use cel::common::ast::{
+    ComprehensionExpr, EntryExpr, Expr, IdedEntryExpr, IdedExpr, LiteralValue, SelectExpr,
+};
 
 use super::cost_functions::{call_cost, result_type, Call, Operand};
 use super::cost_size::{max_elements, Size};
@@ -112,74 +114,9 @@ impl<'a> Estimator<'a> {
         match expr {
             Expr::Unspecified => plain(0, Ty::Dyn),
             Expr::Literal(literal) => literal_node(literal),
-            Expr::Ident(name) => {
-                let local = self.local(name).cloned();
-                let (ty, path, size, entries) = match local {
-                    Some(local) => (local.ty, local.path, local.size, local.entries),
-                    None => (Ty::Dyn, Some((name.clone(), Vec::new())), None, None),
-                };
-                let size = self.derived_size(&ty, &path, size);
-                Node {
-                    cost: 1,
-                    ty,
-                    path,
-                    size,
-                    entries,
-                    literal: None,
-                }
-            }
-            Expr::Select(select) => {
-                let operand = self.cost(&select.operand.expr);
-                if select.test {
-                    return plain(operand.cost, Ty::Bool);
-                }
-                let selects = matches!(operand.ty, Ty::Map(_) | Ty::Object(_));
-                let ty = match &operand.ty {
-                    Ty::Object(schema) => schema
-                        .properties
-                        .iter()
-                        .find(|(name, _)| {
-                            super::escaping::escape(name).as_deref() == Some(select.field.as_str())
-                        })
-                        .map_or(Ty::Dyn, |(_, property)| Ty::of(property)),
-                    other => other.element(),
-                };
-                let path = Some(extend(operand.path, Step::Field(select.field.clone())));
-                let size = self.derived_size(&ty, &path, None);
-                Node {
-                    cost: operand.cost.saturating_add(u64::from(selects)),
-                    ty,
-                    path,
-                    size,
-                    entries: None,
-                    literal: None,
-                }
-            }
-            Expr::List(list) => {
-                let mut cost = LIST_CREATE;
-                let mut items: Option<Size> = None;
-                let mut ty = Ty::Dyn;
-                for element in &list.elements {
-                    let node = self.cost(&element.expr);
-                    cost = cost.saturating_add(node.cost);
-                    let size = node.size.unwrap_or_else(Size::unknown);
-                    items = Some(items.map_or(size, |items| items.union(size)));
-                    ty = node.ty;
-                }
-                let node = Node {
-                    cost,
-                    ty: Ty::List(Box::new(ty)),
-                    path: None,
-                    size: Some(Size::fixed(list.elements.len() as u64)),
-                    entries: Some(Entries {
-                        list: true,
-                        key: Size::fixed(1),
-                        value: items.unwrap_or(Size::fixed(0)),
-                    }),
-                    literal: None,
-                };
-                node
-            }
+            Expr::Ident(name) => self.ident(name),
+            Expr::Select(select) => self.select(select),
+            Expr::List(list) => self.list(&list.elements),
             Expr::Map(map) => self.map(&map.entries),
             Expr::Struct(object) => {
                 let cost = object
@@ -199,6 +136,77 @@ impl<'a> Estimator<'a> {
                 self.call(&call.func_name, target, args)
             }
             Expr::Comprehension(loop_) => self.comprehension(loop_),
+        }
+    }
+
+    /// A name: a local's type, path and size, else a variable read from the schema's root.
+    fn ident(&self, name: &str) -> Node<'a> {
+        let local = self.local(name).cloned();
+        let (ty, path, size, entries) = match local {
+            Some(local) => (local.ty, local.path, local.size, local.entries),
+            None => (Ty::Dyn, Some((name.to_owned(), Vec::new())), None, None),
+        };
+        let size = self.derived_size(&ty, &path, size);
+        Node {
+            cost: 1,
+            ty,
+            path,
+            size,
+            entries,
+            literal: None,
+        }
+    }
+
+    /// A field of a map or object (one unit when selected), or a `has()` test.
+    fn select(&mut self, select: &'a SelectExpr) -> Node<'a> {
+        let operand = self.cost(&select.operand.expr);
+        if select.test {
+            return plain(operand.cost, Ty::Bool);
+        }
+        let selects = matches!(operand.ty, Ty::Map(_) | Ty::Object(_));
+        let ty = match &operand.ty {
+            Ty::Object(schema) => schema
+                .properties
+                .iter()
+                .find(|(name, _)| super::escaping::escape(name).as_deref() == Some(select.field.as_str()))
+                .map_or(Ty::Dyn, |(_, property)| Ty::of(property)),
+            other => other.element(),
+        };
+        let path = Some(extend(operand.path, Step::Field(select.field.clone())));
+        let size = self.derived_size(&ty, &path, None);
+        Node {
+            cost: operand.cost.saturating_add(u64::from(selects)),
+            ty,
+            path,
+            size,
+            entries: None,
+            literal: None,
+        }
+    }
+
+    /// A list literal: each element's cost, its size the union of the elements'.
+    fn list(&mut self, elements: &'a [IdedExpr]) -> Node<'a> {
+        let mut cost = LIST_CREATE;
+        let mut items: Option<Size> = None;
+        let mut ty = Ty::Dyn;
+        for element in elements {
+            let node = self.cost(&element.expr);
+            cost = cost.saturating_add(node.cost);
+            let size = node.size.unwrap_or_else(Size::unknown);
+            items = Some(items.map_or(size, |items| items.union(size)));
+            ty = node.ty;
+        }
+        Node {
+            cost,
+            ty: Ty::List(Box::new(ty)),
+            path: None,
+            size: Some(Size::fixed(elements.len() as u64)),
+            entries: Some(Entries {
+                list: true,
+                key: Size::fixed(1),
+                value: items.unwrap_or(Size::fixed(0)),
+            }),
+            literal: None,
         }
     }
 
@@ -285,7 +293,7 @@ impl<'a> Estimator<'a> {
         }
     }
 
-    fn comprehension(&mut self, loop_: &'a cel::common::ast::ComprehensionExpr) -> Node<'a> {
+    fn comprehension(&mut self, loop_: &'a ComprehensionExpr) -> Node<'a> {
         let range = self.cost(&loop_.iter_range.expr);
         let init = self.cost(&loop_.accu_init.expr);
         let bind = matches!(&loop_.iter_range.expr, Expr::List(list) if list.elements.is_empty())
@@ -306,34 +314,7 @@ impl<'a> Estimator<'a> {
             let cost = range.cost.saturating_add(init.cost).saturating_add(result.cost);
             return Node { cost, ..result };
         }
-        let list = range
-            .entries
-            .map_or(matches!(range.ty, Ty::List(_)), |entries| entries.list);
-        let step = |list: bool, key: bool| match (list, key) {
-            (true, true) => Step::Indices,
-            (true, false) => Step::Items,
-            (false, true) => Step::Keys,
-            (false, false) => Step::Values,
-        };
-        let var = |key: bool, ty: Ty<'a>, size: Option<Size>| Local {
-            ty,
-            path: Some(extend(range.path.clone(), step(list, key))),
-            size,
-            entries: None,
-        };
-        let key_ty = if list { Ty::Int } else { Ty::String };
-        let entries = range.entries;
-        match &loop_.iter_var2 {
-            Some(second) => {
-                self.push(&loop_.iter_var, var(true, key_ty, entries.map(|e| e.key)));
-                self.push(second, var(false, range.ty.element(), entries.map(|e| e.value)));
-            }
-            None if list => self.push(
-                &loop_.iter_var,
-                var(false, range.ty.element(), entries.map(|e| e.value)),
-            ),
-            None => self.push(&loop_.iter_var, var(true, key_ty, entries.map(|e| e.key))),
-        }
+        self.push_iteration_variables(loop_, &range);
         let condition = self.cost(&loop_.loop_cond.expr);
         let step_node = self.cost(&loop_.loop_step.expr);
         self.pop(&loop_.iter_var);
@@ -366,6 +347,39 @@ impl<'a> Estimator<'a> {
             size,
             entries,
             literal: None,
+        }
+    }
+
+    /// Brings a loop's variables into scope: the index or key, and the element or value, of
+    /// `range`, read from its path.
+    fn push_iteration_variables(&mut self, loop_: &'a ComprehensionExpr, range: &Node<'a>) {
+        let list = range
+            .entries
+            .map_or(matches!(range.ty, Ty::List(_)), |entries| entries.list);
+        let step = |list: bool, key: bool| match (list, key) {
+            (true, true) => Step::Indices,
+            (true, false) => Step::Items,
+            (false, true) => Step::Keys,
+            (false, false) => Step::Values,
+        };
+        let var = |key: bool, ty: Ty<'a>, size: Option<Size>| Local {
+            ty,
+            path: Some(extend(range.path.clone(), step(list, key))),
+            size,
+            entries: None,
+        };
+        let key_ty = if list { Ty::Int } else { Ty::String };
+        let entries = range.entries;
+        match &loop_.iter_var2 {
+            Some(second) => {
+                self.push(&loop_.iter_var, var(true, key_ty, entries.map(|e| e.key)));
+                self.push(second, var(false, range.ty.element(), entries.map(|e| e.value)));
+            }
+            None if list => self.push(
+                &loop_.iter_var,
+                var(false, range.ty.element(), entries.map(|e| e.value)),
+            ),
+            None => self.push(&loop_.iter_var, var(true, key_ty, entries.map(|e| e.key))),
         }
     }
 }

@@ -111,21 +111,7 @@ pub fn call_cost(call: &Call<'_, '_>) -> Estimate {
             entries: Entries::union(a[1].entries, a[2].entries),
         },
         ("_+_", None, 2) if a[0].is_text() || a[1].is_text() || is_list(&a[0]) || is_list(&a[1]) => {
-            let size = arg(0).add(arg(1));
-            let entries = Entries::union(a[0].entries, a[1].entries);
-            let cost = if is_list(&a[0]) || is_list(&a[1]) {
-                1
-            } else if a[0].ty == Ty::Dyn || a[1].ty == Ty::Dyn {
-                // Numbers may be added too: the estimate covers every overload.
-                size.factor(TRAVERSAL).max(1)
-            } else {
-                size.factor(TRAVERSAL)
-            };
-            Estimate {
-                cost: cost.saturating_add(args),
-                size: Some(size),
-                entries,
-            }
+            concatenation(&a[0], &a[1], args)
         }
         ("_==_" | "_!=_", None, 2) => {
             with_args(Size::fixed(arg(0).max.min(arg(1).max)).factor(TRAVERSAL), None)
@@ -134,6 +120,26 @@ pub fn call_cost(call: &Call<'_, '_>) -> Estimate {
             with_args(Size::fixed(arg(0).max.min(arg(1).max)).factor(TRAVERSAL), None)
         }
         _ => with_args(1, None),
+    }
+}
+
+/// Joining two strings, bytes or lists (`args` their cost): a string's characters are copied,
+/// a list's elements are not.
+fn concatenation(left: &Operand<'_>, right: &Operand<'_>, args: u64) -> Estimate {
+    let size = left.size().add(right.size());
+    let entries = Entries::union(left.entries, right.entries);
+    let cost = if is_list(left) || is_list(right) {
+        1
+    } else if left.ty == Ty::Dyn || right.ty == Ty::Dyn {
+        // Numbers may be added too: the estimate covers every overload.
+        size.factor(TRAVERSAL).max(1)
+    } else {
+        size.factor(TRAVERSAL)
+    };
+    Estimate {
+        cost: cost.saturating_add(args),
+        size: Some(size),
+        entries,
     }
 }
 
