@@ -30,6 +30,7 @@ use super::sync::{Outcome, Syncer};
 use super::ControllerKind;
 use crate::api::describe;
 use crate::api::labels::PAUSED_ANNOTATION;
+use crate::api::ContractVersionedObjectReference;
 use crate::clock::now_rfc3339;
 use crate::contract::cluster_status::{reconcile_cluster_status, ClusterUpdate, Observed};
 use crate::contract::deletion::CLUSTER_FINALIZER;
@@ -237,20 +238,16 @@ fn clusters_concerned(cache: &WatchCache, change: &Changed) -> Vec<String> {
     if let Some(name) = &change.cluster_name {
         return vec![name.clone()];
     }
+    let refers = |reference: &ContractVersionedObjectReference| {
+        reference.kind == change.kind && reference.name == change.name && reference.api_group == change.group
+    };
     let mut names: Vec<String> = Vec::new();
-    for cluster in cache.list(CAPI_GROUP, "Cluster", &change.namespace) {
-        let refers = ["infrastructureRef", "controlPlaneRef"].iter().any(|key| {
-            cluster.pointer(&format!("/spec/{key}")).is_some_and(|r| {
-                r["kind"] == change.kind.as_str()
-                    && r["name"] == change.name.as_str()
-                    && r["apiGroup"] == change.group.as_str()
-            })
-        });
-        let name = cluster
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if refers && !names.iter().any(|n| n == name) {
+    for cluster in cache.clusters_in(&change.namespace) {
+        let spec = &cluster.spec;
+        let name = cluster.metadata.name.as_deref().unwrap_or_default();
+        if (refers(&spec.infrastructure_ref) || refers(&spec.control_plane_ref))
+            && !names.iter().any(|n| n == name)
+        {
             names.push(name.to_owned());
         }
     }

@@ -211,6 +211,15 @@ impl MemoryStore {
         self.objects.get(&key).map(CompactObject::resource_version)
     }
 
+    /// The Clusters of `namespace`, typed, in name order (nothing parsed again).
+    pub fn clusters_in(&self, namespace: &str) -> Vec<Arc<Cluster>> {
+        self.clusters
+            .range((namespace.to_owned(), String::new())..)
+            .take_while(|((cluster_namespace, _), _)| cluster_namespace == namespace)
+            .map(|(_, cluster)| Arc::clone(cluster))
+            .collect()
+    }
+
     /// How many objects of a group and kind are held (kept up to date: no scan).
     pub fn count_of_kind(&self, group: &str, kind: &str) -> usize {
         self.per_kind

@@ -185,6 +185,18 @@ impl WatchCache {
             .is_some_and(|synced| synced.load(Ordering::Acquire))
     }
 
+    /// The Clusters of `namespace`, typed, in name order.
+    pub fn clusters_in(&self, namespace: &str) -> Vec<Arc<Cluster>> {
+        if self.synced_kind(CAPI_GROUP, "Cluster") {
+            return self.read(|store| store.clusters_in(namespace));
+        }
+        self.read_direct(CAPI_GROUP, "Cluster", namespace, None)
+            .iter()
+            .filter_map(|object| crate::decode::decode_value::<Cluster>((**object).clone()).ok())
+            .map(Arc::new)
+            .collect()
+    }
+
     fn read<T>(&self, read: impl FnOnce(&MemoryStore) -> T) -> T {
         read(&self.shared.store.read().unwrap_or_else(PoisonError::into_inner))
     }
