@@ -34,34 +34,23 @@ enum Form {
 impl CompactObject {
     /// Keeps `object` as text (as a tree when it nests too deep to parse back).
     pub fn new(object: &Value) -> Self {
-        let form = match serde_json::to_string(object) {
-            Ok(text) if depth_within(object, MAX_TEXT_DEPTH) => Form::Text(text.into_boxed_str()),
-            _ => Form::Tree(object.clone()),
-        };
-        Self::with_form(object, form)
+        let text = depth_within(object, MAX_TEXT_DEPTH)
+            .then(|| serde_json::to_string(object).ok())
+            .flatten();
+        let (resource_version, cluster_name) = index_facts(object);
+        Self {
+            form: text.map_or_else(|| Form::Tree(object.clone()), |t| Form::Text(t.into_boxed_str())),
+            resource_version,
+            cluster_name,
+        }
     }
 
     /// Keeps `object` parsed, for objects read far more often than stored (CRDs, read by every
     /// contract lookup).
     pub fn tree(object: Value) -> Self {
-        let mut kept = Self::with_form(&object, Form::Tree(Value::Null));
-        kept.form = Form::Tree(object);
-        kept
-    }
-
-    fn with_form(object: &Value, form: Form) -> Self {
-        let resource_version = object
-            .pointer("/metadata/resourceVersion")
-            .and_then(Value::as_str)
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        let cluster_name = object
-            .pointer("/metadata/labels")
-            .and_then(|labels| labels.get(CLUSTER_NAME_LABEL))
-            .and_then(Value::as_str)
-            .map(Box::from);
+        let (resource_version, cluster_name) = index_facts(&object);
         Self {
-            form,
+            form: Form::Tree(object),
             resource_version,
             cluster_name,
         }
@@ -93,6 +82,22 @@ impl CompactObject {
     pub fn cluster_name(&self) -> Option<&str> {
         self.cluster_name.as_deref()
     }
+}
+
+/// What the store's indexes read of an object: its resourceVersion (0 when not a number) and its
+/// `cluster.x-k8s.io/cluster-name` label.
+fn index_facts(object: &Value) -> (u64, Option<Box<str>>) {
+    let resource_version = object
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let cluster_name = object
+        .pointer("/metadata/labels")
+        .and_then(|labels| labels.get(CLUSTER_NAME_LABEL))
+        .and_then(Value::as_str)
+        .map(Box::from);
+    (resource_version, cluster_name)
 }
 
 /// Whether `value` nests at most `limit` arrays and objects deep (walked with an explicit stack,

@@ -160,7 +160,7 @@ fn set_changed(ctx: &Context, set: &DynamicObject) -> Vec<ObjectRef<DynamicObjec
     };
     let namespace = typed.namespace().to_owned();
     let clusters = ctx.clusters_in(&namespace);
-    clusters_selected(&typed, &clusters)
+    clusters_selected(&typed, clusters.iter().map(Arc::as_ref))
         .unwrap_or_default()
         .into_iter()
         .map(|cluster| ctx.cluster_ref(&namespace, cluster.metadata.name.as_deref().unwrap_or_default()))

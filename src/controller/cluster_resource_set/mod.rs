@@ -75,14 +75,11 @@ impl Context {
             .collect()
     }
 
-    /// The Clusters of `namespace`, decoded.
-    fn clusters_in(&self, namespace: &str) -> Vec<Cluster> {
-        self.cache
-            .list(CAPI_GROUP, "Cluster", namespace)
-            .iter()
-            .filter(|cluster| self.scope.admits_value(cluster))
-            .filter_map(|cluster| decode_value::<Cluster>((**cluster).clone()).ok())
-            .collect()
+    /// The Clusters of `namespace` in this instance's scope, typed as the cache keeps them.
+    fn clusters_in(&self, namespace: &str) -> Vec<Arc<Cluster>> {
+        let mut clusters = self.cache.clusters_in(namespace);
+        clusters.retain(|cluster| self.scope.admits(&cluster.metadata));
+        clusters
     }
 
     /// The Clusters selected by the sets of `namespace` that list the resource `kind`/`name`.
@@ -103,7 +100,7 @@ impl Context {
         let clusters = self.clusters_in(namespace);
         let mut selected: Vec<ObjectRef<DynamicObject>> = sets
             .iter()
-            .filter_map(|set| clusters_selected(set, &clusters).ok())
+            .filter_map(|set| clusters_selected(set, clusters.iter().map(Arc::as_ref)).ok())
             .flatten()
             .map(|cluster| self.cluster_ref(namespace, cluster.metadata.name.as_deref().unwrap_or_default()))
             .collect();
