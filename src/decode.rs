@@ -19,6 +19,11 @@ pub fn decode_value<T: DeserializeOwned>(value: Value) -> Result<T, String> {
     decode_with_path(value)
 }
 
+/// [`decode_value`] of a value read by reference: no copy unless it must be made lenient.
+pub fn decode_ref<T: DeserializeOwned>(value: &Value) -> Result<T, String> {
+    T::deserialize(value).or_else(|_| decode_value(value.clone()))
+}
+
 /// Members whose value is free-form JSON, where a `null` is data: a variable's `value`, and a
 /// schema's `default`, `example` and `enum`.
 const FREE_FORM: [&str; 4] = ["value", "default", "example", "enum"];

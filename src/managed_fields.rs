@@ -110,17 +110,32 @@ impl FieldSet {
         }
     }
 
-    /// The nodes of `self` that are also nodes of `other`; a node left without children is a
-    /// member (what `self` owns under it is not in `other`, but the node is `self`'s).
-    pub fn restricted_to(&self, other: &FieldSet) -> FieldSet {
-        let children: BTreeMap<String, FieldSet> = self
-            .children
-            .iter()
-            .filter_map(|(key, child)| Some((key.clone(), child.restricted_to(other.children.get(key)?))))
-            .collect();
-        FieldSet {
-            member: self.member || children.is_empty(),
-            children,
+    /// Adds the paths of the `FieldsV1` `value` that are also nodes of `ours`, and only those:
+    /// the parts of another manager's fields outside ours are never built.
+    fn add_overlap(&mut self, value: &Value, ours: &FieldSet, depth: usize) {
+        let Some(map) = value.as_object() else {
+            return;
+        };
+        self.member |= map.is_empty() || map.contains_key(".");
+        if depth >= MAX_DEPTH {
+            return;
+        }
+        for (key, child) in map {
+            if let Some(ours_child) = ours.children.get(key) {
+                self.children
+                    .entry(key.clone())
+                    .or_default()
+                    .add_overlap(child, ours_child, depth + 1);
+            }
+        }
+    }
+
+    /// Marks each node left without children a member: what another manager owns under it is
+    /// not ours, but the node is.
+    fn settle_overlap(&mut self) {
+        self.member |= self.children.is_empty();
+        for child in self.children.values_mut() {
+            child.settle_overlap();
         }
     }
 
@@ -137,29 +152,38 @@ impl FieldSet {
 /// `manager` has never applied the object.
 pub fn ownership(object: &Value, manager: &str) -> Option<(FieldSet, FieldSet)> {
     let entries = object.pointer("/metadata/managedFields")?.as_array()?;
-    let mut ours: Option<FieldSet> = None;
-    let mut others = FieldSet::default();
-    for entry in entries {
-        if entry["fieldsType"] != "FieldsV1" {
-            continue;
-        }
-        let set = FieldSet::from_fields_v1(&entry["fieldsV1"]);
-        let applied = entry["manager"] == manager && entry["operation"] == "Apply";
-        if applied
+    let applied_by_manager = |entry: &Value| {
+        entry["manager"] == manager
+            && entry["operation"] == "Apply"
             && entry
                 .get("subresource")
                 .and_then(Value::as_str)
                 .is_none_or(str::is_empty)
-        {
-            ours.get_or_insert_with(FieldSet::default).union(&set);
-        } else {
-            others.union(&set);
+    };
+    let mut ours: Option<FieldSet> = None;
+    for entry in entries.iter().filter(|entry| applied_by_manager(entry)) {
+        if let Some(fields) = fields_v1(entry) {
+            let set = FieldSet::from_fields_v1(fields);
+            match &mut ours {
+                Some(ours) => ours.union(&set),
+                None => ours = Some(set),
+            }
         }
     }
-    ours.map(|ours| {
-        let others = others.restricted_to(&ours);
-        (ours, others)
-    })
+    let ours = ours?;
+    let mut others = FieldSet::default();
+    for entry in entries.iter().filter(|entry| !applied_by_manager(entry)) {
+        if let Some(fields) = fields_v1(entry) {
+            others.add_overlap(fields, &ours, 0);
+        }
+    }
+    others.settle_overlap();
+    Some((ours, others))
+}
+
+/// The `fieldsV1` of a `managedFields` entry of that type.
+fn fields_v1(entry: &Value) -> Option<&Value> {
+    (entry["fieldsType"] == "FieldsV1").then(|| &entry["fieldsV1"])
 }
 
 /// The `managedFields` of `object` slimmed to what [`ownership`] reads for `manager`: its applied
@@ -261,6 +285,29 @@ mod tests {
         ]));
         let (ours, _) = ownership(&object, TOPOLOGY_MANAGER).expect("applied");
         assert!(!ours.children.contains_key("f:status"));
+    }
+
+    #[test]
+    fn other_managers_overlap_is_read_only_along_our_fields() {
+        let object = object(json!([
+            entry(
+                "capi-topology",
+                "Apply",
+                json!({"f:spec": {"f:a": {}, "f:b": {"f:c": {}}}})
+            ),
+            entry("kcp", "Update", json!({"f:spec": {"f:b": {".": {}, "f:d": {}}}})),
+            entry(
+                "user",
+                "Apply",
+                json!({"f:spec": {"f:a": {}}, "f:status": {"f:x": {}}})
+            ),
+        ]));
+        let (_, others) = ownership(&object, TOPOLOGY_MANAGER).expect("applied");
+        // `f:b` is the other manager's node (its own fields under it are not ours to keep);
+        // `f:status` and `f:d` lie outside our fields.
+        assert_eq!(others.to_fields_v1(), json!({"f:spec": {"f:a": {}, "f:b": {}}}));
+        assert!(others.children["f:spec"].children["f:b"].member);
+        assert!(!others.children["f:spec"].member);
     }
 
     #[test]

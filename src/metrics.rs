@@ -15,8 +15,9 @@ use crate::metrics_rollout::RolloutMetrics;
 mod labels;
 
 pub use labels::{
-    CacheLabels, EndpointLabels, HandlerLabels, HookCallLabels, HookCallOutcome, HookLabel, HookLabels,
-    Rejection, RejectionLabels, ReloadLabels, ReloadResult, RequestLabels, Verdict, WebhookLabel,
+    CacheLabels, ControllerLabels, EndpointLabels, HandlerLabels, HookCallLabels, HookCallOutcome,
+    HookLabels, NameLabel, Rejection, RejectionLabels, ReloadLabels, ReloadResult, RequestLabels, Verdict,
+    WebhookLabel,
 };
 
 /// The prefix of every metric name.
@@ -39,6 +40,7 @@ pub struct Metrics {
     extension_cache_hits: Family<HandlerLabels, Counter>,
     hook_calls: Family<HookCallLabels, Counter>,
     hook_latency: Family<HookLabels, Histogram>,
+    reconciles: Family<ControllerLabels, Counter>,
     rollouts: RolloutMetrics,
 }
 
@@ -69,6 +71,7 @@ impl Metrics {
             hook_latency: Family::new_with_constructor(|| {
                 Histogram::new(exponential_buckets(0.00025, 2.0, 18))
             }),
+            reconciles: Family::default(),
             rollouts: RolloutMetrics::default(),
         };
         let registry = registry.sub_registry_with_prefix(PREFIX);
@@ -146,7 +149,21 @@ impl Metrics {
             "Time of a lifecycle hook call that reached its handlers, first request sent to last answer read",
             metrics.hook_latency.clone(),
         );
+        registry.register(
+            "reconciles",
+            "Reconciles run, by controller (controller-runtime's controller_runtime_reconcile_total)",
+            metrics.reconciles.clone(),
+        );
         metrics
+    }
+
+    /// Counts one reconcile by `controller`.
+    pub fn record_reconcile(&self, controller: &'static str) {
+        self.reconciles
+            .get_or_create(&ControllerLabels {
+                controller: NameLabel(controller),
+            })
+            .inc();
     }
 
     /// The metrics of ClusterClass rollouts in waves.
@@ -162,7 +179,7 @@ impl Metrics {
         outcome: HookCallOutcome,
         elapsed: Option<std::time::Duration>,
     ) {
-        let hook = HookLabel(hook);
+        let hook = NameLabel(hook);
         self.hook_calls
             .get_or_create(&HookCallLabels { hook, outcome })
             .inc();

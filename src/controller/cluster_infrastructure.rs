@@ -13,7 +13,7 @@ use std::time::Duration;
 use futures::{Stream, StreamExt};
 use kube::api::DynamicObject;
 use kube::core::ApiResource;
-use kube::runtime::controller::Action;
+use kube::runtime::controller::{Action, Config as ControllerConfig};
 use kube::runtime::events::EventType;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::Controller;
@@ -36,7 +36,8 @@ use crate::contract::cluster_status::{reconcile_cluster_status, ClusterUpdate, O
 use crate::contract::deletion::CLUSTER_FINALIZER;
 use crate::contract::external::Referenced;
 use crate::contract::versions::CONTRACT;
-use crate::store::{group_of, Changed, ObjectSource, WatchCache};
+use crate::metrics::Metrics;
+use crate::store::{group_of, owned, Changed, ObjectSource, WatchCache};
 
 mod deletion;
 
@@ -73,6 +74,8 @@ pub struct Context {
     pub waits_for_delete_hook: bool,
     /// Turns on each Cluster shared with the topology controller.
     pub cluster_turns: ClusterTurns,
+    /// Where reconciles are counted.
+    pub metrics: Option<Metrics>,
 }
 
 /// Why a reconcile failed (an API call); the Cluster is retried with backoff.
@@ -99,6 +102,7 @@ pub fn run(shared: &Shared, subscription: Subscription, stop: CancellationToken)
         contracts: Contracts::new(shared.client.clone(), shared.cache.clone()),
         waits_for_delete_hook: shared.options.controllers.contains(&ControllerKind::Topology),
         cluster_turns: shared.cluster_turns.clone(),
+        metrics: shared.options.metrics.clone(),
     });
     Controller::for_stream_with(
         Subscription::triggers(subscription.changes),
@@ -106,6 +110,7 @@ pub fn run(shared: &Shared, subscription: Subscription, stop: CancellationToken)
         shared.clusters.clone(),
     )
     .reconcile_on(triggers(shared.cache.clone(), shared.clusters.clone()))
+    .with_config(ControllerConfig::default().debounce(shared.options.debounce))
     .graceful_shutdown_on(stop.cancelled_owned())
     .run(reconcile, on_error, ctx)
     .for_each(|result| async move {
@@ -123,11 +128,14 @@ pub async fn reconcile(cluster: Arc<DynamicObject>, ctx: Arc<Context>) -> Result
     );
     // Taken before the Cluster is read, so the copy read is the newest this replica knows.
     let _turn = ctx.cluster_turns.take(&namespace, &name).await;
+    if let Some(metrics) = &ctx.metrics {
+        metrics.record_reconcile("cluster-infrastructure");
+    }
     // The shared Cluster watch put the Cluster in the cache before it asked for this reconcile.
     let Some(object) = ctx.cache.get(CAPI_GROUP, "Cluster", &namespace, &name) else {
         return Ok(Action::await_change());
     };
-    let object = (*object).clone();
+    let object = owned(object);
     let paused = object.pointer("/spec/paused") == Some(&Value::Bool(true))
         || object
             .pointer("/metadata/annotations")
@@ -291,7 +299,7 @@ async fn resolve(ctx: &Context, cluster: &Value, key: &str) -> (Option<Resolved>
         Err(why) => return (Some(Resolved::Unserved(why)), CONTRACT),
     };
     if let Some(object) = ctx.cache.get(group, kind, namespace, name) {
-        return (Some(Resolved::Found((*object).clone())), contract.contract);
+        return (Some(Resolved::Found(owned(object))), contract.contract);
     }
     if !ctx.syncer.serves(&contract.api_version, kind).await {
         return (
@@ -366,7 +374,7 @@ fn current_of(ctx: &Context, body: &Value) -> Value {
             text("/metadata/namespace"),
             text("/metadata/name"),
         )
-        .map(|o| (*o).clone())
+        .map(owned)
         .unwrap_or_else(|| json!({}))
 }
 

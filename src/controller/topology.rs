@@ -27,8 +27,8 @@ use super::topology_writes::{event, failed, report, write_condition, Context, Re
 use crate::api::describe;
 use crate::api::labels::{CLUSTER_NAME_LABEL, PAUSED_ANNOTATION};
 use crate::api::Cluster;
-use crate::decode::decode_value;
-use crate::store::{object_value, ObjectSource, WatchCache};
+use crate::decode::decode_ref;
+use crate::store::{object_value, owned, ObjectSource, WatchCache};
 use crate::topology::reconcile::{reconcile, Blocked, Reconciliation, EXTERNAL_PATCH_FAILED};
 
 /// How soon a Cluster is looked at again while an upgrade waits for the control plane.
@@ -63,6 +63,7 @@ pub fn run(shared: &Shared, subscription: Subscription, stop: CancellationToken)
         extensions: Arc::clone(&shared.extensions),
         revisions: Arc::clone(&shared.revisions),
         cluster_turns: shared.cluster_turns.clone(),
+        metrics: shared.options.metrics.clone(),
     });
     let (clusters, classes, machine_deployments) =
         (&shared.clusters, &shared.classes, &shared.machine_deployments);
@@ -92,7 +93,11 @@ pub fn run(shared: &Shared, subscription: Subscription, stop: CancellationToken)
             clusters.clone(),
         ),
     )
-    .with_config(ControllerConfig::default().concurrency(CONCURRENCY))
+    .with_config(
+        ControllerConfig::default()
+            .concurrency(CONCURRENCY)
+            .debounce(shared.options.debounce),
+    )
     .graceful_shutdown_on(stop.cancelled_owned())
     .run(reconcile_cluster, on_error, ctx)
     .for_each(|result| async move {
@@ -150,6 +155,9 @@ pub async fn reconcile_cluster(
     );
     // Taken before the Cluster is read, so the copy read is the newest this replica knows.
     let _turn = ctx.cluster_turns.take(namespace, name).await;
+    if let Some(metrics) = &ctx.metrics {
+        metrics.record_reconcile("topology");
+    }
     let Some((object, typed)) = newest_copy(&ctx, namespace, name) else {
         return Ok(Action::await_change());
     };
@@ -215,11 +223,8 @@ pub async fn reconcile_cluster(
 /// The newest copy known of the Cluster (the shared Cluster watch put it in the cache before it
 /// asked for this reconcile), raw and typed; `None` when it is gone or does not decode.
 fn newest_copy(ctx: &Context, namespace: &str, name: &str) -> Option<(Value, Cluster)> {
-    let object = ctx
-        .cache
-        .get(CAPI_GROUP, "Cluster", namespace, name)
-        .map(|o| (*o).clone())?;
-    let typed = decode_value::<Cluster>(object.clone()).ok()?;
+    let object = owned(ctx.cache.get(CAPI_GROUP, "Cluster", namespace, name)?);
+    let typed = decode_ref::<Cluster>(&object).ok()?;
     Some((object, typed))
 }
 

@@ -17,8 +17,9 @@ use super::sync::Syncer;
 use super::topology_status::status_patch;
 use crate::api::describe;
 use crate::clock::now_rfc3339;
+use crate::metrics::Metrics;
 use crate::runtime::RuntimeExtensions;
-use crate::store::{ObjectSource, WatchCache};
+use crate::store::{owned, ObjectSource, WatchCache};
 use crate::topology::reconcile::{topology_condition, Blocked, Reconciliation};
 
 /// The group of the Cluster kind.
@@ -42,6 +43,8 @@ pub struct Context {
     pub revisions: Arc<Revisions>,
     /// Turns on each Cluster shared with the Cluster infrastructure controller.
     pub cluster_turns: ClusterTurns,
+    /// Where reconciles are counted.
+    pub metrics: Option<Metrics>,
 }
 
 /// Why a reconcile failed (an API call); the Cluster is retried.
@@ -106,7 +109,7 @@ pub(super) fn cluster_in_cache(ctx: &Context, object: &Value) -> Option<Value> {
             text("/metadata/namespace"),
             text("/metadata/name"),
         )
-        .map(|latest| (*latest).clone())
+        .map(owned)
 }
 
 /// Records a Normal event on the Cluster.

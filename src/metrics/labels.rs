@@ -75,12 +75,12 @@ pub struct HandlerLabels {
     pub handler: String,
 }
 
-/// A lifecycle hook's name as a label value: only the catalog's `'static` names are accepted, so
-/// the label stays bounded.
+/// A `'static` name as a label value (a lifecycle hook's from the catalog, a controller's): no
+/// other name is accepted, so the label stays bounded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct HookLabel(pub &'static str);
+pub struct NameLabel(pub &'static str);
 
-impl EncodeLabelValue for HookLabel {
+impl EncodeLabelValue for NameLabel {
     fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
         encoder.write_str(self.0)
     }
@@ -114,16 +114,23 @@ impl EncodeLabelValue for HookCallOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub struct HookCallLabels {
     /// The hook called.
-    pub hook: HookLabel,
+    pub hook: NameLabel,
     /// What the call came to.
     pub outcome: HookCallOutcome,
+}
+
+/// Labels of the reconcile counter: the controller that reconciled, by its `'static` name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct ControllerLabels {
+    /// The controller (`topology`, `cluster-infrastructure`...).
+    pub controller: NameLabel,
 }
 
 /// Labels of the lifecycle hook latency histogram.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub struct HookLabels {
     /// The hook called.
-    pub hook: HookLabel,
+    pub hook: NameLabel,
 }
 
 /// Outcome of a certificate reload attempt.

@@ -8,6 +8,7 @@
 //! KiB, paid only by the objects a reconcile or a review reads.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -28,7 +29,7 @@ pub struct CompactObject {
 #[derive(Debug)]
 enum Form {
     Text(Box<str>),
-    Tree(Value),
+    Tree(Arc<Value>),
 }
 
 impl CompactObject {
@@ -39,18 +40,21 @@ impl CompactObject {
             .flatten();
         let (resource_version, cluster_name) = index_facts(object);
         Self {
-            form: text.map_or_else(|| Form::Tree(object.clone()), |t| Form::Text(t.into_boxed_str())),
+            form: text.map_or_else(
+                || Form::Tree(Arc::new(object.clone())),
+                |t| Form::Text(t.into_boxed_str()),
+            ),
             resource_version,
             cluster_name,
         }
     }
 
     /// Keeps `object` parsed, for objects read far more often than stored (CRDs, read by every
-    /// contract lookup).
+    /// contract lookup; a class's templates, read by every reconcile of its Clusters).
     pub fn tree(object: Value) -> Self {
         let (resource_version, cluster_name) = index_facts(&object);
         Self {
-            form: Form::Tree(object),
+            form: Form::Tree(Arc::new(object)),
             resource_version,
             cluster_name,
         }
@@ -64,12 +68,20 @@ impl CompactObject {
         }
     }
 
+    /// The object for a reader to keep: shared when it is kept parsed, parsed anew otherwise.
+    pub fn shared(&self) -> Arc<Value> {
+        match &self.form {
+            Form::Text(_) => Arc::new(self.value()),
+            Form::Tree(value) => Arc::clone(value),
+        }
+    }
+
     /// The object, parsed again from its text.
     pub fn value(&self) -> Value {
         match &self.form {
             // Text this store wrote from a tree within serde_json's depth: it parses.
             Form::Text(text) => serde_json::from_str(text).unwrap_or(Value::Null),
-            Form::Tree(value) => value.clone(),
+            Form::Tree(value) => Value::clone(value),
         }
     }
 

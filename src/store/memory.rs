@@ -10,6 +10,7 @@ use super::compact::CompactObject;
 use super::contract::{self, CRD_GROUP, CRD_KIND};
 use super::{group_of, manifest, ClassEntry, ObjectSource};
 use crate::api::convert::{to_hub, ContractVersions, ConvertError};
+use crate::api::labels::CLUSTER_NAME_LABEL;
 use crate::api::{Cluster, ClusterClass};
 use crate::contract::crd::labels_of;
 use crate::contract::versions::{contract_and_version, contract_of_version};
@@ -161,8 +162,7 @@ impl MemoryStore {
             }
         }
         self.unindex(&key);
-        // CRDs stay parsed: every contract lookup reads them all.
-        let kept = if key.group == CRD_GROUP && key.kind == CRD_KIND {
+        let kept = if read_by_every_reconcile(&key, &object) {
             CompactObject::tree(object)
         } else {
             CompactObject::new(&object)
@@ -299,6 +299,20 @@ fn cluster_kind_key(key: &ObjectKey, cluster: &str) -> ClusterKindKey {
     )
 }
 
+/// Whether the object is kept parsed, shared by its readers: CRDs (every contract lookup reads
+/// them all) and templates no Cluster's name label claims (a ClusterClass's, read by every
+/// reconcile of each Cluster of the class, and few: a fleet's classes share them).
+fn read_by_every_reconcile(key: &ObjectKey, object: &Value) -> bool {
+    if key.group == CRD_GROUP {
+        return key.kind == CRD_KIND;
+    }
+    key.kind.ends_with("Template")
+        && object
+            .pointer("/metadata/labels")
+            .and_then(|labels| labels.get(CLUSTER_NAME_LABEL))
+            .is_none()
+}
+
 /// The namespace and name of the class a Cluster uses, if it has a topology.
 fn class_of(cluster: &Cluster, cluster_namespace: &str) -> Option<NamespacedName> {
     let class_ref = &cluster.spec.managed_topology()?.class_ref;
@@ -360,7 +374,7 @@ impl ObjectSource for MemoryStore {
             namespace: namespace.to_owned(),
             name: name.to_owned(),
         };
-        self.objects.get(&key).map(|object| Arc::new(object.value()))
+        self.objects.get(&key).map(CompactObject::shared)
     }
 
     fn list(&self, group: &str, kind: &str, namespace: &str) -> Vec<Arc<Value>> {
@@ -373,7 +387,7 @@ impl ObjectSource for MemoryStore {
         self.objects
             .range(start..)
             .take_while(|(key, _)| key.group == group && key.kind == kind && key.namespace == namespace)
-            .map(|(_, object)| Arc::new(object.value()))
+            .map(|(_, object)| object.shared())
             .collect()
     }
 

@@ -71,6 +71,12 @@ fn of_cluster(objects: Vec<Arc<Value>>, cluster: &str) -> Vec<Arc<Value>> {
         .collect()
 }
 
+/// The object a read returned, as an owned value: taken without a copy when no one else holds
+/// it (a store read parses a fresh object for each reader), copied otherwise.
+pub fn owned(object: Arc<Value>) -> Value {
+    Arc::try_unwrap(object).unwrap_or_else(|shared| (*shared).clone())
+}
+
 /// The API group of an `apiVersion` (`cluster.x-k8s.io/v1beta1` -> `cluster.x-k8s.io`, `v1` -> ``).
 pub fn group_of(api_version: &str) -> &str {
     api_version.rsplit_once('/').map_or("", |(group, _)| group)

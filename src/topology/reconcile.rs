@@ -18,7 +18,7 @@ use super::upgrade_report::{pending, Pending};
 use crate::api::labels::{CLUSTER_NAME_LABEL, TOPOLOGY_OWNED_LABEL, TOPOLOGY_UPGRADE_STEP_ANNOTATION};
 use crate::api::Cluster;
 use crate::patches::external::ExternalPatches;
-use crate::store::ObjectSource;
+use crate::store::{self, ObjectSource};
 
 mod owned;
 
@@ -100,7 +100,7 @@ pub fn reconcile(
         owned
             .iter()
             .flat_map(|(group, kind)| source.list_of_cluster(group, kind, &namespace, &name))
-            .map(|object| (*object).clone()),
+            .map(store::owned),
     );
     let planned = plan_with_hooks(&blueprint, cluster, &current, external, hooks).map_err(engine_blocked)?;
 

@@ -41,7 +41,7 @@ use crate::kubectl::Kubectl;
 use crate::kubectl_watch::Watch;
 use crate::manifests::{quickstart_object, render};
 use crate::proc_stats::{cpu_seconds, peak_rss_mib, pid_of, wait_idle};
-use crate::process::run_bounded;
+use crate::process::{http_get, run_bounded};
 use crate::scale_shards::{self, shards};
 
 /// Clusters per `kubectl create` and how many of those run at once.
@@ -113,6 +113,24 @@ fn requests_answered(kubectl: &Kubectl, verbs: &[&str], code: Option<&str>) -> B
         *counts.entry(format!("{verb} {resource}")).or_default() += count;
     }
     counts
+}
+
+/// The reconciles each controller of the (first) instance ran, per Cluster, from its
+/// `capi_topology_reconciles_total` counters.
+fn reconciles_per_cluster(metrics_port: u16, n: usize) -> String {
+    let Ok((_, metrics)) = http_get(metrics_port, "/metrics") else {
+        return "metrics unreadable".to_owned();
+    };
+    metrics
+        .lines()
+        .filter_map(|line| line.strip_prefix("capi_topology_reconciles_total{controller=\""))
+        .filter_map(|rest| rest.split_once("\"} "))
+        .map(|(controller, count)| {
+            let count: f64 = count.trim().parse().unwrap_or(0.0);
+            format!("{controller} {:.2}", count / n as f64)
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `after - before`, without the writes that are not the topology's: leader Lease renewals,
@@ -277,11 +295,12 @@ fn measure(n: usize) -> Row {
     };
     let label = format!("scale-{n}");
     let sharded = shards() == 2;
-    let env = if sharded {
+    let mut env = if sharded {
         Env::with_webhooks_and(&label, &scale_shards::FIRST)
     } else {
         Env::with_webhooks(&label)
     };
+    let metrics_port = env.server().metrics_port();
     let second = sharded.then(|| scale_shards::start_second(&env, &label));
     let kubectl = &env.kubectl;
     let mut pids: Vec<u32> = PROCESSES
@@ -344,6 +363,10 @@ fn measure(n: usize) -> Row {
     let events = after_create.get("POST events").copied().unwrap_or(0)
         - before.get("POST events").copied().unwrap_or(0);
     println!("scale {n}: topology writes while converging: {create_writes:?}; events created: {events}");
+    println!(
+        "scale {n}: reconciles per Cluster: {}",
+        reconciles_per_cluster(metrics_port, n)
+    );
     // Not in the figure (the resync's annotations are such patches too): the finalizer patches.
     let cluster_patches = after_create.get("PATCH clusters").copied().unwrap_or(0)
         - before.get("PATCH clusters").copied().unwrap_or(0);

@@ -21,7 +21,7 @@ use crate::addons::Resource;
 use crate::api::labels::PAUSED_ANNOTATION;
 use crate::api::{Cluster, ClusterResourceSet, ClusterResourceSetBinding, ResourceRef, ADDONS_GROUP};
 use crate::clock::now_rfc3339;
-use crate::decode::decode_value;
+use crate::decode::{decode_ref, decode_value};
 use crate::store::{object_value, ObjectSource};
 
 /// Periodic look at a settled Cluster (reads from the caches only, writes nothing).
@@ -46,7 +46,7 @@ pub async fn reconcile_cluster(
     let Some(object) = ctx.cache.get(CAPI_GROUP, "Cluster", &namespace, &name) else {
         return Ok(Action::await_change());
     };
-    let Ok(typed) = decode_value::<Cluster>((*object).clone()) else {
+    let Ok(typed) = decode_ref::<Cluster>(&object) else {
         return Ok(Action::await_change());
     };
     let paused = typed.spec.is_paused()

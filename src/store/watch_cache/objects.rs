@@ -15,7 +15,24 @@ use crate::store::MemoryStore;
 /// with `managedFields` slimmed to what the topology controller's apply model reads (see
 /// [`managed_fields::slim`]: none on an object it never applied).
 pub fn object_value(object: &DynamicObject, resource: &ApiResource) -> Value {
-    let mut value = serde_json::to_value(object).unwrap_or(Value::Null);
+    owned_object_value(object.clone(), resource)
+}
+
+/// [`object_value`] of an object the caller gives up (a watch event's): its fields besides the
+/// metadata move into the value instead of being copied.
+pub fn owned_object_value(object: DynamicObject, resource: &ApiResource) -> Value {
+    let metadata = serde_json::to_value(&object.metadata).unwrap_or(Value::Null);
+    let mut map = serde_json::Map::new();
+    map.insert("apiVersion".to_owned(), Value::from(resource.api_version.clone()));
+    map.insert("kind".to_owned(), Value::from(resource.kind.clone()));
+    map.insert("metadata".to_owned(), metadata);
+    if let Value::Object(fields) = object.data {
+        let rest = fields
+            .into_iter()
+            .filter(|(field, _)| !matches!(field.as_str(), "apiVersion" | "kind" | "metadata"));
+        map.extend(rest);
+    }
+    let mut value = Value::Object(map);
     managed_fields::slim(&mut value, TOPOLOGY_MANAGER);
     if let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut) {
         let annotations = metadata.get_mut("annotations").and_then(Value::as_object_mut);
@@ -26,10 +43,6 @@ pub fn object_value(object: &DynamicObject, resource: &ApiResource) -> Value {
     }
     if resource.group == CRD_GROUP && resource.kind == CRD_KIND {
         keep_what_contracts_read(&mut value);
-    }
-    if let Some(map) = value.as_object_mut() {
-        map.insert("apiVersion".to_owned(), Value::from(resource.api_version.clone()));
-        map.insert("kind".to_owned(), Value::from(resource.kind.clone()));
     }
     value
 }

@@ -11,7 +11,7 @@ use kube::runtime::watcher::{self, Event};
 use kube::runtime::WatchStreamExt;
 use serde_json::Value;
 
-use super::objects::{identity, insert, object_value, resource_version};
+use super::objects::{identity, insert, owned_object_value, resource_version};
 use super::{Changed, Shared};
 use crate::store::MemoryStore;
 
@@ -80,10 +80,10 @@ async fn watch(shared: Arc<Shared>, resource: ApiResource, synced: Arc<AtomicBoo
 
 fn as_values(event: Event<DynamicObject>, resource: &ApiResource) -> Event<Value> {
     match event {
-        Event::Apply(object) => Event::Apply(object_value(&object, resource)),
-        Event::Delete(object) => Event::Delete(object_value(&object, resource)),
+        Event::Apply(object) => Event::Apply(owned_object_value(object, resource)),
+        Event::Delete(object) => Event::Delete(owned_object_value(object, resource)),
         Event::Init => Event::Init,
-        Event::InitApply(object) => Event::InitApply(object_value(&object, resource)),
+        Event::InitApply(object) => Event::InitApply(owned_object_value(object, resource)),
         Event::InitDone => Event::InitDone,
     }
 }
