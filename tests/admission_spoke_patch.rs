@@ -82,6 +82,7 @@ fn every_v1beta1_admission_fixture_and_its_variants() {
             check(&what, &object, old, &store, &mut tally);
         }
     }
+    eprintln!("admission fixtures: {tally:?}");
     assert!(tally.defaulted > 40, "{tally:?}");
     assert!(
         tally.mapped * 10 >= tally.defaulted * 9,
@@ -130,15 +131,9 @@ fn every_real_world_cluster_and_its_variants() {
             .iter()
             .filter(|o| o["kind"] == "Cluster" && is_v1beta1(o))
         {
-            for (variant, object) in variants(cluster) {
-                check(
-                    &format!("{} ({variant})", dir.display()),
-                    &object,
-                    None,
-                    &store,
-                    &mut tally,
-                );
-            }
+            let checked = check_variants(&dir.display().to_string(), cluster, &store);
+            tally.defaulted += checked.defaulted;
+            tally.mapped += checked.mapped;
         }
     }
     eprintln!("real-world Clusters: {tally:?}");
@@ -150,32 +145,23 @@ fn every_real_world_cluster_and_its_variants() {
     );
 }
 
+/// [`check`] of every variant of `cluster`, named `name`.
+fn check_variants(name: &str, cluster: &Value, store: &MemoryStore) -> Tally {
+    let mut tally = Tally::default();
+    for (variant, object) in variants(cluster) {
+        check(&format!("{name} ({variant})"), &object, None, store, &mut tally);
+    }
+    tally
+}
+
 #[test]
 fn the_golden_conversion_cluster_and_the_benchmark_cluster() {
     let golden: Value =
         serde_yaml_ng::from_str(include_str!("../src/api/convert/testdata/cluster.v1beta1.yaml")).unwrap();
-    let mut tally = Tally::default();
-    for (variant, object) in variants(&golden) {
-        check(
-            &format!("golden ({variant})"),
-            &object,
-            None,
-            &MemoryStore::default(),
-            &mut tally,
-        );
-    }
-    let (cluster, store) = benchmark_cluster();
-    let mut benchmark = Tally::default();
-    for (variant, object) in variants(&cluster) {
-        check(
-            &format!("benchmark ({variant})"),
-            &object,
-            None,
-            &store,
-            &mut benchmark,
-        );
-    }
+    let tally = check_variants("golden", &golden, &MemoryStore::default());
     assert!(tally.defaulted > 0, "{tally:?}");
+    let (cluster, store) = benchmark_cluster();
+    let benchmark = check_variants("benchmark", &cluster, &store);
     assert!(benchmark.defaulted > 0, "{benchmark:?}");
     assert_eq!(
         benchmark.mapped, benchmark.defaulted,
