@@ -48,6 +48,9 @@ for spoke in cluster_create_mutate_validate_20_vars_5_mds_v1beta1 cluster_create
   printf 'ours, %s / the v1beta2 row: %sx\n' "$spoke" \
     "$(awk -v a="$(median "$ours" "$spoke")" -v b="$hub" 'BEGIN { printf "%.2f", a / b }')"
 done
+printf 'the reference, its v1beta1 row / its v1beta2 row: %sx\n' \
+  "$(awk -v a="$(median "$theirs" BenchmarkClusterCreateMutateValidate20Vars5MDsV1beta1)" \
+    -v b="$(median "$theirs" BenchmarkClusterCreateMutateValidate20Vars5MDs)" 'BEGIN { printf "%.2f", a / b }')"
 
 if [[ "$tls_seconds" != 0 ]]; then
   echo

@@ -9,9 +9,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::webhook::Kind;
-use crate::api::convert::{self, paths, ContractVersions, CONVERSION_DATA, V1BETA1_FIELDS};
+use crate::api::convert::{self, paths};
 use crate::field::{FieldError, FieldErrors, FieldPath};
-use crate::store::group_of;
 
 /// One object of a request, decoded into the hub type.
 pub(super) struct Decoded<T> {
@@ -68,52 +67,24 @@ pub(super) fn shown(text: &str) -> String {
     crate::field::truncate(format!("{text:?}"), 128)
 }
 
-/// The JSONPatch, against `sent` (the object as the client sent it, in a spoke version), of what
-/// defaulting changed between the hub objects `before` and `after`: both are converted back to
-/// the client's version and compared, so only what defaulting changed appears (never the
-/// conversion-data annotations, nor fields our types do not know).
-pub(super) fn spoke_patch<T: Serialize>(before: &T, after: &T, sent: &Value) -> Result<Patch, String> {
-    let api_version = sent.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
-    let versions = SentVersions { sent };
-    let render = |object: &T| -> Result<Value, String> {
-        let hub = serde_json::to_value(object).map_err(|err| format!("cannot encode object: {err}"))?;
-        let mut spoke = convert::from_hub_without_data(hub, api_version, &versions)
-            .map_err(|err| format!("cannot convert the defaulted object to {api_version}: {err}"))?;
-        if let Some(annotations) = spoke
-            .pointer_mut("/metadata/annotations")
-            .and_then(Value::as_object_mut)
-        {
-            annotations.remove(CONVERSION_DATA);
-            annotations.remove(V1BETA1_FIELDS);
-        }
-        Ok(spoke)
-    };
-    let changes = super::diff::diff(&render(before)?, &render(after)?);
-    if changes.0.is_empty() {
-        return Ok(changes);
+/// The JSONPatch, against `sent` (the object of `kind` as the client sent it, in a spoke
+/// version), of what defaulting changed: `hub` (defaulting's patch against the hub object)
+/// mapped onto `sent` where the conversion carries every changed value as it is
+/// ([`spoke_patch::mapped`](super::spoke_patch::mapped)); else the hub object before
+/// defaulting (decoded from `sent` again) and `after` rendered in the client's version and
+/// compared ([`spoke_patch::rendered`](super::spoke_patch::rendered)). Either way the same
+/// patch.
+pub(super) fn spoke_patch<T: Serialize + DeserializeOwned>(
+    kind: Kind,
+    hub: &Patch,
+    after: &T,
+    sent: &Value,
+) -> Result<Patch, String> {
+    if let Some(patch) = super::spoke_patch::mapped(hub, sent) {
+        return Ok(patch);
     }
-    let mut patched = sent.clone();
-    json_patch::patch(&mut patched, &changes.0)
-        .map_err(|err| format!("cannot apply the defaults to the {api_version} object: {err}"))?;
-    Ok(super::diff::diff(sent, &patched))
-}
-
-/// The versions of referenced kinds for converting back: the apiVersion the client sent on the
-/// Cluster's own refs (so the refs come back exactly as sent, and never appear in the patch).
-struct SentVersions<'a> {
-    sent: &'a Value,
-}
-
-impl ContractVersions for SentVersions<'_> {
-    fn version_of(&self, group: &str, kind: &str) -> Option<String> {
-        let sent_ref = ["/spec/controlPlaneRef", "/spec/infrastructureRef"]
-            .into_iter()
-            .filter_map(|pointer| self.sent.pointer(pointer))
-            .find(|r| r.get("kind").and_then(Value::as_str) == Some(kind))
-            .and_then(|r| r.get("apiVersion").and_then(Value::as_str))
-            .filter(|api_version| group_of(api_version) == group);
-        sent_ref.map(|api_version| api_version.rsplit('/').next().unwrap_or_default().to_owned())
-    }
+    let before = decode::<T>(kind, "object", sent.clone(), false)?.object;
+    super::spoke_patch::rendered(&before, after, sent)
 }
 
 /// The errors with every hub field path (in their paths and details) written as v1beta1 names

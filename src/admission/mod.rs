@@ -14,10 +14,12 @@ pub mod health_check;
 pub mod object_meta;
 pub mod request;
 mod review;
+pub mod spoke_patch;
 pub mod status;
 pub mod taints;
 pub mod webhook;
 mod wire;
+mod wire_request;
 
 pub use request::admit_value;
 pub use review::{review, MAX_BODY_BYTES};

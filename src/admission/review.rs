@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::admitted::Admitted;
 use super::class_rollout::AdmittedRollout;
 use super::webhook::{Kind, Webhook};
+use super::wire_request::{WireObject, WireRequest, WireReview};
 use super::{edge, status, Outcome};
 use crate::api::runtime::ExtensionConfig;
 use crate::api::{Cluster, ClusterClass, ClusterResourceSet, ClusterResourceSetBinding};
@@ -23,29 +24,6 @@ use crate::store::ObjectSource;
 /// The largest AdmissionReview body we read: the API server caps a request at 3 MiB, and a
 /// review carries the object twice (object and oldObject).
 pub const MAX_BODY_BYTES: usize = 7 * 1024 * 1024;
-
-/// The parts of an AdmissionReview the webhooks read, objects kept raw: read when the one-pass
-/// [`TypedReview`] does not apply (an object in an older version, or one that does not decode),
-/// so each object can be converted to the hub or the answer can say which part is wrong.
-#[derive(Debug, Deserialize)]
-struct WireReview<'a> {
-    #[serde(borrow)]
-    request: Option<WireRequest<'a>>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct WireRequest<'a> {
-    uid: String,
-    kind: GroupVersionKind,
-    #[serde(default)]
-    request_kind: Option<GroupVersionKind>,
-    operation: Operation,
-    #[serde(borrow, default)]
-    object: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    old_object: Option<&'a RawValue>,
-}
 
 /// An AdmissionReview with its objects decoded straight into the webhook's (hub) type: one pass
 /// over the body. Anything else falls back to [`WireReview`].
@@ -110,7 +88,10 @@ pub fn review(path: &str, body: &[u8], source: &dyn ObjectSource) -> AdmissionRe
         Ok(webhook) => webhook,
         Err(err) => return bad_request(uid_of(body).as_deref(), &err.to_string()),
     };
+    // The API server sends a spoke path's objects in the spoke version, which the one-pass hub
+    // decoding would read whole only to refuse: they go straight to the converting path.
     let typed = match webhook.kind {
+        _ if webhook.spoke => None,
         Kind::Cluster => admit_typed::<Cluster>(webhook.mutating, body, source),
         Kind::ClusterClass => admit_typed::<ClusterClass>(webhook.mutating, body, source),
         Kind::ClusterResourceSet => admit_typed::<ClusterResourceSet>(webhook.mutating, body, source),
@@ -123,19 +104,24 @@ pub fn review(path: &str, body: &[u8], source: &dyn ObjectSource) -> AdmissionRe
     if let Some(response) = typed {
         return response.into_review();
     }
-    let review: WireReview = match serde_json::from_slice(body) {
-        Ok(review) => review,
-        Err(err) => {
-            return bad_request(
-                uid_of(body).as_deref(),
-                &format!("cannot decode AdmissionReview: {err}"),
-            )
-        }
+    // The objects parsed in the same pass; a body whose objects do not parse is read again with
+    // them raw, for the answer to say which one.
+    let request = match serde_json::from_slice::<WireReview<Value>>(body) {
+        Ok(review) => review.request.map(|request| admit(webhook, request, source)),
+        Err(_) => match serde_json::from_slice::<WireReview<&RawValue>>(body) {
+            Ok(review) => review.request.map(|request| admit(webhook, request, source)),
+            Err(err) => {
+                return bad_request(
+                    uid_of(body).as_deref(),
+                    &format!("cannot decode AdmissionReview: {err}"),
+                )
+            }
+        },
     };
-    let Some(request) = review.request else {
-        return bad_request(None, "invalid AdmissionReview: it has no request");
-    };
-    admit(webhook, &request, source).into_review()
+    match request {
+        Some(response) => response.into_review(),
+        None => bad_request(None, "invalid AdmissionReview: it has no request"),
+    }
 }
 
 /// The request uid of a body that is JSON but not a well-formed review, so the answer can echo it.
@@ -145,23 +131,29 @@ fn uid_of(body: &[u8]) -> Option<String> {
 }
 
 /// Runs `webhook` on one request.
-fn admit(webhook: Webhook, request: &WireRequest, source: &dyn ObjectSource) -> AdmissionResponse {
+fn admit<O: WireObject>(
+    webhook: Webhook,
+    request: WireRequest<O>,
+    source: &dyn ObjectSource,
+) -> AdmissionResponse {
     let response = allowed(&request.uid);
     if let Err(message) = check_kind(webhook.kind, &request.kind) {
         return deny_bad_request(response, &message);
     }
     match webhook.kind {
-        Kind::Cluster => admit_kind::<Cluster>(webhook.mutating, request, source, response),
-        Kind::ClusterClass => admit_kind::<ClusterClass>(webhook.mutating, request, source, response),
+        Kind::Cluster => admit_kind::<Cluster, _>(webhook.mutating, request, source, response),
+        Kind::ClusterClass => admit_kind::<ClusterClass, _>(webhook.mutating, request, source, response),
         Kind::ClusterResourceSet => {
-            admit_kind::<ClusterResourceSet>(webhook.mutating, request, source, response)
+            admit_kind::<ClusterResourceSet, _>(webhook.mutating, request, source, response)
         }
         Kind::ClusterResourceSetBinding => {
-            admit_kind::<ClusterResourceSetBinding>(webhook.mutating, request, source, response)
+            admit_kind::<ClusterResourceSetBinding, _>(webhook.mutating, request, source, response)
         }
-        Kind::ExtensionConfig => admit_kind::<ExtensionConfig>(webhook.mutating, request, source, response),
+        Kind::ExtensionConfig => {
+            admit_kind::<ExtensionConfig, _>(webhook.mutating, request, source, response)
+        }
         Kind::ClusterClassRollout => {
-            admit_kind::<AdmittedRollout>(webhook.mutating, request, source, response)
+            admit_kind::<AdmittedRollout, _>(webhook.mutating, request, source, response)
         }
     }
 }
@@ -212,18 +204,17 @@ fn admit_typed<T: Admitted>(
     ))
 }
 
-fn admit_kind<T: Admitted>(
+fn admit_kind<T: Admitted, O: WireObject>(
     mutating: bool,
-    request: &WireRequest,
+    request: WireRequest<O>,
     source: &dyn ObjectSource,
     response: AdmissionResponse,
 ) -> AdmissionResponse {
-    let decode = |raw: Option<&RawValue>, field: &str| -> Result<Option<edge::Decoded<T>>, String> {
-        let Some(raw) = raw.filter(|raw| raw.get() != "null") else {
+    let decode = |object: Option<O>, field: &str| -> Result<Option<edge::Decoded<T>>, String> {
+        let Some(object) = object else {
             return Ok(None);
         };
-        let value: Value =
-            serde_json::from_str(raw.get()).map_err(|err| format!("cannot decode {field}: {err}"))?;
+        let value = object.parsed(field)?;
         // Only a mutating webhook's answer is computed against the object as it was sent.
         edge::decode(T::KIND, field, value, mutating && field == "object").map(Some)
     };
@@ -302,14 +293,13 @@ fn mutate<T: Admitted>(
     source: &dyn ObjectSource,
     sent: &Sent,
 ) -> AdmissionResponse {
-    let before = sent.object.as_ref().map(|_| object.clone());
     let (outcome, patch) = match object.default(old, source) {
         Ok(defaulted) => defaulted,
         Err(message) => return deny_bad_request(response, &message),
     };
-    let patch = match (&sent.object, before) {
-        (Some(sent_object), Some(before)) if outcome.errors.is_empty() && !patch.0.is_empty() => {
-            match edge::spoke_patch(&before, &object, sent_object) {
+    let patch = match &sent.object {
+        Some(sent_object) if outcome.errors.is_empty() && !patch.0.is_empty() => {
+            match edge::spoke_patch(T::KIND, &patch, &object, sent_object) {
                 Ok(patch) => patch,
                 Err(message) => return deny_bad_request(response, &message),
             }

@@ -15,7 +15,6 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use super::data::token;
 use super::duration;
 use super::value::Obj;
 use super::{Ctx, Kind, V1BETA1_FIELDS};
@@ -120,7 +119,8 @@ fn matches(pattern: &str, path: &str) -> bool {
     }
 }
 
-fn is_index(token: &str) -> bool {
+/// A list index as a JSON pointer writes it: digits, no leading zero, at most 9 of them.
+pub(super) fn is_index(token: &str) -> bool {
     !token.is_empty()
         && token.len() <= 9
         && token.bytes().all(|b| b.is_ascii_digit())
@@ -288,61 +288,12 @@ pub fn problems(kind_name: &str, text: &str) -> Vec<Problem> {
     out
 }
 
-/// The durations of a spoke of `kind` written in another form than Go prints their value
-/// (`90s` for `1m30s`): each as (`pointer`, written text), to keep in the hub annotation.
-pub(super) fn written_durations(kind: Kind, spoke: &Obj) -> Vec<(String, Value)> {
-    let mut out = Vec::new();
-    let mut at = String::new();
-    for (pattern, form) in fields(kind) {
-        if *form != Form::Duration {
-            continue;
-        }
-        // Every pattern starts at a field of the object (`/spec/...`).
-        let tokens: Vec<&str> = pattern.split('/').skip(1).collect();
-        if let Some((first, rest)) = tokens.split_first() {
-            if let Some(child) = spoke.get(*first) {
-                at.clear();
-                at.push('/');
-                at.push_str(&token(first));
-                collect(child, rest, &mut at, &mut out);
-            }
-        }
-    }
-    out
-}
-
-/// The written durations below `value`, found at `at` (the path so far, restored on return)
-/// along `tokens`.
-fn collect(value: &Value, tokens: &[&str], at: &mut String, out: &mut Vec<(String, Value)>) {
-    let Some((first, rest)) = tokens.split_first() else {
-        if let Value::String(text) = value {
-            let canonical = duration::to_seconds(text).map(|s| duration::from_seconds(s.into()));
-            if canonical.is_some_and(|c| c != *text) {
-                out.push((at.clone(), value.clone()));
-            }
-        }
-        return;
-    };
-    let length = at.len();
-    match (*first, value) {
-        ("*", Value::Array(items)) => {
-            for (i, item) in items.iter().enumerate() {
-                at.push('/');
-                at.push_str(&i.to_string());
-                collect(item, rest, at, out);
-                at.truncate(length);
-            }
-        }
-        (key, Value::Object(obj)) => {
-            if let Some(child) = obj.get(key) {
-                at.push('/');
-                at.push_str(&token(key));
-                collect(child, rest, at, out);
-                at.truncate(length);
-            }
-        }
-        _ => {}
-    }
+/// The pointer patterns of `kind`'s durations (`*` = a list index), in the annotation's order.
+pub(super) fn duration_patterns(kind: Kind) -> impl Iterator<Item = &'static str> {
+    fields(kind)
+        .iter()
+        .filter(|(_, form)| *form == Form::Duration)
+        .map(|(pattern, _)| pattern.as_str())
 }
 
 /// `object` (a hub) without the durations' written forms in its [`V1BETA1_FIELDS`] annotation,

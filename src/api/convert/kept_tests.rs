@@ -101,35 +101,6 @@ fn date_times_as_metav1_time_reads_them() {
     }
 }
 
-#[test]
-fn written_durations_are_those_go_would_print_otherwise() {
-    let spoke = json!({"spec": {"topology": {
-        "controlPlane": {"nodeDrainTimeout": "90s", "nodeDeletionTimeout": "1m30s",
-                         "machineHealthCheck": {"unhealthyConditions": [{"timeout": "5m0s"}, {"timeout": "300s"}]}},
-        "workers": {"machinePools": [{"nodeVolumeDetachTimeout": "0"}]},
-    }}});
-    let Value::Object(spoke) = spoke else {
-        unreachable!()
-    };
-    assert_eq!(
-        written_durations(Kind::Cluster, &spoke),
-        [
-            (
-                "/spec/topology/controlPlane/nodeDrainTimeout".to_owned(),
-                json!("90s")
-            ),
-            (
-                "/spec/topology/controlPlane/machineHealthCheck/unhealthyConditions/1/timeout".to_owned(),
-                json!("300s")
-            ),
-            (
-                "/spec/topology/workers/machinePools/0/nodeVolumeDetachTimeout".to_owned(),
-                json!("0")
-            ),
-        ]
-    );
-}
-
 struct NoCrds;
 
 impl super::super::ContractVersions for NoCrds {

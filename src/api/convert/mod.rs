@@ -43,6 +43,7 @@
 //! v1beta1 field has no `omitempty` and conveys meaning (`required`, `definitionsConflict`,
 //! `infrastructureReady`/`controlPlaneReady` of a present status).
 
+mod carried;
 mod cluster;
 mod cluster_class;
 mod data;
@@ -67,6 +68,7 @@ mod schema;
 mod status;
 mod topology;
 mod value;
+mod written;
 
 #[cfg(test)]
 mod golden;
@@ -260,12 +262,27 @@ pub fn to_hub(mut object: Value) -> Result<Value, ConvertError> {
     let ctx = Ctx::of(&kind_name, obj);
     // A spoke never carries the hub's annotation: what it keeps is taken from the spoke's fields.
     data::take_annotation(obj, V1BETA1_FIELDS);
-    let written = kept::written_durations(kind, obj);
+    let written = written::written_durations(kind, obj);
     kind.spoke_to_hub(obj, &ctx)?;
     omitted::drop_empty_structs(&kind_name, obj);
     data::keep_first(obj, written);
     obj.insert("apiVersion".into(), Value::String(hub_api_version));
     Ok(object)
+}
+
+/// Where an object of `api_version` and `kind_name`, a spoke, keeps the value its hub keeps at
+/// `hub` (a JSON pointer's encoded tokens), when the conversion carries `value` there as it is:
+/// a place both versions share, or the other end of a field that only moved. `None` when the
+/// conversion rewrites the value or its place, or for an object that is no spoke.
+pub fn spoke_place<'a>(
+    api_version: &str,
+    kind_name: &str,
+    hub: &'a [&'a str],
+    value: &Value,
+) -> Option<std::borrow::Cow<'a, [&'a str]>> {
+    let (group, version) = split_api_version(api_version);
+    let kind = Kind::of(group, kind_name).filter(|kind| kind.spoke_version() == version)?;
+    carried::spoke_place(kind, hub, value)
 }
 
 /// Converts a hub object to `api_version` (a spoke or the hub itself).

@@ -5,18 +5,41 @@
 use serde_json::Value;
 
 use super::data::{token, Kept};
-use super::value::{child, each_at, is_empty, put, str_of, take, Obj};
+use super::value::{child, each_at, is_empty, put, str_of, take, Move, Obj};
 use super::{health_check, rollout, ConvertError, Ctx};
 
 const BASE: &str = "/spec/topology";
 
+/// The ClusterClass's name and namespace: v1beta1's `class` and `classNamespace`, the hub's
+/// `classRef` (each only when set).
+pub(super) const CLASS: [Move; 2] = [
+    Move {
+        spoke: &["class"],
+        hub: &["classRef", "name"],
+    },
+    Move {
+        spoke: &["classNamespace"],
+        hub: &["classRef", "namespace"],
+    },
+];
+
+/// The places below `spec.topology` whose values the conversion leaves as they are, where they
+/// are (`*` is any list index): the version and every variable list. (A variable's
+/// `definitionFrom`, which the hub has no place for, is kept in an annotation instead.)
+pub(super) const CARRIED: [&[&str]; 5] = [
+    &["version"],
+    &["variables"],
+    &["controlPlane", "variables", "overrides"],
+    &["workers", "machineDeployments", "*", "variables", "overrides"],
+    &["workers", "machinePools", "*", "variables", "overrides"],
+];
+
 /// v1beta1 `spec.topology` → v1beta2, keeping v1beta1-only fields in `kept`.
 pub(super) fn to_hub(topology: &mut Obj, ctx: &Ctx, kept: &mut Kept) -> Result<(), ConvertError> {
-    if let Some(class) = topology.remove("class").filter(|c| !is_empty(c)) {
-        put(topology, &["classRef", "name"], class);
-    }
-    if let Some(namespace) = topology.remove("classNamespace").filter(|n| !is_empty(n)) {
-        put(topology, &["classRef", "namespace"], namespace);
+    for class in CLASS {
+        if let Some(value) = take(topology, class.spoke).filter(|v| !is_empty(v)) {
+            put(topology, class.hub, value);
+        }
     }
     if let Some(after) = topology.remove("rolloutAfter").filter(|a| !a.is_null()) {
         if !after.as_str().is_some_and(super::kept::is_date_time) {
@@ -96,11 +119,12 @@ fn keep_definition_from(obj: &mut Obj, key: &str, base: &str, guard: &[(String, 
 /// v1beta2 `spec.topology` → v1beta1, remediation templates in `namespace`.
 pub(super) fn from_hub(topology: &mut Obj, namespace: &str) {
     // `class` is written even when empty: the v1beta1 field has no omitempty.
-    let class = take(topology, &["classRef", "name"]).unwrap_or(Value::String(String::new()));
-    let class_namespace = take(topology, &["classRef", "namespace"]);
-    topology.insert("class".into(), class);
-    if let Some(class_namespace) = class_namespace.filter(|n| !is_empty(n)) {
-        topology.insert("classNamespace".into(), class_namespace);
+    let [class_name, class_namespace] = CLASS;
+    let name = take(topology, class_name.hub).unwrap_or(Value::String(String::new()));
+    let in_namespace = take(topology, class_namespace.hub);
+    put(topology, class_name.spoke, name);
+    if let Some(in_namespace) = in_namespace.filter(|n| !is_empty(n)) {
+        put(topology, class_namespace.spoke, in_namespace);
     }
     if let Some(control_plane) = child(topology, "controlPlane") {
         health_check::from_hub(control_plane, namespace);
