@@ -19,6 +19,8 @@ fn counts_reviews_by_path_and_verdict() {
     let elapsed = Some(std::time::Duration::from_millis(1));
     metrics.record_lifecycle_hook("BeforeClusterUpgrade", HookCallOutcome::Retry, elapsed);
     metrics.record_lifecycle_hook("BeforeClusterUpgrade", HookCallOutcome::Cached, None);
+    metrics.record_reconcile("topology");
+    metrics.record_reconcile("topology");
     let text = encode(&registry).unwrap();
     for line in [
         r#"capi_topology_webhook_requests_total{webhook="/mutate-cluster-x-k8s-io-v1beta1-cluster",verdict="denied"} 1"#,
@@ -36,6 +38,7 @@ fn counts_reviews_by_path_and_verdict() {
         r#"capi_topology_lifecycle_hook_calls_total{hook="BeforeClusterUpgrade",outcome="retry"} 1"#,
         r#"capi_topology_lifecycle_hook_calls_total{hook="BeforeClusterUpgrade",outcome="cached"} 1"#,
         r#"capi_topology_lifecycle_hook_call_duration_seconds_count{hook="BeforeClusterUpgrade"} 1"#,
+        r#"capi_topology_reconciles_total{controller="topology"} 2"#,
     ] {
         assert!(text.contains(line), "missing {line} in\n{text}");
     }
