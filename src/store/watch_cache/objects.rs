@@ -2,8 +2,9 @@
 //! identity and resourceVersion, and the insertion that drops what does not decode.
 
 use kube::api::DynamicObject;
+use kube::api::ObjectMeta;
 use kube::core::ApiResource;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::managed_fields::{self, TOPOLOGY_MANAGER};
 use crate::store::contract::{CRD_GROUP, CRD_KIND};
@@ -15,23 +16,33 @@ use crate::store::MemoryStore;
 /// with `managedFields` slimmed to what the topology controller's apply model reads (see
 /// [`managed_fields::slim`]: none on an object it never applied).
 pub fn object_value(object: &DynamicObject, resource: &ApiResource) -> Value {
-    owned_object_value(object.clone(), resource)
+    kept_value(&object.metadata, object.data.as_object().cloned(), resource)
 }
 
 /// [`object_value`] of an object the caller gives up (a watch event's): its fields besides the
 /// metadata move into the value instead of being copied.
 pub fn owned_object_value(object: DynamicObject, resource: &ApiResource) -> Value {
-    let metadata = serde_json::to_value(&object.metadata).unwrap_or(Value::Null);
-    let mut map = serde_json::Map::new();
+    let fields = match object.data {
+        Value::Object(fields) => Some(fields),
+        _ => None,
+    };
+    kept_value(&object.metadata, fields, resource)
+}
+
+/// The value [`object_value`] describes, from the object's metadata and its other fields.
+fn kept_value(metadata: &ObjectMeta, fields: Option<Map<String, Value>>, resource: &ApiResource) -> Value {
+    let mut map = Map::new();
     map.insert("apiVersion".to_owned(), Value::from(resource.api_version.clone()));
     map.insert("kind".to_owned(), Value::from(resource.kind.clone()));
-    map.insert("metadata".to_owned(), metadata);
-    if let Value::Object(fields) = object.data {
-        let rest = fields
-            .into_iter()
-            .filter(|(field, _)| !matches!(field.as_str(), "apiVersion" | "kind" | "metadata"));
-        map.extend(rest);
-    }
+    map.insert(
+        "metadata".to_owned(),
+        serde_json::to_value(metadata).unwrap_or(Value::Null),
+    );
+    let rest = fields
+        .into_iter()
+        .flatten()
+        .filter(|(field, _)| !matches!(field.as_str(), "apiVersion" | "kind" | "metadata"));
+    map.extend(rest);
     let mut value = Value::Object(map);
     managed_fields::slim(&mut value, TOPOLOGY_MANAGER);
     if let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut) {
