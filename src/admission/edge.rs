@@ -23,14 +23,65 @@ pub(super) struct Decoded<T> {
     pub(super) spoke: bool,
 }
 
+/// How [`decode`] reads an object into the hub type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Decoding {
+    /// Moved into the type, no string or free-form value copied; an object that does not decode
+    /// as it is gives [`Undecoded::Unexplained`], for the request to be read again
+    /// [`Explained`](Decoding::Explained).
+    Moved,
+    /// Read by reference, made lenient where Go's decoder is (`null`s), and a failure explained
+    /// with the field's path.
+    Explained,
+}
+
+/// Why [`decode`] gave no object.
+#[derive(Debug)]
+pub(super) enum Undecoded {
+    /// The answer's message: the object is not one the webhook admits, or it does not convert
+    /// or decode.
+    Refused(String),
+    /// A [`Decoding::Moved`] object did not decode as it is: read it again explained.
+    Unexplained,
+}
+
+impl From<String> for Undecoded {
+    fn from(message: String) -> Self {
+        Undecoded::Refused(message)
+    }
+}
+
 /// Decodes `object` (the request's `field`) of `kind` in any served version into the hub type,
 /// keeping a spoke object as it was sent when `keep_sent` (a mutating webhook's object).
 pub(super) fn decode<T: DeserializeOwned>(
     kind: Kind,
     field: &str,
-    mut object: Value,
+    object: Value,
     keep_sent: bool,
-) -> Result<Decoded<T>, String> {
+    decoding: Decoding,
+) -> Result<Decoded<T>, Undecoded> {
+    let hub = to_hub(kind, field, object, keep_sent)?;
+    let object = match decoding {
+        // By value the strings move into the type: what the by-reference first try of
+        // `decode_value` gives when it succeeds, without its copies.
+        Decoding::Moved => T::deserialize(hub.object).map_err(|_| Undecoded::Unexplained)?,
+        Decoding::Explained => explained(field, hub.object)?,
+    };
+    Ok(Decoded {
+        object,
+        sent: hub.sent,
+        spoke: hub.spoke,
+    })
+}
+
+/// [`decode_value`](crate::decode::decode_value) of the request's `field`, its error as the
+/// answer says it.
+fn explained<T: DeserializeOwned>(field: &str, object: Value) -> Result<T, String> {
+    crate::decode::decode_value(object).map_err(|err| format!("cannot decode {field}: {err}"))
+}
+
+/// `object` (the request's `field`), checked to be `kind` in a served version, as JSON on the hub.
+fn to_hub(kind: Kind, field: &str, object: Value, keep_sent: bool) -> Result<Decoded<Value>, String> {
     let (api_version, object_kind) = type_meta(&object);
     let version = api_version
         .strip_prefix(kind.group())
@@ -46,13 +97,16 @@ pub(super) fn decode<T: DeserializeOwned>(
         ));
     }
     let spoke = served != Some(kind.version());
-    let sent = (spoke && keep_sent).then(|| object.clone());
-    if spoke {
-        object = convert::to_hub(object)
-            .map_err(|err| format!("cannot convert {field} to {}: {err}", kind.version()))?;
+    if !spoke {
+        return Ok(Decoded {
+            object,
+            sent: None,
+            spoke,
+        });
     }
-    let object =
-        crate::decode::decode_value(object).map_err(|err| format!("cannot decode {field}: {err}"))?;
+    let sent = keep_sent.then(|| object.clone());
+    let object = convert::to_hub(object)
+        .map_err(|err| format!("cannot convert {field} to {}: {err}", kind.version()))?;
     Ok(Decoded { object, sent, spoke })
 }
 
@@ -83,7 +137,7 @@ pub(super) fn spoke_patch<T: Serialize + DeserializeOwned>(
     if let Some(patch) = super::spoke_patch::mapped(hub, sent) {
         return Ok(patch);
     }
-    let before = decode::<T>(kind, "object", sent.clone(), false)?.object;
+    let before: T = explained("object", to_hub(kind, "object", sent.clone(), false)?.object)?;
     super::spoke_patch::rendered(&before, after, sent)
 }
 

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::admitted::Admitted;
 use super::class_rollout::AdmittedRollout;
+use super::edge::{Decoding, Undecoded};
 use super::webhook::{Kind, Webhook};
 use super::wire_request::{WireObject, WireRequest, WireReview};
 use super::{edge, status, Outcome};
@@ -104,25 +105,40 @@ pub fn review(path: &str, body: &[u8], source: &dyn ObjectSource) -> AdmissionRe
     if let Some(response) = typed {
         return response.into_review();
     }
-    // The objects parsed in the same pass; a body whose objects do not parse is read again with
-    // them raw, for the answer to say which one.
-    let request = match serde_json::from_slice::<WireReview<Value>>(body) {
-        Ok(review) => review.request.map(|request| admit(webhook, request, source)),
-        Err(_) => match serde_json::from_slice::<WireReview<&RawValue>>(body) {
-            Ok(review) => review.request.map(|request| admit(webhook, request, source)),
-            Err(err) => {
-                return bad_request(
-                    uid_of(body).as_deref(),
-                    &format!("cannot decode AdmissionReview: {err}"),
-                )
-            }
+    // The objects parsed in the same pass and moved into their types. A body whose objects do
+    // not parse, or do not decode as they are, is read again with them raw, for the answer to
+    // say which one and why.
+    if let Ok(review) = serde_json::from_slice::<WireReview<Value>>(body) {
+        let Some(request) = review.request else {
+            return bad_request(None, NO_REQUEST);
+        };
+        if let Ok(response) = admit(webhook, request, source, Decoding::Moved) {
+            return response.into_review();
+        }
+    }
+    match serde_json::from_slice::<WireReview<&RawValue>>(body) {
+        Ok(review) => match review.request {
+            Some(request) => match admit(webhook, request, source, Decoding::Explained) {
+                Ok(response) => response.into_review(),
+                // Not given by an explained decoding; answered all the same.
+                Err(Unexplained) => {
+                    bad_request(uid_of(body).as_deref(), "cannot decode the request's objects")
+                }
+            },
+            None => bad_request(None, NO_REQUEST),
         },
-    };
-    match request {
-        Some(response) => response.into_review(),
-        None => bad_request(None, "invalid AdmissionReview: it has no request"),
+        Err(err) => bad_request(
+            uid_of(body).as_deref(),
+            &format!("cannot decode AdmissionReview: {err}"),
+        ),
     }
 }
+
+/// The answer to a review without a request.
+const NO_REQUEST: &str = "invalid AdmissionReview: it has no request";
+
+/// A [`Decoding::Moved`] object did not decode as it is: the request is read again.
+struct Unexplained;
 
 /// The request uid of a body that is JSON but not a well-formed review, so the answer can echo it.
 fn uid_of(body: &[u8]) -> Option<String> {
@@ -130,32 +146,40 @@ fn uid_of(body: &[u8]) -> Option<String> {
     value.pointer("/request/uid")?.as_str().map(str::to_owned)
 }
 
-/// Runs `webhook` on one request.
+/// Runs `webhook` on one request, its objects decoded as `decoding` says.
 fn admit<O: WireObject>(
     webhook: Webhook,
     request: WireRequest<O>,
     source: &dyn ObjectSource,
-) -> AdmissionResponse {
+    decoding: Decoding,
+) -> Result<AdmissionResponse, Unexplained> {
     let response = allowed(&request.uid);
     if let Err(message) = check_kind(webhook.kind, &request.kind) {
-        return deny_bad_request(response, &message);
+        return Ok(deny_bad_request(response, &message));
     }
+    let read = Read {
+        mutating: webhook.mutating,
+        decoding,
+        source,
+    };
     match webhook.kind {
-        Kind::Cluster => admit_kind::<Cluster, _>(webhook.mutating, request, source, response),
-        Kind::ClusterClass => admit_kind::<ClusterClass, _>(webhook.mutating, request, source, response),
-        Kind::ClusterResourceSet => {
-            admit_kind::<ClusterResourceSet, _>(webhook.mutating, request, source, response)
-        }
+        Kind::Cluster => admit_kind::<Cluster, _>(read, request, response),
+        Kind::ClusterClass => admit_kind::<ClusterClass, _>(read, request, response),
+        Kind::ClusterResourceSet => admit_kind::<ClusterResourceSet, _>(read, request, response),
         Kind::ClusterResourceSetBinding => {
-            admit_kind::<ClusterResourceSetBinding, _>(webhook.mutating, request, source, response)
+            admit_kind::<ClusterResourceSetBinding, _>(read, request, response)
         }
-        Kind::ExtensionConfig => {
-            admit_kind::<ExtensionConfig, _>(webhook.mutating, request, source, response)
-        }
-        Kind::ClusterClassRollout => {
-            admit_kind::<AdmittedRollout, _>(webhook.mutating, request, source, response)
-        }
+        Kind::ExtensionConfig => admit_kind::<ExtensionConfig, _>(read, request, response),
+        Kind::ClusterClassRollout => admit_kind::<AdmittedRollout, _>(read, request, response),
     }
+}
+
+/// How [`admit_kind`] reads and judges a request.
+#[derive(Clone, Copy)]
+struct Read<'a> {
+    mutating: bool,
+    decoding: Decoding,
+    source: &'a dyn ObjectSource,
 }
 
 /// An allowed answer to the request `uid`, before any rule has run.
@@ -204,25 +228,28 @@ fn admit_typed<T: Admitted>(
     ))
 }
 
+/// Runs the webhook on a request whose objects are read as `O`: each converted to the hub and
+/// decoded into `T` as `read.decoding` says.
 fn admit_kind<T: Admitted, O: WireObject>(
-    mutating: bool,
+    read: Read<'_>,
     request: WireRequest<O>,
-    source: &dyn ObjectSource,
     response: AdmissionResponse,
-) -> AdmissionResponse {
-    let decode = |object: Option<O>, field: &str| -> Result<Option<edge::Decoded<T>>, String> {
+) -> Result<AdmissionResponse, Unexplained> {
+    let decode = |object: Option<O>, field: &str| -> Result<Option<edge::Decoded<T>>, Undecoded> {
         let Some(object) = object else {
             return Ok(None);
         };
         let value = object.parsed(field)?;
         // Only a mutating webhook's answer is computed against the object as it was sent.
-        edge::decode(T::KIND, field, value, mutating && field == "object").map(Some)
+        let keep_sent = read.mutating && field == "object";
+        edge::decode(T::KIND, field, value, keep_sent, read.decoding).map(Some)
     };
     let decoded =
         decode(request.object, "object").and_then(|o| Ok((o, decode(request.old_object, "oldObject")?)));
     let (object, old) = match decoded {
         Ok(decoded) => decoded,
-        Err(message) => return deny_bad_request(response, &message),
+        Err(Undecoded::Refused(message)) => return Ok(deny_bad_request(response, &message)),
+        Err(Undecoded::Unexplained) => return Err(Unexplained),
     };
     let spoke_paths = requested_spoke(T::KIND, request.request_kind.as_ref())
         || object.as_ref().is_some_and(|o| o.spoke)
@@ -235,15 +262,15 @@ fn admit_kind<T: Admitted, O: WireObject>(
         object: sent_object,
         spoke_paths,
     };
-    admit_decoded(
-        mutating,
+    Ok(admit_decoded(
+        read.mutating,
         &request.operation,
         object,
         old.map(|o| o.object),
-        source,
+        read.source,
         response,
         &sent,
-    )
+    ))
 }
 
 /// Runs the kind's rules for `operation` on hub objects.

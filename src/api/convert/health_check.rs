@@ -7,12 +7,12 @@ use serde_json::Value;
 
 use super::duration;
 use super::refs::{from_template_ref, to_template_ref};
-use super::value::{is_empty, put, take, Obj};
+use super::value::{is_empty, put, remove, take, Obj};
 use super::{ConvertError, Ctx};
 
 /// v1beta1 `machineHealthCheck` under `obj` → `healthCheck` (merged with what is there).
 pub(super) fn to_hub(obj: &mut Obj, ctx: &Ctx, field: &str) -> Result<(), ConvertError> {
-    let Some(Value::Object(mut mhc)) = obj.remove("machineHealthCheck") else {
+    let Some(Value::Object(mut mhc)) = remove(obj, "machineHealthCheck") else {
         return Ok(());
     };
     let mut hc = match obj.remove("healthCheck") {

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use super::value::Obj;
+use super::value::{get_mut, remove, Obj};
 use crate::api::crd_constraints::reference;
 use crate::api::HUB_VERSION;
 
@@ -152,12 +152,12 @@ fn drop_in_fields(obj: &mut Obj, tree: &Tree) {
         let Step::Field(name) = step else {
             continue;
         };
-        let Some(value) = obj.get_mut(name) else {
+        let Some(value) = get_mut(obj, name) else {
             continue;
         };
         drop_below(value, below);
         if below.empty_goes && value.as_object().is_some_and(Obj::is_empty) {
-            obj.remove(name);
+            remove(obj, name);
         }
     }
 }

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::health_check::{duration_of, seconds_of};
-use super::value::{is_empty, put, take, Obj};
+use super::value::{get, is_empty, put, remove, take, Obj};
 use super::{ConvertError, Ctx};
 
 /// Where a class's or topology's MachineDeployment keeps `remediation.maxInFlight`.
@@ -20,7 +20,7 @@ const TIMEOUTS: [(&str, &str); 3] = [
 /// `node*Timeout` under `obj` → `deletion.node*TimeoutSeconds`.
 pub(super) fn timeouts_to_hub(obj: &mut Obj, ctx: &Ctx, field: &str) -> Result<(), ConvertError> {
     for (from, to) in TIMEOUTS {
-        if let Some(timeout) = obj.remove(from) {
+        if let Some(timeout) = remove(obj, from) {
             let seconds = seconds_of(&timeout, ctx, &format!("{field}.{from}"))?;
             if !seconds.is_null() {
                 put(obj, &["deletion", to], seconds);
@@ -43,7 +43,7 @@ pub(super) fn timeouts_from_hub(obj: &mut Obj) {
 /// `deletion.order` and `<remediation>.maxInFlight`, where `remediation` is
 /// `healthCheck.remediation` in a class or topology and `remediation` in a MachineDeployment.
 pub(super) fn strategy_to_hub(obj: &mut Obj, remediation_at: &[&str]) {
-    let Some(Value::Object(mut strategy)) = obj.remove("strategy") else {
+    let Some(Value::Object(mut strategy)) = remove(obj, "strategy") else {
         return;
     };
     if let Some(Value::Object(mut rolling)) = strategy.remove("rollingUpdate") {
@@ -62,7 +62,7 @@ pub(super) fn strategy_to_hub(obj: &mut Obj, remediation_at: &[&str]) {
             put(obj, &[remediation_at, &[key.as_str()]].concat(), value);
         }
     }
-    if strategy.get("type").is_some_and(is_empty) {
+    if get(&strategy, "type").is_some_and(is_empty) {
         strategy.remove("type");
     }
     if !strategy.is_empty() {

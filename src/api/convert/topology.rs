@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::data::{token, Kept};
-use super::value::{child, each_at, is_empty, put, str_of, take, Move, Obj};
+use super::value::{child, each_at, get, get_mut, is_empty, put, remove, str_of, take, Move, Obj};
 use super::{health_check, rollout, ConvertError, Ctx};
 
 const BASE: &str = "/spec/topology";
@@ -41,7 +41,7 @@ pub(super) fn to_hub(topology: &mut Obj, ctx: &Ctx, kept: &mut Kept) -> Result<(
             put(topology, class.hub, value);
         }
     }
-    if let Some(after) = topology.remove("rolloutAfter").filter(|a| !a.is_null()) {
+    if let Some(after) = remove(topology, "rolloutAfter").filter(|a| !a.is_null()) {
         if !after.as_str().is_some_and(super::kept::is_date_time) {
             let field = "spec.topology.rolloutAfter";
             let shown = after
@@ -77,8 +77,8 @@ pub(super) fn to_hub(topology: &mut Obj, ctx: &Ctx, kept: &mut Kept) -> Result<(
             if is_deployment {
                 rollout::strategy_to_hub(machines, &rollout::CLASS_REMEDIATION);
                 health_check::to_hub(machines, ctx, &field)?;
-                if machines.get("failureDomain").is_some_and(is_empty) {
-                    machines.remove("failureDomain");
+                if get(machines, "failureDomain").is_some_and(is_empty) {
+                    remove(machines, "failureDomain");
                 }
             }
             rollout::timeouts_to_hub(machines, ctx, &field)?;
@@ -100,14 +100,14 @@ pub(super) fn to_hub(topology: &mut Obj, ctx: &Ctx, kept: &mut Kept) -> Result<(
 
 /// Moves each `definitionFrom` of the variables under `obj[key]` into `kept`.
 fn keep_definition_from(obj: &mut Obj, key: &str, base: &str, guard: &[(String, String)], kept: &mut Kept) {
-    let Some(variables) = obj.get_mut(key).and_then(Value::as_array_mut) else {
+    let Some(variables) = get_mut(obj, key).and_then(Value::as_array_mut) else {
         return;
     };
     for (i, variable) in variables.iter_mut().enumerate() {
         let Some(variable) = variable.as_object_mut() else {
             continue;
         };
-        let Some(from) = variable.remove("definitionFrom").filter(|f| !is_empty(f)) else {
+        let Some(from) = remove(variable, "definitionFrom").filter(|f| !is_empty(f)) else {
             continue;
         };
         let mut guard = guard.to_vec();

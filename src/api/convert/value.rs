@@ -7,9 +7,41 @@ use serde_json::{Map, Value};
 /// A JSON object.
 pub(super) type Obj = Map<String, Value>;
 
+/// Objects of up to this many members are searched by comparing keys rather than by hashing
+/// the one looked for: serde_json's maps hash with SipHash, which costs more than comparing a
+/// few short keys, and most objects a converter looks into (a variable, a topology, a health
+/// check) are this small. Most lookups are for a key that is not there.
+const COMPARED: usize = 8;
+
+/// `obj[key]`.
+pub(super) fn get<'a>(obj: &'a Obj, key: &str) -> Option<&'a Value> {
+    if obj.len() > COMPARED {
+        return obj.get(key);
+    }
+    obj.iter().find(|(name, _)| *name == key).map(|(_, value)| value)
+}
+
+/// `obj[key]`, to change.
+pub(super) fn get_mut<'a>(obj: &'a mut Obj, key: &str) -> Option<&'a mut Value> {
+    if obj.len() > COMPARED {
+        return obj.get_mut(key);
+    }
+    obj.iter_mut()
+        .find(|(name, _)| *name == key)
+        .map(|(_, value)| value)
+}
+
+/// `obj[key]` taken out, as [`Map::remove`] takes it.
+pub(super) fn remove(obj: &mut Obj, key: &str) -> Option<Value> {
+    if obj.len() <= COMPARED && !obj.keys().any(|name| name == key) {
+        return None;
+    }
+    obj.remove(key)
+}
+
 /// The object under `key`, when there is one.
 pub(super) fn child<'a>(obj: &'a mut Obj, key: &str) -> Option<&'a mut Obj> {
-    obj.get_mut(key).and_then(Value::as_object_mut)
+    get_mut(obj, key).and_then(Value::as_object_mut)
 }
 
 /// The object at `path`, when every step is an object.
@@ -46,12 +78,12 @@ pub(super) fn put(obj: &mut Obj, path: &[&str], value: Value) {
 pub(super) fn take(obj: &mut Obj, path: &[&str]) -> Option<Value> {
     match path {
         [] => None,
-        [key] => obj.remove(*key),
+        [key] => remove(obj, key),
         [key, rest @ ..] => {
             let inner = child(obj, key)?;
             let value = take(inner, rest);
             if value.is_some() && inner.is_empty() {
-                obj.remove(*key);
+                remove(obj, key);
             }
             value
         }
@@ -90,8 +122,8 @@ impl Move<'_> {
 
 /// Removes `key` when it holds an empty object, array or string, or null.
 pub(super) fn drop_empty(obj: &mut Obj, key: &str) {
-    if obj.get(key).is_some_and(is_empty) {
-        obj.remove(key);
+    if get(obj, key).is_some_and(is_empty) {
+        remove(obj, key);
     }
 }
 
@@ -112,7 +144,7 @@ pub(super) fn each<E>(
     key: &str,
     mut f: impl FnMut(&mut Obj) -> Result<(), E>,
 ) -> Result<(), E> {
-    if let Some(items) = obj.get_mut(key).and_then(Value::as_array_mut) {
+    if let Some(items) = get_mut(obj, key).and_then(Value::as_array_mut) {
         for item in items.iter_mut().filter_map(Value::as_object_mut) {
             f(item)?;
         }
@@ -137,5 +169,36 @@ pub(super) fn each_at<E>(
 
 /// The string under `key`, or `""`.
 pub(super) fn str_of<'a>(obj: &'a Obj, key: &str) -> &'a str {
-    obj.get(key).and_then(Value::as_str).unwrap_or("")
+    get(obj, key).and_then(Value::as_str).unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// An object of `members` members named `k0`, `k1`, ..., each holding its index.
+    fn object(members: usize) -> Obj {
+        (0..members).map(|i| (format!("k{i}"), json!(i))).collect()
+    }
+
+    #[test]
+    fn lookups_find_the_same_member_in_small_and_large_objects() {
+        for members in [0, 1, COMPARED, COMPARED + 1, 3 * COMPARED] {
+            let mut obj = object(members);
+            for i in 0..members {
+                let key = format!("k{i}");
+                assert_eq!(get(&obj, &key), Some(&json!(i)), "{members} members");
+                *get_mut(&mut obj, &key).unwrap() = json!(i + 100);
+            }
+            assert_eq!(get(&obj, "absent"), None);
+            assert!(get_mut(&mut obj, "absent").is_none());
+            assert_eq!(remove(&mut obj, "absent"), None);
+            if members > 0 {
+                assert_eq!(remove(&mut obj, "k0"), Some(json!(100)));
+                assert_eq!(obj.len(), members - 1);
+                assert_eq!(get(&obj, "k0"), None);
+            }
+        }
+    }
 }

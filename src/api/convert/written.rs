@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::duration;
 use super::kept::duration_patterns;
 use super::kind::Kind;
-use super::value::Obj;
+use super::value::{get, Obj};
 
 /// A step of the duration patterns of a kind: the steps that follow it (`*` = each entry of a
 /// list), and the index of the pattern that ends here.
@@ -96,7 +96,7 @@ fn walk(value: &Value, steps: &Steps, at: &mut String, found: &mut Vec<(usize, (
                 }
             }
             (key, Value::Object(obj)) => {
-                if let Some(child) = obj.get(key) {
+                if let Some(child) = get(obj, key) {
                     at.push('/');
                     at.push_str(key);
                     walk(child, next, at, found);
