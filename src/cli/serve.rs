@@ -74,11 +74,6 @@ pub struct ServeArgs {
     /// webhooks still admit every object.
     #[arg(long = "namespace", value_name = "NAMESPACE", value_parser = parse_namespace)]
     pub namespaces: Vec<String>,
-    /// How long the topology and Cluster infrastructure controllers gather a Cluster's changes
-    /// before reconciling it: the burst of watch events a reconcile's own writes cause becomes
-    /// one reconcile instead of several (`0s`: reconcile on every change, as Cluster API does).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "0s")]
-    pub reconcile_debounce: Duration,
     /// Namespace of the controllers' leader Lease.
     #[arg(
         long,
@@ -253,7 +248,6 @@ async fn serve(args: &ServeArgs) -> Result<()> {
                     watch_filter: args.watch_filter.clone().filter(|value| !value.is_empty()),
                     namespaces: args.namespaces.iter().cloned().collect(),
                 },
-                debounce: args.reconcile_debounce,
             };
             let (cache, shutdown) = (cache.clone(), shutdown.clone());
             controllers = Some(tokio::spawn(async move {

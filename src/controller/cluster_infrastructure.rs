@@ -13,7 +13,7 @@ use std::time::Duration;
 use futures::{Stream, StreamExt};
 use kube::api::DynamicObject;
 use kube::core::ApiResource;
-use kube::runtime::controller::{Action, Config as ControllerConfig};
+use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::Controller;
@@ -110,7 +110,6 @@ pub fn run(shared: &Shared, subscription: Subscription, stop: CancellationToken)
         shared.clusters.clone(),
     )
     .reconcile_on(triggers(shared.cache.clone(), shared.clusters.clone()))
-    .with_config(ControllerConfig::default().debounce(shared.options.debounce))
     .graceful_shutdown_on(stop.cancelled_owned())
     .run(reconcile, on_error, ctx)
     .for_each(|result| async move {

@@ -93,8 +93,6 @@ pub struct ControllerOptions {
     pub metrics: Option<Metrics>,
     /// The objects this instance reconciles (`--watch-filter`, `--namespace`).
     pub scope: Scope,
-    /// How long a Cluster's triggers are gathered before it is reconciled (`--reconcile-debounce`).
-    pub debounce: std::time::Duration,
 }
 
 /// Waits for leadership, then runs the controllers `options` names until `shutdown` (returns

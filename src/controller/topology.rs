@@ -93,11 +93,7 @@ pub fn run(shared: &Shared, subscription: Subscription, stop: CancellationToken)
             clusters.clone(),
         ),
     )
-    .with_config(
-        ControllerConfig::default()
-            .concurrency(CONCURRENCY)
-            .debounce(shared.options.debounce),
-    )
+    .with_config(ControllerConfig::default().concurrency(CONCURRENCY))
     .graceful_shutdown_on(stop.cancelled_owned())
     .run(reconcile_cluster, on_error, ctx)
     .for_each(|result| async move {
