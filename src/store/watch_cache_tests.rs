@@ -86,6 +86,30 @@ fn deletes_remove_and_undecodable_updates_drop_the_old_version() {
 }
 
 #[test]
+fn a_late_event_never_moves_an_object_back() {
+    let mut store = MemoryStore::default();
+    let mut buffer = Vec::new();
+    let mut apply =
+        |store: &mut MemoryStore, event| apply_event(store, CAPI_GROUP, "Cluster", event, &mut buffer);
+    let versioned = |class: &str, rv: &str| {
+        let mut object = cluster("a", class);
+        object["metadata"]["resourceVersion"] = json!(rv);
+        object
+    };
+    let class_of = |store: &MemoryStore| store.clusters_in("ns")[0].spec.topology.class_ref.name.clone();
+    // This process wrote version 10 and kept it; the stream then delivers version 9.
+    apply(&mut store, Event::Apply(versioned("written", "10")));
+    apply(&mut store, Event::Apply(versioned("older", "9")));
+    assert_eq!(class_of(&store), "written");
+    apply(&mut store, Event::Apply(versioned("newer", "11")));
+    assert_eq!(class_of(&store), "newer");
+    apply(&mut store, Event::Init);
+    apply(&mut store, Event::InitApply(versioned("relisted", "9")));
+    apply(&mut store, Event::InitDone);
+    assert_eq!(class_of(&store), "newer", "nor does a relist behind it");
+}
+
+#[test]
 fn resource_versions_compare_as_numbers() {
     let versioned = |rv: &str| {
         let mut object = cluster("a", "x");

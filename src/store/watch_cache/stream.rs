@@ -155,14 +155,29 @@ pub(super) fn apply_event(
                 }
             }
             for object in buffer.drain(..) {
-                insert(store, group, kind, object);
+                insert_unless_older(store, group, kind, object);
             }
         }
-        Event::Apply(object) => insert(store, group, kind, object),
+        Event::Apply(object) => insert_unless_older(store, group, kind, object),
         Event::Delete(object) => {
             if let Some((namespace, name)) = identity(&object) {
                 store.remove(group, kind, &namespace, &name);
             }
         }
     }
+}
+
+/// Stores `object` unless the store holds a newer version of it: a write of this process, kept
+/// as the API server answered it ([`WatchCache::observe`](super::WatchCache::observe)), before
+/// this stream delivered the versions that came before it. The cache never moves an object back
+/// in time (a reconcile reading the older version would act on what it has already done, e.g.
+/// call a lifecycle hook it had just marked done).
+fn insert_unless_older(store: &mut MemoryStore, group: &str, kind: &str, object: Value) {
+    if let Some((namespace, name)) = identity(&object) {
+        let cached = store.resource_version_of(group, kind, &namespace, &name);
+        if cached.is_some_and(|cached| cached > resource_version(&object)) {
+            return;
+        }
+    }
+    insert(store, group, kind, object);
 }
