@@ -25,6 +25,19 @@ fn names(store: &MemoryStore) -> Vec<String> {
         .collect()
 }
 
+/// A store fed Cluster watch events as the cache's stream feeds it.
+#[derive(Default)]
+struct Fed {
+    store: MemoryStore,
+    buffer: Vec<Value>,
+}
+
+impl Fed {
+    fn apply(&mut self, event: Event<Value>) {
+        apply_event(&mut self.store, CAPI_GROUP, "Cluster", event, &mut self.buffer);
+    }
+}
+
 #[test]
 fn a_class_read_before_the_cache_is_listed_is_an_entry_unless_it_does_not_decode() {
     let class = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "ClusterClass",
@@ -50,47 +63,38 @@ fn clusters_read_before_the_cache_is_listed_are_matched_to_their_class() {
 
 #[test]
 fn a_relist_replaces_the_kind_and_drops_what_is_gone() {
-    let mut store = MemoryStore::default();
-    let mut buffer = Vec::new();
-    let mut apply =
-        |store: &mut MemoryStore, event| apply_event(store, CAPI_GROUP, "Cluster", event, &mut buffer);
-    apply(&mut store, Event::Apply(cluster("a", "x")));
-    apply(&mut store, Event::Apply(cluster("b", "x")));
-    apply(&mut store, Event::Init);
-    apply(&mut store, Event::InitApply(cluster("b", "y")));
+    let mut fed = Fed::default();
+    fed.apply(Event::Apply(cluster("a", "x")));
+    fed.apply(Event::Apply(cluster("b", "x")));
+    fed.apply(Event::Init);
+    fed.apply(Event::InitApply(cluster("b", "y")));
     assert_eq!(
-        names(&store),
+        names(&fed.store),
         ["a", "b"],
         "nothing changes before the list is complete"
     );
-    apply(&mut store, Event::InitApply(cluster("c", "y")));
-    apply(&mut store, Event::InitDone);
-    assert_eq!(names(&store), ["b", "c"]);
-    assert!(store.clusters_using_class("ns", "x").is_empty());
-    assert_eq!(store.clusters_using_class("ns", "y").len(), 2);
+    fed.apply(Event::InitApply(cluster("c", "y")));
+    fed.apply(Event::InitDone);
+    assert_eq!(names(&fed.store), ["b", "c"]);
+    assert!(fed.store.clusters_using_class("ns", "x").is_empty());
+    assert_eq!(fed.store.clusters_using_class("ns", "y").len(), 2);
 }
 
 #[test]
 fn deletes_remove_and_undecodable_updates_drop_the_old_version() {
-    let mut store = MemoryStore::default();
-    let mut buffer = Vec::new();
-    let mut apply =
-        |store: &mut MemoryStore, event| apply_event(store, CAPI_GROUP, "Cluster", event, &mut buffer);
-    apply(&mut store, Event::Apply(cluster("a", "x")));
-    apply(&mut store, Event::Apply(cluster("b", "x")));
-    apply(&mut store, Event::Delete(cluster("a", "x")));
+    let mut fed = Fed::default();
+    fed.apply(Event::Apply(cluster("a", "x")));
+    fed.apply(Event::Apply(cluster("b", "x")));
+    fed.apply(Event::Delete(cluster("a", "x")));
     let mut broken = cluster("b", "x");
     broken["spec"]["topology"]["class"] = json!(42);
-    apply(&mut store, Event::Apply(broken));
-    assert!(names(&store).is_empty());
+    fed.apply(Event::Apply(broken));
+    assert!(names(&fed.store).is_empty());
 }
 
 #[test]
 fn a_late_event_never_moves_an_object_back() {
-    let mut store = MemoryStore::default();
-    let mut buffer = Vec::new();
-    let mut apply =
-        |store: &mut MemoryStore, event| apply_event(store, CAPI_GROUP, "Cluster", event, &mut buffer);
+    let mut fed = Fed::default();
     let versioned = |class: &str, rv: &str| {
         let mut object = cluster("a", class);
         object["metadata"]["resourceVersion"] = json!(rv);
@@ -98,15 +102,15 @@ fn a_late_event_never_moves_an_object_back() {
     };
     let class_of = |store: &MemoryStore| store.clusters_in("ns")[0].spec.topology.class_ref.name.clone();
     // This process wrote version 10 and kept it; the stream then delivers version 9.
-    apply(&mut store, Event::Apply(versioned("written", "10")));
-    apply(&mut store, Event::Apply(versioned("older", "9")));
-    assert_eq!(class_of(&store), "written");
-    apply(&mut store, Event::Apply(versioned("newer", "11")));
-    assert_eq!(class_of(&store), "newer");
-    apply(&mut store, Event::Init);
-    apply(&mut store, Event::InitApply(versioned("relisted", "9")));
-    apply(&mut store, Event::InitDone);
-    assert_eq!(class_of(&store), "newer", "nor does a relist behind it");
+    fed.apply(Event::Apply(versioned("written", "10")));
+    fed.apply(Event::Apply(versioned("older", "9")));
+    assert_eq!(class_of(&fed.store), "written");
+    fed.apply(Event::Apply(versioned("newer", "11")));
+    assert_eq!(class_of(&fed.store), "newer");
+    fed.apply(Event::Init);
+    fed.apply(Event::InitApply(versioned("relisted", "9")));
+    fed.apply(Event::InitDone);
+    assert_eq!(class_of(&fed.store), "newer", "nor does a relist behind it");
 }
 
 #[test]
