@@ -171,7 +171,8 @@ pub(super) fn apply_event(
 /// as the API server answered it ([`WatchCache::observe`](super::WatchCache::observe)), before
 /// this stream delivered the versions that came before it. The cache never moves an object back
 /// in time (a reconcile reading the older version would act on what it has already done, e.g.
-/// call a lifecycle hook it had just marked done).
+/// call a lifecycle hook it had just marked done). The same version is stored again: it
+/// replaces a kept API answer (whole `managedFields`) with the watch's slimmed form.
 fn insert_unless_older(store: &mut MemoryStore, group: &str, kind: &str, object: Value) {
     if let Some((namespace, name)) = identity(&object) {
         let cached = store.resource_version_of(group, kind, &namespace, &name);
