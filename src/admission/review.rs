@@ -19,7 +19,7 @@ use super::wire_request::{WireObject, WireRequest, WireReview};
 use super::{edge, status, Outcome};
 use crate::api::runtime::ExtensionConfig;
 use crate::api::{Cluster, ClusterClass, ClusterResourceSet, ClusterResourceSetBinding};
-use crate::decode::{count_values, within_containers, MAX_JSON_CONTAINERS, MAX_JSON_VALUES};
+use crate::decode::{count_values, within_containers, JsonBody, MAX_JSON_CONTAINERS, MAX_JSON_VALUES};
 use crate::store::ObjectSource;
 
 /// The largest AdmissionReview body we read: the API server caps a request at 3 MiB, and a
@@ -85,6 +85,7 @@ pub fn review(path: &str, body: &[u8], source: &dyn ObjectSource) -> AdmissionRe
             ),
         );
     }
+    let body = JsonBody::new(body);
     let webhook = match path.parse::<Webhook>() {
         Ok(webhook) => webhook,
         Err(err) => return bad_request(uid_of(body).as_deref(), &err.to_string()),
@@ -108,7 +109,7 @@ pub fn review(path: &str, body: &[u8], source: &dyn ObjectSource) -> AdmissionRe
     // The objects parsed in the same pass and moved into their types. A body whose objects do
     // not parse, or do not decode as they are, is read again with them raw, for the answer to
     // say which one and why.
-    if let Ok(review) = serde_json::from_slice::<WireReview<Value>>(body) {
+    if let Ok(review) = body.parse::<WireReview<Value>>() {
         let Some(request) = review.request else {
             return bad_request(None, NO_REQUEST);
         };
@@ -116,7 +117,7 @@ pub fn review(path: &str, body: &[u8], source: &dyn ObjectSource) -> AdmissionRe
             return response.into_review();
         }
     }
-    match serde_json::from_slice::<WireReview<&RawValue>>(body) {
+    match body.parse::<WireReview<&RawValue>>() {
         Ok(review) => match review.request {
             Some(request) => match admit(webhook, request, source, Decoding::Explained) {
                 Ok(response) => response.into_review(),
@@ -141,8 +142,8 @@ const NO_REQUEST: &str = "invalid AdmissionReview: it has no request";
 struct Unexplained;
 
 /// The request uid of a body that is JSON but not a well-formed review, so the answer can echo it.
-fn uid_of(body: &[u8]) -> Option<String> {
-    let value: Value = serde_json::from_slice(body).ok()?;
+fn uid_of(body: JsonBody<'_>) -> Option<String> {
+    let value: Value = body.parse().ok()?;
     value.pointer("/request/uid")?.as_str().map(str::to_owned)
 }
 
@@ -201,10 +202,10 @@ fn requested_spoke(kind: Kind, request_kind: Option<&GroupVersionKind>) -> bool 
 /// whose kind is the webhook's; `None` otherwise, for [`admit`] to convert or explain.
 fn admit_typed<T: Admitted>(
     mutating: bool,
-    body: &[u8],
+    body: JsonBody<'_>,
     source: &dyn ObjectSource,
 ) -> Option<AdmissionResponse> {
-    let request = serde_json::from_slice::<TypedReview<T>>(body).ok()?.request?;
+    let request = body.parse::<TypedReview<T>>().ok()?.request?;
     check_kind(T::KIND, &request.kind).ok()?;
     for object in [request.object.as_ref(), request.old_object.as_ref()]
         .into_iter()
