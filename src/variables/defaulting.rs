@@ -3,7 +3,7 @@
 //! The defaulting can record the JSONPatch operations of what it sets, so the mutating webhook
 //! answers without serialising the object twice and diffing.
 
-use json_patch::jsonptr::{PointerBuf, Token};
+use json_patch::jsonptr::PointerBuf;
 use json_patch::{AddOperation, PatchOperation, ReplaceOperation};
 use serde_json::Value;
 
@@ -11,65 +11,113 @@ use super::limits::MAX_DEPTH;
 use super::schema::Schema;
 
 /// The JSONPatch operations of a defaulting, as `json_patch::diff` of the value before and after
-/// would give them: `pointer` is where the value being defaulted sits in the whole object.
+/// would give them: `pointer` is where the list or value being defaulted sits in the whole object.
 #[derive(Debug, Default)]
 pub struct DefaultsPatch {
-    /// The JSON pointer of the value being defaulted; restored after each call.
+    /// The JSON pointer the recorded places are below.
     pub pointer: PointerBuf,
     /// The operations so far, in the diff's order.
     pub operations: Vec<PatchOperation>,
 }
 
 impl DefaultsPatch {
-    /// Records that the value at the current pointer was absent and is now `value`.
-    pub fn add(&mut self, value: Value) {
-        self.operations.push(PatchOperation::Add(AddOperation {
-            path: self.pointer.clone(),
-            value,
-        }));
+    /// Records that the value at `at` was absent and is now `value`.
+    pub fn add(&mut self, at: &Below<'_>, value: Value) {
+        let path = at.pointer(&self.pointer);
+        self.operations
+            .push(PatchOperation::Add(AddOperation { path, value }));
     }
 
-    fn replace(&mut self, value: Value) {
-        self.operations.push(PatchOperation::Replace(ReplaceOperation {
-            path: self.pointer.clone(),
-            value,
-        }));
+    fn replace(&mut self, at: &Below<'_>, value: Value) {
+        let path = at.pointer(&self.pointer);
+        self.operations
+            .push(PatchOperation::Replace(ReplaceOperation { path, value }));
+    }
+}
+
+/// Where a value sits below a [`DefaultsPatch`]'s pointer. The walk passes it down by reference
+/// and the JSON pointer is written only when an operation is recorded: defaulting that sets
+/// nothing builds no pointer.
+#[derive(Debug, Clone, Copy)]
+pub enum Below<'p> {
+    /// At the patch's pointer itself.
+    Here,
+    /// An object member of the parent.
+    Key(&'p Below<'p>, &'p str),
+    /// A list item of the parent.
+    Index(&'p Below<'p>, usize),
+}
+
+impl Below<'_> {
+    /// `base` followed by this place's tokens.
+    fn pointer(&self, base: &PointerBuf) -> PointerBuf {
+        let mut steps = Vec::new();
+        let mut at = self;
+        loop {
+            match at {
+                Below::Here => break,
+                Below::Key(parent, _) | Below::Index(parent, _) => {
+                    steps.push(at);
+                    at = parent;
+                }
+            }
+        }
+        let mut pointer = base.clone();
+        for step in steps.into_iter().rev() {
+            match step {
+                Below::Key(_, key) => pointer.push_back(*key),
+                Below::Index(_, index) => pointer.push_back(*index),
+                Below::Here => {}
+            }
+        }
+        pointer
     }
 }
 
 /// Fills in the defaults the schema declares: `value` itself when it is null, then every absent
 /// or null property, list item and map value below it, recursively (into defaults just set, too).
-/// With `patch`, what is set is recorded there, `value` being at `patch.pointer`.
-pub fn apply_defaults(schema: &Schema, value: &mut Value, patch: Option<&mut DefaultsPatch>) {
-    apply(schema, value, 0, patch);
+/// With `patch`, what is set is recorded there, `value` being at `at` below `patch.pointer`.
+pub fn apply_defaults(schema: &Schema, value: &mut Value, patch: Option<&mut DefaultsPatch>, at: &Below<'_>) {
+    apply(schema, value, 0, patch, at);
 }
 
-fn apply(schema: &Schema, value: &mut Value, depth: usize, patch: Option<&mut DefaultsPatch>) {
+fn apply(
+    schema: &Schema,
+    value: &mut Value,
+    depth: usize,
+    patch: Option<&mut DefaultsPatch>,
+    at: &Below<'_>,
+) {
     if depth > MAX_DEPTH {
         return;
     }
     if let (true, Some(default)) = (value.is_null(), &schema.props.default) {
         value.clone_from(default);
-        fill(schema, value, depth, None);
+        fill(schema, value, depth, None, at);
         // A diff sees one replaced value, whatever was filled in below it.
         if let Some(patch) = patch.filter(|_| !value.is_null()) {
-            patch.replace(value.clone());
+            patch.replace(at, value.clone());
         }
         return;
     }
-    fill(schema, value, depth, patch);
+    fill(schema, value, depth, patch, at);
 }
 
 /// Defaults what is below `value`: its present children first, in their order, then its absent
 /// properties that have a default, in the schema's order (where the object keeps them).
-fn fill(schema: &Schema, value: &mut Value, depth: usize, mut patch: Option<&mut DefaultsPatch>) {
+fn fill(
+    schema: &Schema,
+    value: &mut Value,
+    depth: usize,
+    mut patch: Option<&mut DefaultsPatch>,
+    at: &Below<'_>,
+) {
     match value {
         Value::Object(map) => {
             for (key, child) in map.iter_mut() {
                 if let Some(child_schema) = schema.properties.get(key).or(schema.additional.as_deref()) {
-                    below(patch.as_deref_mut(), key, |patch| {
-                        apply(child_schema, child, depth + 1, patch)
-                    });
+                    let below = Below::Key(at, key);
+                    apply(child_schema, child, depth + 1, patch.as_deref_mut(), &below);
                 }
             }
             for (key, property) in &schema.properties {
@@ -77,40 +125,22 @@ fn fill(schema: &Schema, value: &mut Value, depth: usize, mut patch: Option<&mut
                     continue;
                 }
                 let mut child = Value::Null;
-                apply(property, &mut child, depth + 1, None);
-                below(patch.as_deref_mut(), key, |patch| {
-                    if let Some(patch) = patch {
-                        patch.add(child.clone());
-                    }
-                });
+                apply(property, &mut child, depth + 1, None, &Below::Here);
+                if let Some(patch) = patch.as_deref_mut() {
+                    patch.add(&Below::Key(at, key), child.clone());
+                }
                 map.insert(key.clone(), child);
             }
         }
         Value::Array(items) => {
             if let Some(item_schema) = &schema.items {
                 for (index, item) in items.iter_mut().enumerate() {
-                    below(patch.as_deref_mut(), index, |patch| {
-                        apply(item_schema, item, depth + 1, patch)
-                    });
+                    let below = Below::Index(at, index);
+                    apply(item_schema, item, depth + 1, patch.as_deref_mut(), &below);
                 }
             }
         }
         _ => {}
-    }
-}
-/// Runs `f` with the pointer of `patch`, if any, extended by `token`, then restores it.
-fn below<'t>(
-    patch: Option<&mut DefaultsPatch>,
-    token: impl Into<Token<'t>>,
-    f: impl FnOnce(Option<&mut DefaultsPatch>),
-) {
-    match patch {
-        Some(patch) => {
-            patch.pointer.push_back(token);
-            f(Some(&mut *patch));
-            patch.pointer.pop_back();
-        }
-        None => f(None),
     }
 }
 
@@ -122,7 +152,7 @@ mod tests {
 
     fn defaulted(schema: &str, mut value: Value) -> Value {
         let props: JSONSchemaProps = serde_yaml_ng::from_str(schema).unwrap();
-        apply_defaults(&Schema::compile(&props).unwrap(), &mut value, None);
+        apply_defaults(&Schema::compile(&props).unwrap(), &mut value, None, &Below::Here);
         value
     }
 
@@ -158,7 +188,7 @@ mod tests {
                 ..DefaultsPatch::default()
             };
             let mut after = before.clone();
-            apply_defaults(&schema, &mut after, Some(&mut patch));
+            apply_defaults(&schema, &mut after, Some(&mut patch), &Below::Here);
             let diffed = json_patch::diff(
                 &json!({"spec": {"value": before}}),
                 &json!({"spec": {"value": after}}),

@@ -11,7 +11,7 @@ use foldhash::SharedSeed;
 use serde_json::Value;
 
 use super::cel::CelRules;
-use super::defaulting::{apply_defaults, DefaultsPatch};
+use super::defaulting::{apply_defaults, Below, DefaultsPatch};
 use super::go_json::to_go_json;
 use super::schema::Schema;
 use crate::api::{ClusterClassStatusVariable, ClusterVariable};
@@ -148,7 +148,7 @@ impl CompiledVariables {
                 };
                 if let (false, Some(default)) = (is_set, &schema.props.default) {
                     let mut value = default.clone();
-                    apply_defaults(schema, &mut value, None);
+                    apply_defaults(schema, &mut value, None, &Below::Here);
                     present.add(&variable.name, from);
                     let entry = ClusterVariable {
                         name: variable.name.clone(),
@@ -156,9 +156,8 @@ impl CompiledVariables {
                         value,
                     };
                     if let Some(patch) = patch.as_deref_mut() {
-                        patch.pointer.push_back(defaulted.len() + appended.len());
-                        patch.add(hub_entry(&entry));
-                        patch.pointer.pop_back();
+                        let index = defaulted.len() + appended.len();
+                        patch.add(&Below::Index(&Below::Here, index), hub_entry(&entry));
                     }
                     appended.push(entry);
                 }
@@ -195,16 +194,9 @@ impl CompiledVariables {
         }
         for (index, value) in values.iter_mut().enumerate() {
             if let Some(Ok((schema, _))) = self.definition_for(value).map(|d| &d.compiled) {
-                match patch.as_deref_mut() {
-                    Some(patch) => {
-                        patch.pointer.push_back(index);
-                        patch.pointer.push_back("value");
-                        apply_defaults(schema, &mut value.value, Some(&mut *patch));
-                        patch.pointer.pop_back();
-                        patch.pointer.pop_back();
-                    }
-                    None => apply_defaults(schema, &mut value.value, None),
-                }
+                let entry = Below::Index(&Below::Here, index);
+                let at = Below::Key(&entry, "value");
+                apply_defaults(schema, &mut value.value, patch.as_deref_mut(), &at);
             }
         }
         Ok(values)
