@@ -49,28 +49,21 @@ pub enum Below<'p> {
 }
 
 impl Below<'_> {
-    /// `base` followed by this place's tokens.
+    /// `base` followed by this place's tokens (as deep as the walk: its depth is bounded).
     fn pointer(&self, base: &PointerBuf) -> PointerBuf {
-        let mut steps = Vec::new();
-        let mut at = self;
-        loop {
-            match at {
-                Below::Here => break,
-                Below::Key(parent, _) | Below::Index(parent, _) => {
-                    steps.push(at);
-                    at = parent;
-                }
+        match self {
+            Below::Here => base.clone(),
+            Below::Key(parent, key) => {
+                let mut pointer = parent.pointer(base);
+                pointer.push_back(*key);
+                pointer
+            }
+            Below::Index(parent, index) => {
+                let mut pointer = parent.pointer(base);
+                pointer.push_back(*index);
+                pointer
             }
         }
-        let mut pointer = base.clone();
-        for step in steps.into_iter().rev() {
-            match step {
-                Below::Key(_, key) => pointer.push_back(*key),
-                Below::Index(_, index) => pointer.push_back(*index),
-                Below::Here => {}
-            }
-        }
-        pointer
     }
 }
 
