@@ -10,7 +10,7 @@ mod peak;
 
 use capi_topology::api::convert::review::review_bytes;
 use capi_topology::api::convert::ContractVersions;
-use peak::peak_of;
+use peak::measured;
 
 /// What one conversion review may add to the process, and four at once (docs/deployment.md).
 const CONVERSION_BUDGET_KIB: u64 = 64 * 1024;
@@ -64,7 +64,10 @@ fn conversion_reviews_stay_within_the_memory_budget() {
     ];
     for (name, body, status) in &cases {
         for (copies, budget) in [(1, CONVERSION_BUDGET_KIB), (4, FOUR_AT_ONCE_BUDGET_KIB)] {
-            let Some(peak) = peak_of(|| convert_at_once(body, copies, status)) else {
+            let Some(peak) = measured(|| convert_at_once(body, copies, status))
+                .1
+                .map(|p| p.added())
+            else {
                 eprintln!("peak memory cannot be measured on this platform");
                 return;
             };

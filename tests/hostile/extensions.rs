@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use crate::local_extension::fixture;
 use crate::local_extension::hostile::{copy_bomb, front_inserts, Answer, HostileExtension};
+use crate::peak::{measured, Peak};
 
 /// A safety bound on one case's time: each ends in well under a second on a quiet machine.
 const TIME_BOUND: Duration = Duration::from_secs(20);
@@ -42,36 +43,22 @@ fn huge_error_body(_request: &Value) -> (StatusCode, Vec<u8>) {
     (StatusCode::INTERNAL_SERVER_ERROR, vec![b'e'; 20_000_000])
 }
 
-/// Resets the process's peak resident set (Linux `clear_refs`); false where not possible.
-fn reset_peak() -> bool {
-    std::fs::write("/proc/self/clear_refs", "5").is_ok()
-}
-
-/// The process's peak resident set (`VmHWM`), when the platform reports it.
-fn peak_rss_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
 /// Plans the fixture against an extension answering `answer`: the plan must fail, within the
 /// bounds, with an error containing every one of `expected`, and no longer than `longest`.
 fn refused(answer: Answer, expected: &[&str], longest: usize) {
     let extension = HostileExtension::start(answer);
     let extensions = RuntimeExtensions::new(vec![extension.config("ext")], NamespaceLabels::new());
     let (blueprint, cluster) = fixture();
-    let measured = reset_peak();
     let start = Instant::now();
-    let err = plan(&blueprint, &cluster, &Current::default(), &extensions)
-        .expect_err("the answer is refused")
-        .to_string();
+    let (planned, peak) = measured(|| plan(&blueprint, &cluster, &Current::default(), &extensions));
+    let err = planned.expect_err("the answer is refused").to_string();
     let took = start.elapsed();
     assert!(took < TIME_BOUND, "took {took:?}: {err}");
     for text in expected {
         assert!(err.contains(text), "{text:?} not in {err}");
     }
     assert!(err.len() <= longest, "an error of {} bytes", err.len());
-    if let (true, Some(peak)) = (measured, peak_rss_kib()) {
+    if let Some(Peak { peak, .. }) = peak {
         assert!(peak < PEAK_BOUND_KIB, "peak resident memory {peak} KiB: {err}");
     }
 }

@@ -17,4 +17,5 @@ mod inputs;
 #[path = "../local_extension/mod.rs"]
 mod local_extension;
 mod offline;
+mod peak;
 mod server;

@@ -1,23 +1,35 @@
-//! What a piece of work adds to the process's peak resident memory (Linux), for the hostile
-//! memory tests. Each test runs alone in its own test binary, so no other test's allocations
-//! land in its readings.
+//! The process's peak resident memory around a piece of work (Linux), for the hostile tests
+//! that bound memory. A test that reads it runs alone in its binary or process, so no other
+//! test's allocations land in its readings.
 
-/// How much `run` raises the resident memory at its peak over what it was before, in KiB (what
-/// the test's own setup left resident, such as the input it built, is not the work's); `None`
-/// where it cannot be measured.
-pub fn peak_of(run: impl FnOnce()) -> Option<u64> {
-    let measured = reset_peak();
-    let before = peak_rss_kib()?;
-    run();
-    peak_rss_kib()
-        .filter(|_| measured)
-        .map(|peak| peak.saturating_sub(before))
+/// The process's resident memory, in KiB: when the work started, and at its peak during it.
+pub struct Peak {
+    before: u64,
+    /// The peak resident set (`VmHWM`) during the work, the process's whole.
+    pub peak: u64,
 }
 
-/// Resets the process's peak resident set to its current one (Linux `clear_refs`), so that the
-/// next reading is the peak of what runs after; false where that is not possible.
-fn reset_peak() -> bool {
-    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+impl Peak {
+    /// What the work added to the resident memory at its peak (what the test's own setup left
+    /// resident, such as the input it built, is not the work's). Not every test binary that
+    /// includes this file reads it.
+    #[allow(dead_code)]
+    pub fn added(&self) -> u64 {
+        self.peak.saturating_sub(self.before)
+    }
+}
+
+/// Runs `work` with the process's peak resident set reset to its current one first (Linux
+/// `clear_refs`); its result, and the readings where the platform gives them.
+pub fn measured<T>(work: impl FnOnce() -> T) -> (T, Option<Peak>) {
+    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+    let before = peak_rss_kib();
+    let result = work();
+    let readings = match (reset, before, peak_rss_kib()) {
+        (true, Some(before), Some(peak)) => Some(Peak { before, peak }),
+        _ => None,
+    };
+    (result, readings)
 }
 
 /// The process's peak resident set (`VmHWM`), when the platform reports it.
